@@ -1,0 +1,54 @@
+//! The `axon` command line. This crate is the only one that writes to the
+//! terminal; everything it does is a thin layer over the library crates.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod tool_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// An AI agent runtime for code workspaces and notes vaults.
+#[derive(Debug, Parser)]
+#[command(name = "axon", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List and call the built-in tools directly, without a model.
+    #[command(subcommand)]
+    Tool(tool_cmd::ToolCommand),
+}
+
+/// Exit codes shared by every subcommand.
+pub(crate) mod exit {
+    pub const OK: u8 = 0;
+    /// The tool (or later, the run) reported a failure.
+    pub const FAILED: u8 = 1;
+    /// The command line was wrong.
+    pub const USAGE: u8 = 2;
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("axon: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let code = runtime.block_on(async {
+        match cli.command {
+            Command::Tool(command) => tool_cmd::run(command).await,
+        }
+    });
+    ExitCode::from(code)
+}

@@ -1,0 +1,284 @@
+//! `edit_file`: replace an exact snippet of a file.
+//!
+//! The snippet must match exactly once (unless `replace_all`), because an
+//! edit the model cannot point at precisely is an edit in the wrong place.
+//! Misses are answered with what the model needs to retry: the closest lines
+//! on zero matches, the line numbers on several. CRLF files stay CRLF even
+//! when the model writes `\n`. The result is a small unified diff.
+
+use std::fs;
+use std::sync::Arc;
+
+use axon_protocol::{ToolAnnotations, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use similar::TextDiff;
+
+use crate::atomic::atomic_write;
+use crate::error::ToolError;
+use crate::registry::{ToolContext, TypedTool};
+use crate::text::{clip_line, looks_binary};
+use crate::workspace::Workspace;
+use crate::write::write_error;
+
+/// Lines of diff shown before it is cut.
+const MAX_DIFF_LINES: usize = 80;
+/// Files longer than this get no "closest lines" search (it is quadratic).
+const MAX_LINES_FOR_SUGGESTIONS: usize = 20_000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EditFileArgs {
+    /// Path of the file, relative to the workspace root.
+    pub path: String,
+    /// The exact text to replace, including whitespace and indentation. It must occur exactly once unless replace_all is true.
+    pub old_str: String,
+    /// The text to put in its place.
+    pub new_str: String,
+    /// Replace every occurrence instead of requiring a unique match. Defaults to false.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+pub struct EditFile;
+
+impl TypedTool for EditFile {
+    type Args = EditFileArgs;
+    const NAME: &'static str = "edit_file";
+
+    fn description(&self) -> String {
+        "Replace an exact piece of text in a file. old_str must match the file exactly \
+         (whitespace included) and occur exactly once; include a few surrounding lines to make \
+         it unique, or set replace_all=true to change every occurrence. Returns a diff of the \
+         change. Read the file first so old_str is copied, not guessed."
+            .to_string()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+        }
+    }
+
+    async fn run(&self, ctx: &ToolContext, args: EditFileArgs) -> Result<ToolOutput, ToolError> {
+        let workspace = Arc::clone(&ctx.workspace);
+        tokio::task::spawn_blocking(move || edit(&workspace, &args))
+            .await
+            .map_err(|e| ToolError::failed(format!("edit_file stopped unexpectedly: {e}")))?
+            .map(ToolOutput::text)
+    }
+}
+
+fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError> {
+    if args.old_str.is_empty() {
+        return Err(ToolError::failed(
+            "old_str is empty; give the exact text to replace (to create a file, use write_file)",
+        ));
+    }
+    let path = workspace.resolve(&args.path)?;
+    let rel = workspace.relative(&path);
+    let bytes = fs::read(&path).map_err(|e| ToolError::io("read", &rel, &e))?;
+    if looks_binary(&bytes) {
+        return Err(ToolError::failed(format!(
+            "Cannot edit '{rel}': it looks like a binary file"
+        )));
+    }
+    let original = String::from_utf8(bytes)
+        .map_err(|_| ToolError::failed(format!("Cannot edit '{rel}': it is not UTF-8 text")))?;
+
+    let (old_str, new_str) = match_line_endings(&original, &args.old_str, &args.new_str);
+    if old_str == new_str {
+        return Err(ToolError::failed(
+            "old_str and new_str are the same; nothing would change",
+        ));
+    }
+    let offsets: Vec<usize> = original
+        .match_indices(old_str.as_str())
+        .map(|(i, _)| i)
+        .collect();
+    let updated = match offsets.len() {
+        0 => {
+            return Err(ToolError::failed(no_match_message(
+                &rel, &original, &old_str,
+            )));
+        }
+        1 => original.replacen(old_str.as_str(), &new_str, 1),
+        _ if args.replace_all => original.replace(old_str.as_str(), &new_str),
+        n => {
+            let lines: Vec<String> = line_numbers_of(&original, &offsets)
+                .iter()
+                .map(u64::to_string)
+                .collect();
+            return Err(ToolError::failed(format!(
+                "old_str matches {n} times in '{rel}' (at lines {}). Include more surrounding \
+                 lines to make it unique, or set replace_all=true to replace every occurrence.",
+                lines.join(", ")
+            )));
+        }
+    };
+    atomic_write(&path, updated.as_bytes()).map_err(|e| write_error(&rel, &e))?;
+
+    let replaced = offsets.len();
+    let noun = if replaced == 1 {
+        "replacement"
+    } else {
+        "replacements"
+    };
+    Ok(format!(
+        "Edited '{rel}' ({replaced} {noun})\n{}",
+        short_diff(&rel, &original, &updated)
+    ))
+}
+
+/// If the file uses CRLF and the model wrote bare `\n`, rewrite both
+/// snippets to CRLF so the match works and the file keeps its convention.
+fn match_line_endings(content: &str, old: &str, new: &str) -> (String, String) {
+    let file_is_crlf = content.contains("\r\n");
+    let snippet_has_bare_lf = old.contains('\n') && !old.contains("\r\n");
+    if file_is_crlf && snippet_has_bare_lf {
+        (to_crlf(old), to_crlf(new))
+    } else {
+        (old.to_string(), new.to_string())
+    }
+}
+
+fn to_crlf(s: &str) -> String {
+    s.replace("\r\n", "\n").replace('\n', "\r\n")
+}
+
+/// 1-based line numbers of byte offsets (ascending) in `text`.
+fn line_numbers_of(text: &str, offsets: &[usize]) -> Vec<u64> {
+    let mut numbers = Vec::with_capacity(offsets.len());
+    let mut line = 1u64;
+    let mut scanned = 0usize;
+    for &offset in offsets {
+        line += text.as_bytes()[scanned..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64;
+        scanned = offset;
+        numbers.push(line);
+    }
+    numbers
+}
+
+fn no_match_message(rel: &str, content: &str, old: &str) -> String {
+    let mut message = format!("No match for old_str in '{rel}'.");
+    let file_lines: Vec<&str> = crate::text::lines(content).collect();
+    if let Some(start) = whitespace_insensitive_match(&file_lines, old) {
+        let count = crate::text::lines(old).count();
+        message.push_str(&format!(
+            " It matches lines {}-{} if indentation and trailing spaces are ignored; copy the \
+             exact text from read_file.",
+            start + 1,
+            start + count
+        ));
+        return message;
+    }
+    let candidates = closest_lines(&file_lines, old);
+    if candidates.is_empty() {
+        message.push_str(" Nothing similar was found; read the file again before editing.");
+    } else {
+        message.push_str(" The closest lines are:");
+        for (index, line) in candidates {
+            message.push_str(&format!("\n{} | {}", index + 1, clip_line(line, 200)));
+        }
+        message.push_str("\nRead the file again and copy the exact text, whitespace included.");
+    }
+    message
+}
+
+/// Where `old`'s lines occur in `file_lines` once each is trimmed.
+fn whitespace_insensitive_match(file_lines: &[&str], old: &str) -> Option<usize> {
+    let wanted: Vec<&str> = crate::text::lines(old).map(str::trim).collect();
+    if wanted.is_empty() || wanted.iter().all(|l| l.is_empty()) || wanted.len() > file_lines.len() {
+        return None;
+    }
+    (0..=file_lines.len() - wanted.len()).find(|&start| {
+        wanted
+            .iter()
+            .zip(&file_lines[start..])
+            .all(|(w, f)| *w == f.trim())
+    })
+}
+
+/// Up to three file lines most like the first non-blank line of `old`.
+fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)> {
+    let Some(probe) = crate::text::lines(old)
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+    else {
+        return Vec::new();
+    };
+    if file_lines.len() > MAX_LINES_FOR_SUGGESTIONS {
+        return Vec::new();
+    }
+    let mut scored: Vec<(f32, usize, &str)> = file_lines
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| {
+            let len = line.trim().len();
+            len > 0 && len <= probe.len() * 2 + 8 && probe.len() <= len * 2 + 8
+        })
+        .map(|(i, line)| (TextDiff::from_chars(probe, line.trim()).ratio(), i, *line))
+        .filter(|(score, _, _)| *score >= 0.6)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, i, line)| (i, line))
+        .collect()
+}
+
+fn short_diff(rel: &str, before: &str, after: &str) -> String {
+    let diff = TextDiff::from_lines(before, after);
+    let text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{rel}"), &format!("b/{rel}"))
+        .to_string();
+    let total = text.lines().count();
+    if total <= MAX_DIFF_LINES {
+        return text;
+    }
+    let mut shown: String = text
+        .lines()
+        .take(MAX_DIFF_LINES)
+        .collect::<Vec<_>>()
+        .join("\n");
+    shown.push_str(&format!("\n… ({} more diff lines)", total - MAX_DIFF_LINES));
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crlf_snippets_follow_the_file() {
+        let (old, new) = match_line_endings("a\r\nb\r\n", "a\nb", "x\ny");
+        assert_eq!((old.as_str(), new.as_str()), ("a\r\nb", "x\r\ny"));
+        let (old, _) = match_line_endings("a\nb\n", "a\nb", "x");
+        assert_eq!(old, "a\nb");
+    }
+
+    #[test]
+    fn line_numbers_are_counted_incrementally() {
+        let text = "a\nb\nab\nc\nab";
+        let offsets: Vec<usize> = text.match_indices("ab").map(|(i, _)| i).collect();
+        assert_eq!(line_numbers_of(text, &offsets), [3, 5]);
+    }
+
+    #[test]
+    fn suggestions_find_near_misses() {
+        let lines = ["fn main() {", "    println!(\"hi\");", "}"];
+        let found = closest_lines(&lines, "    println!(\"hello\");");
+        assert_eq!(found.first().map(|f| f.0), Some(1));
+        assert_eq!(
+            whitespace_insensitive_match(&lines, "println!(\"hi\");\n}"),
+            Some(1)
+        );
+    }
+}

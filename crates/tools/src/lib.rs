@@ -1,0 +1,68 @@
+//! axon's built-in tools and the machinery every tool call goes through.
+//!
+//! - [`Workspace`] is the path jail: every path a tool touches is resolved by
+//!   [`Workspace::resolve`], and nothing else joins user paths.
+//! - [`atomic_write`] is the only way a tool writes a file.
+//! - [`ToolRegistry`] holds tools, validates every call's arguments against
+//!   the tool's JSON Schema before it runs, and turns every failure into a
+//!   [`ToolOutput`](axon_protocol::ToolOutput) with `is_error` set: a tool
+//!   failure is data for the model, never a panic.
+//!
+//! Tools come in two profiles: [`Profile::Code`] for a code workspace and
+//! [`Profile::Vault`] for a notes vault (seed 000's Obsidian tools).
+
+mod atomic;
+mod edit;
+mod error;
+mod glob;
+mod list_dir;
+mod notes;
+mod read;
+mod registry;
+mod search;
+mod shell;
+mod text;
+mod workspace;
+mod write;
+
+pub use atomic::atomic_write;
+pub use error::{PathError, ToolError};
+pub use notes::normalize_note_path;
+pub use registry::{Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool};
+pub use search::{FileMatches, SearchMatch, SearchOptions, SearchResults, search_workspace};
+pub use workspace::Workspace;
+
+/// Which set of built-in tools an agent gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// A code workspace: files, search, glob and shell.
+    Code,
+    /// A notes vault: notes, folders and search; no shell.
+    Vault,
+}
+
+impl Profile {
+    /// The registry of built-in tools for this profile.
+    pub fn registry(self) -> ToolRegistry {
+        let mut registry = ToolRegistry::new();
+        match self {
+            Profile::Code => {
+                registry.register(read::ReadFile);
+                registry.register(write::WriteFile);
+                registry.register(edit::EditFile);
+                registry.register(list_dir::ListDir);
+                registry.register(search::Search);
+                registry.register(glob::Glob);
+                registry.register(shell::Shell);
+            }
+            Profile::Vault => {
+                registry.register(notes::ReadNote);
+                registry.register(notes::CreateNote);
+                registry.register(notes::ListFolder);
+                registry.register(search::Search);
+                registry.register(glob::Glob);
+            }
+        }
+        registry
+    }
+}

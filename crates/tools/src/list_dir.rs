@@ -1,0 +1,128 @@
+//! `list_dir`: a folder's tree to a given depth, folders marked with `/`.
+//!
+//! Entries ignored by .gitignore/.ignore are left out (build output would
+//! drown the listing), `.git` is never entered, and the listing stops at a
+//! fixed number of entries with a note.
+
+use std::sync::Arc;
+
+use axon_protocol::{ToolAnnotations, ToolOutput};
+use ignore::WalkBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::error::ToolError;
+use crate::registry::{ToolContext, TypedTool};
+use crate::workspace::Workspace;
+
+const MAX_ENTRIES: usize = 500;
+const MAX_DEPTH: usize = 10;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListDirArgs {
+    /// Folder to list, relative to the workspace root. Defaults to the root.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// How many levels to show: 1 lists only the folder's own entries. Defaults to 2, at most 10.
+    #[serde(default)]
+    pub depth: Option<usize>,
+}
+
+pub struct ListDir;
+
+impl TypedTool for ListDir {
+    type Args = ListDirArgs;
+    const NAME: &'static str = "list_dir";
+
+    fn description(&self) -> String {
+        format!(
+            "List a folder of the workspace as an indented tree; folder names end with `/`, \
+             symlinks with `@`. Files ignored by .gitignore are not shown. depth (default 2) \
+             limits how deep it goes; at most {MAX_ENTRIES} entries are shown."
+        )
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        }
+    }
+
+    async fn run(&self, ctx: &ToolContext, args: ListDirArgs) -> Result<ToolOutput, ToolError> {
+        let workspace = Arc::clone(&ctx.workspace);
+        tokio::task::spawn_blocking(move || list(&workspace, &args))
+            .await
+            .map_err(|e| ToolError::failed(format!("list_dir stopped unexpectedly: {e}")))?
+            .map(ToolOutput::text)
+    }
+}
+
+fn list(workspace: &Workspace, args: &ListDirArgs) -> Result<String, ToolError> {
+    let user_path = args.path.as_deref().unwrap_or(".");
+    let dir = workspace.resolve(user_path)?;
+    let rel = workspace.relative(&dir);
+    match std::fs::metadata(&dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(ToolError::failed(format!(
+                "'{rel}' is a file, not a folder; use read_file to read it"
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::FolderNotFound(rel));
+        }
+        Err(e) => return Err(ToolError::io("list", &rel, &e)),
+    }
+    let depth = args.depth.unwrap_or(2).clamp(1, MAX_DEPTH);
+
+    let walker = WalkBuilder::new(&dir)
+        .hidden(false)
+        .require_git(false)
+        .max_depth(Some(depth))
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|entry| entry.file_name() != ".git" || entry.depth() == 0)
+        .build();
+
+    let mut out = vec![format!("{rel}/")];
+    let mut shown = 0usize;
+    let mut more = 0usize;
+    let mut errors = 0usize;
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(_) => {
+                errors += 1;
+                continue;
+            }
+        };
+        if entry.depth() == 0 {
+            continue;
+        }
+        if shown >= MAX_ENTRIES {
+            more += 1;
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy();
+        let marker = match entry.file_type() {
+            Some(t) if t.is_dir() => "/",
+            Some(t) if t.is_symlink() => "@",
+            _ => "",
+        };
+        out.push(format!("{}{name}{marker}", "  ".repeat(entry.depth())));
+        shown += 1;
+    }
+    if shown == 0 {
+        out.push("  (empty)".to_string());
+    }
+    if more > 0 {
+        out.push(format!(
+            "[{more} more entries not shown; list a subfolder or lower depth to see them]"
+        ));
+    }
+    if errors > 0 {
+        out.push(format!("[{errors} entries could not be read]"));
+    }
+    Ok(out.join("\n"))
+}

@@ -1,0 +1,296 @@
+//! The vault profile (seed 000): `read_note`, `create_note`, `list_folder`.
+//!
+//! Note paths are vault-relative (a leading `/` is the vault root) and get
+//! `.md` appended when they lack it. `read_note` forgives the model's small
+//! slips: a wrong letter case or a note moved to another folder is found when
+//! exactly one note fits. Characters other platforms forbid in file names
+//! (`< > : " | ? *`) are refused so a vault stays portable.
+
+use std::sync::Arc;
+
+use axon_protocol::{ContentPart, ToolAnnotations, ToolOutput};
+use ignore::WalkBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::error::{PathError, ToolError};
+use crate::registry::{ToolContext, TypedTool};
+use crate::text::looks_binary;
+use crate::workspace::Workspace;
+use crate::write::{WriteMode, write_text};
+
+const FORBIDDEN: &[char] = &['<', '>', ':', '"', '|', '?', '*'];
+/// Notes examined when looking for a near match.
+const MAX_FUZZY_CANDIDATES: usize = 50_000;
+
+/// Appends `.md` to a note path that does not end with it.
+pub fn normalize_note_path(path: &str) -> String {
+    if path.ends_with(".md") {
+        path.to_string()
+    } else {
+        format!("{path}.md")
+    }
+}
+
+/// The vault-relative form of a note or folder path: `/` and `` mean the root.
+fn vault_relative(path: &str) -> &str {
+    let trimmed = path.trim_start_matches('/');
+    if trimmed.is_empty() { "." } else { trimmed }
+}
+
+fn check_characters(path: &str) -> Result<(), ToolError> {
+    if let Some(c) = path
+        .chars()
+        .find(|c| FORBIDDEN.contains(c) || c.is_control())
+    {
+        let shown = if c.is_control() {
+            format!("{:?}", c)
+        } else {
+            format!("'{c}'")
+        };
+        return Err(ToolError::Path(PathError::Invalid {
+            path: path.escape_debug().to_string(),
+            reason: format!(
+                "it contains {shown}; note names cannot contain < > : \" | ? * or control characters"
+            ),
+        }));
+    }
+    Ok(())
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadNoteArgs {
+    /// Note path relative to the vault root, e.g. `Daily/2025-01-15.md` (`.md` is added when missing).
+    pub path: String,
+}
+
+pub struct ReadNote;
+
+impl TypedTool for ReadNote {
+    type Args = ReadNoteArgs;
+    const NAME: &'static str = "read_note";
+
+    fn description(&self) -> String {
+        "Read a note from the vault and return its exact Markdown content. The path is relative \
+         to the vault root; `.md` is added when missing. If the exact path does not exist, a \
+         note differing only in letter case or folder is used when exactly one fits."
+            .to_string()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        }
+    }
+
+    async fn run(&self, ctx: &ToolContext, args: ReadNoteArgs) -> Result<ToolOutput, ToolError> {
+        let workspace = Arc::clone(&ctx.workspace);
+        tokio::task::spawn_blocking(move || read_note(&workspace, &args.path))
+            .await
+            .map_err(|e| ToolError::failed(format!("read_note stopped unexpectedly: {e}")))?
+    }
+}
+
+fn read_note(workspace: &Workspace, requested: &str) -> Result<ToolOutput, ToolError> {
+    let note = normalize_note_path(vault_relative(requested));
+    check_characters(&note)?;
+    let path = workspace.resolve(&note)?;
+    if path.is_file() {
+        return Ok(ToolOutput::text(read_text(workspace, &path)?));
+    }
+    let Some(found) = fuzzy_match(workspace, &note) else {
+        return Err(ToolError::FileNotFound(note));
+    };
+    let path = workspace.resolve(&found)?;
+    let content = read_text(workspace, &path)?;
+    Ok(ToolOutput {
+        content: vec![
+            ContentPart::text(format!("[No note at '{note}'; showing '{found}' instead.]")),
+            ContentPart::text(content),
+        ],
+        is_error: false,
+    })
+}
+
+fn read_text(workspace: &Workspace, path: &std::path::Path) -> Result<String, ToolError> {
+    let rel = workspace.relative(path);
+    let bytes = std::fs::read(path).map_err(|e| ToolError::io("read", &rel, &e))?;
+    if looks_binary(&bytes) {
+        return Err(ToolError::failed(format!(
+            "Cannot read '{rel}': it is not a text note"
+        )));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The one note whose path equals `wanted` ignoring case, or else the one
+/// note anywhere whose file name does. `None` when nothing or several fit.
+fn fuzzy_match(workspace: &Workspace, wanted: &str) -> Option<String> {
+    let wanted_lower = wanted.to_lowercase();
+    let wanted_name = wanted_lower
+        .rsplit('/')
+        .next()
+        .unwrap_or(&wanted_lower)
+        .to_string();
+    let notes: Vec<String> = WalkBuilder::new(workspace.root())
+        .hidden(true)
+        .require_git(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| workspace.relative(e.path()))
+        .filter(|p| p.ends_with(".md"))
+        .take(MAX_FUZZY_CANDIDATES)
+        .collect();
+    let unique = |mut fits: Vec<&String>| (fits.len() == 1).then(|| fits.remove(0).clone());
+    unique(
+        notes
+            .iter()
+            .filter(|p| p.to_lowercase() == wanted_lower)
+            .collect(),
+    )
+    .or_else(|| {
+        unique(
+            notes
+                .iter()
+                .filter(|p| p.to_lowercase().rsplit('/').next() == Some(wanted_name.as_str()))
+                .collect(),
+        )
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CreateNoteArgs {
+    /// Note path relative to the vault root (`.md` is added when missing). Missing folders are created.
+    pub path: String,
+    /// The Markdown content.
+    pub content: String,
+    /// `overwrite` (default) replaces an existing note; `append` adds to its end.
+    #[serde(default)]
+    pub mode: WriteMode,
+}
+
+pub struct CreateNote;
+
+impl TypedTool for CreateNote {
+    type Args = CreateNoteArgs;
+    const NAME: &'static str = "create_note";
+
+    fn description(&self) -> String {
+        "Create or update a note in the vault. mode=overwrite (default) replaces an existing \
+         note, mode=append adds the content to its end. Missing folders are created; `.md` is \
+         added when missing. Names cannot contain < > : \" | ? *."
+            .to_string()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+        }
+    }
+
+    async fn run(&self, ctx: &ToolContext, args: CreateNoteArgs) -> Result<ToolOutput, ToolError> {
+        let note = normalize_note_path(vault_relative(&args.path));
+        check_characters(&note)?;
+        let workspace = Arc::clone(&ctx.workspace);
+        tokio::task::spawn_blocking(move || {
+            write_text(&workspace, &note, args.content.as_bytes(), args.mode)
+        })
+        .await
+        .map_err(|e| ToolError::failed(format!("create_note stopped unexpectedly: {e}")))?
+        .map(ToolOutput::text)
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListFolderArgs {
+    /// Folder path relative to the vault root; "" or "/" is the root.
+    #[serde(default)]
+    pub path: String,
+}
+
+pub struct ListFolder;
+
+impl TypedTool for ListFolder {
+    type Args = ListFolderArgs;
+    const NAME: &'static str = "list_folder";
+
+    fn description(&self) -> String {
+        "List the notes and folders directly inside a vault folder, each line marked \
+         `[folder]` or `[file]`. \"\" or \"/\" is the vault root."
+            .to_string()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        }
+    }
+
+    async fn run(&self, ctx: &ToolContext, args: ListFolderArgs) -> Result<ToolOutput, ToolError> {
+        let workspace = Arc::clone(&ctx.workspace);
+        tokio::task::spawn_blocking(move || list_folder(&workspace, &args.path))
+            .await
+            .map_err(|e| ToolError::failed(format!("list_folder stopped unexpectedly: {e}")))?
+            .map(ToolOutput::text)
+    }
+}
+
+fn list_folder(workspace: &Workspace, requested: &str) -> Result<String, ToolError> {
+    let folder = vault_relative(requested);
+    let path = workspace.resolve(folder)?;
+    let rel = workspace.relative(&path);
+    let entries = match std::fs::read_dir(&path) {
+        Ok(entries) => entries,
+        Err(_) if path.is_file() => {
+            return Err(ToolError::failed(format!(
+                "'{rel}' is a note, not a folder; use read_note to read it"
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::FolderNotFound(rel));
+        }
+        Err(e) => return Err(ToolError::io("list", &rel, &e)),
+    };
+    let mut items: Vec<(bool, String)> = entries
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            (is_dir, entry.file_name().to_string_lossy().into_owned())
+        })
+        .collect();
+    // Folders first, then notes, each by name.
+    items.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    if items.is_empty() {
+        return Ok(format!("'{rel}' is empty."));
+    }
+    let lines: Vec<String> = items
+        .into_iter()
+        .map(|(is_dir, name)| {
+            if is_dir {
+                format!("[folder] {name}/")
+            } else {
+                format!("[file] {name}")
+            }
+        })
+        .collect();
+    Ok(lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vault_paths_are_rooted_at_the_vault() {
+        assert_eq!(vault_relative("/"), ".");
+        assert_eq!(vault_relative(""), ".");
+        assert_eq!(vault_relative("/Daily/x.md"), "Daily/x.md");
+    }
+}

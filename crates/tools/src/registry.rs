@@ -1,0 +1,274 @@
+//! The tool registry: the one door through which every tool call passes.
+//!
+//! A call is looked up by name, its arguments are validated against the
+//! tool's JSON Schema (compiled once, at registration), and only then does
+//! the tool run. Unknown tools, invalid arguments and tool failures all come
+//! back as a [`ToolOutput`] with `is_error` set, worded for the model.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use axon_protocol::{ToolAnnotations, ToolOutput, ToolSpec};
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::workspace::Workspace;
+
+/// What a tool runs with.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub workspace: Arc<Workspace>,
+}
+
+impl ToolContext {
+    pub fn new(workspace: Workspace) -> Self {
+        ToolContext {
+            workspace: Arc::new(workspace),
+        }
+    }
+}
+
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+
+/// A tool as the registry sees it. Built-in tools implement [`TypedTool`]
+/// instead and get this for free; tools whose schema is only known at run
+/// time (MCP servers') implement it directly.
+pub trait Tool: Send + Sync + 'static {
+    fn spec(&self) -> ToolSpec;
+    /// Runs the tool. `args` has already been validated against the schema.
+    fn call<'a>(&'a self, ctx: &'a ToolContext, args: Value) -> ToolFuture<'a>;
+}
+
+/// A tool whose arguments are a Rust type: its schema is derived from that
+/// type, so the schema the model sees and the parser can never disagree.
+pub trait TypedTool: Send + Sync + 'static {
+    type Args: DeserializeOwned + JsonSchema + Send;
+    const NAME: &'static str;
+    fn description(&self) -> String;
+    fn annotations(&self) -> ToolAnnotations;
+    fn run(
+        &self,
+        ctx: &ToolContext,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+}
+
+impl<T: TypedTool> Tool for T {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: T::NAME.to_string(),
+            description: self.description(),
+            input_schema: schema_for::<T::Args>(),
+            annotations: self.annotations(),
+        }
+    }
+
+    fn call<'a>(&'a self, ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: T::Args =
+                serde_json::from_value(args).map_err(|e| ToolError::InvalidParams {
+                    tool: T::NAME.to_string(),
+                    details: e.to_string(),
+                })?;
+            self.run(ctx, args).await
+        })
+    }
+}
+
+/// The JSON Schema of `A` as tools publish it: draft 7 (what every provider
+/// accepts), all definitions inlined, no `$schema`/`title` noise.
+fn schema_for<A: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft07()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<A>().to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("title");
+    }
+    schema
+}
+
+struct Entry {
+    tool: Arc<dyn Tool>,
+    spec: ToolSpec,
+    validator: jsonschema::Validator,
+}
+
+/// Tools by name, in registration order.
+#[derive(Default)]
+pub struct ToolRegistry {
+    entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| &e.spec.name))
+            .finish()
+    }
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a built-in tool. Built-in schemas are derived from Rust types and
+    /// names are unique, so a failure here is a programming error caught by
+    /// the test suite; it is reported by [`ToolRegistry::try_register`].
+    pub fn register(&mut self, tool: impl Tool) {
+        let result = self.try_register(Arc::new(tool));
+        // `profiles_register_cleanly` proves no built-in tool fails here;
+        // release builds keep a usable registry rather than abort.
+        debug_assert!(result.is_ok(), "{result:?}");
+    }
+
+    /// Adds a tool, refusing a duplicate name or a schema that does not
+    /// compile.
+    pub fn try_register(&mut self, tool: Arc<dyn Tool>) -> Result<(), ToolError> {
+        let spec = tool.spec();
+        if self.by_name.contains_key(&spec.name) {
+            return Err(ToolError::failed(format!(
+                "a tool named '{}' is already registered",
+                spec.name
+            )));
+        }
+        let validator = jsonschema::validator_for(&spec.input_schema).map_err(|e| {
+            ToolError::failed(format!(
+                "tool '{}' has an invalid input schema: {e}",
+                spec.name
+            ))
+        })?;
+        self.by_name.insert(spec.name.clone(), self.entries.len());
+        self.entries.push(Entry {
+            tool,
+            spec,
+            validator,
+        });
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.by_name.get(name).map(|&i| &self.entries[i].tool)
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.by_name.get(name).map(|&i| &self.entries[i].spec)
+    }
+
+    /// Every tool's spec, in registration order.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.entries.iter().map(|e| &e.spec)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.spec.name.as_str())
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Checks `args` against `name`'s schema without running anything.
+    pub fn validate(&self, name: &str, args: &Value) -> Result<(), ToolError> {
+        let entry = self.entry(name)?;
+        let problems: Vec<String> = entry
+            .validator
+            .iter_errors(args)
+            .map(|e| describe_violation(&e))
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ToolError::InvalidParams {
+                tool: name.to_string(),
+                details: problems.join("; "),
+            })
+        }
+    }
+
+    /// Runs one call: lookup, validation, execution. Never fails: every
+    /// problem is an error output the model can read.
+    pub async fn call(&self, ctx: &ToolContext, name: &str, args: Value) -> ToolOutput {
+        match self.try_call(ctx, name, args).await {
+            Ok(output) => output,
+            Err(e) => ToolOutput::error(e.to_string()),
+        }
+    }
+
+    async fn try_call(
+        &self,
+        ctx: &ToolContext,
+        name: &str,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        self.validate(name, &args)?;
+        let tool = Arc::clone(&self.entry(name)?.tool);
+        tool.call(ctx, args).await
+    }
+
+    fn entry(&self, name: &str) -> Result<&Entry, ToolError> {
+        self.by_name
+            .get(name)
+            .map(|&i| &self.entries[i])
+            .ok_or_else(|| ToolError::NotAvailable(name.to_string()))
+    }
+}
+
+/// One schema violation as a sentence naming the field.
+fn describe_violation(error: &jsonschema::ValidationError<'_>) -> String {
+    let pointer = error.instance_path().to_string();
+    if pointer.is_empty() {
+        // Missing required fields and wrong top-level types are reported at
+        // the root; the message itself names the field.
+        error.to_string()
+    } else {
+        let field = pointer.trim_start_matches('/').replace('/', ".");
+        format!("field '{field}': {error}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Profile;
+
+    #[test]
+    fn profiles_register_cleanly() {
+        for (profile, expected) in [(Profile::Code, 7), (Profile::Vault, 5)] {
+            let registry = profile.registry();
+            assert_eq!(registry.len(), expected, "{profile:?}: {registry:?}");
+            for spec in registry.specs() {
+                assert_eq!(spec.input_schema["type"], "object", "{}", spec.name);
+                assert!(spec.input_schema.get("$schema").is_none());
+                assert!(!spec.description.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn duplicate_names_are_refused() {
+        let mut registry = Profile::Code.registry();
+        let err = registry
+            .try_register(Arc::new(crate::read::ReadFile))
+            .unwrap_err();
+        assert!(err.to_string().contains("already registered"));
+    }
+}

@@ -1,0 +1,291 @@
+//! `shell`: run a command with `sh -c` in the workspace.
+//!
+//! The command runs in its own process group, so a timeout, a cancelled call
+//! (the future dropped) or the command's end kills everything it started,
+//! grandchildren included; nothing outlives the call unless it detaches
+//! itself with `setsid`. Output is read concurrently from both pipes into
+//! buffers that keep the head and tail of very long output. The result always
+//! shows the exit code, stdout and stderr, even when empty.
+//!
+//! Only the working folder is confined to the workspace: what the command
+//! itself touches is not, which needs an OS sandbox (a later issue).
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use axon_protocol::{ToolAnnotations, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+
+use crate::error::ToolError;
+use crate::registry::{ToolContext, TypedTool};
+
+const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Bytes kept from the start and from the end of each stream.
+const KEEP_HEAD: usize = 24 * 1024;
+const KEEP_TAIL: usize = 24 * 1024;
+/// How long output from the killed group is still read after the command ends.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShellArgs {
+    /// The command line, run with `sh -c`.
+    pub command: String,
+    /// Milliseconds before the command and everything it started are killed. Defaults to 120000, at most 600000.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Folder to run in, relative to the workspace root. Defaults to the root.
+    #[serde(default)]
+    pub workdir: Option<String>,
+}
+
+pub struct Shell;
+
+impl TypedTool for Shell {
+    type Args = ShellArgs;
+    const NAME: &'static str = "shell";
+
+    fn description(&self) -> String {
+        "Run a shell command (`sh -c`) in the workspace and return its exit code, stdout and \
+         stderr. Stdin is empty; nothing is interactive. timeout_ms (default 120000) kills the \
+         command and everything it started. Background processes are stopped when the command \
+         returns; detach long-running servers with `setsid`. Prefer read_file, search and glob \
+         for reading and finding files."
+            .to_string()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+        }
+    }
+
+    async fn run(&self, ctx: &ToolContext, args: ShellArgs) -> Result<ToolOutput, ToolError> {
+        if args.command.trim().is_empty() {
+            return Err(ToolError::failed("command is empty"));
+        }
+        let workdir = ctx
+            .workspace
+            .resolve(args.workdir.as_deref().unwrap_or("."))?;
+        if !workdir.is_dir() {
+            return Err(ToolError::FolderNotFound(ctx.workspace.relative(&workdir)));
+        }
+        let timeout = Duration::from_millis(
+            args.timeout_ms
+                .unwrap_or(DEFAULT_TIMEOUT_MS)
+                .clamp(1, MAX_TIMEOUT_MS),
+        );
+
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(&args.command)
+            .current_dir(&workdir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("PAGER", "cat")
+            .env("GIT_PAGER", "cat")
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+
+        let started = Instant::now();
+        let mut child = command
+            .spawn()
+            .map_err(|e| ToolError::failed(format!("Failed to start `sh`: {e}")))?;
+        let group = child.id().map(ProcessGroup);
+        let stdout = Capture::spawn_reader(child.stdout.take());
+        let stderr = Capture::spawn_reader(child.stderr.take());
+
+        let status = tokio::time::timeout(timeout, child.wait()).await;
+        // Whatever the command left running goes with it.
+        drop(group);
+        let (stdout_text, stderr_text) = (stdout.finish().await, stderr.finish().await);
+        let elapsed = started.elapsed();
+
+        match status {
+            Err(_) => {
+                let _ = child.wait().await;
+                Ok(ToolOutput::error(format!(
+                    "Command timed out after {} ms and was killed.\n{}",
+                    timeout.as_millis(),
+                    render_streams(&stdout_text, &stderr_text)
+                )))
+            }
+            Ok(Err(e)) => Err(ToolError::failed(format!(
+                "Failed to wait for the command: {e}"
+            ))),
+            Ok(Ok(status)) => {
+                let code = describe_status(&status);
+                let body = format!(
+                    "{code} ({:.1}s)\n{}",
+                    elapsed.as_secs_f64(),
+                    render_streams(&stdout_text, &stderr_text)
+                );
+                Ok(if status.success() {
+                    ToolOutput::text(body)
+                } else {
+                    ToolOutput::error(body)
+                })
+            }
+        }
+    }
+}
+
+fn render_streams(stdout: &str, stderr: &str) -> String {
+    let show = |s: &str| {
+        if s.is_empty() {
+            "(empty)".to_string()
+        } else {
+            s.trim_end().to_string()
+        }
+    };
+    format!("stdout:\n{}\nstderr:\n{}", show(stdout), show(stderr))
+}
+
+fn describe_status(status: &std::process::ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit code: {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    "exit status unknown".to_string()
+}
+
+/// Kills a whole process group when dropped: on the command's end, on
+/// timeout, and when the call's future is dropped (cancellation).
+struct ProcessGroup(u32);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
+}
+
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn kill_group(pgid: u32) {
+    let Ok(pgid) = i32::try_from(pgid) else {
+        return;
+    };
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) takes no pointers; a negative pid names the process
+    // group this tool created with process_group(0), whose id is the child's
+    // pid. A group that is already gone yields ESRCH, which is fine.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pgid: u32) {}
+
+/// One output stream, read in the background, keeping its first and last
+/// bytes and counting what was dropped between them.
+struct Capture {
+    state: Arc<Mutex<Kept>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Default)]
+struct Kept {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    dropped: u64,
+}
+
+impl Kept {
+    fn push(&mut self, mut bytes: &[u8]) {
+        let room = KEEP_HEAD.saturating_sub(self.head.len());
+        let take = room.min(bytes.len());
+        self.head.extend_from_slice(&bytes[..take]);
+        bytes = &bytes[take..];
+        self.tail.extend(bytes);
+        let excess = self.tail.len().saturating_sub(KEEP_TAIL);
+        if excess > 0 {
+            self.tail.drain(..excess);
+            self.dropped += excess as u64;
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        if self.dropped > 0 {
+            text.push_str(&format!(
+                "\n… [{} bytes of output omitted] …\n",
+                self.dropped
+            ));
+        }
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        text.push_str(&String::from_utf8_lossy(&tail));
+        text
+    }
+}
+
+impl Capture {
+    fn spawn_reader(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Capture {
+        let state = Arc::new(Mutex::new(Kept::default()));
+        let shared = Arc::clone(&state);
+        let task = tokio::spawn(async move {
+            let Some(mut stream) = stream else { return };
+            let mut buf = vec![0u8; 8192];
+            while let Ok(n) = stream.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                shared
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(&buf[..n]);
+            }
+        });
+        Capture { state, task }
+    }
+
+    /// Waits briefly for the stream's end (a detached process may hold the
+    /// pipe open forever), then returns what was read.
+    async fn finish(self) -> String {
+        let mut task = self.task;
+        if tokio::time::timeout(DRAIN_GRACE, &mut task).await.is_err() {
+            task.abort();
+        }
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .text()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut kept = Kept::default();
+        let big = vec![b'x'; KEEP_HEAD + KEEP_TAIL + 100];
+        kept.push(&big);
+        kept.push(b"END");
+        let text = kept.text();
+        assert!(
+            text.contains("[103 bytes of output omitted]"),
+            "{}",
+            &text[..100]
+        );
+        assert!(text.ends_with("END"));
+    }
+}
