@@ -1,7 +1,7 @@
 //! `list_dir`: a folder's tree to a given depth, folders marked with `/`.
 //!
 //! Entries ignored by .gitignore/.ignore are left out (build output would
-//! drown the listing), `.git` is never entered, and the listing stops at a
+//! drown the listing), `.git` is left out, and the listing stops at a
 //! fixed number of entries with a note.
 
 use std::sync::Arc;
@@ -37,7 +37,7 @@ impl TypedTool for ListDir {
     fn description(&self) -> String {
         format!(
             "List a folder of the workspace as an indented tree; folder names end with `/`, \
-             symlinks with `@`. Files ignored by .gitignore are not shown. depth (default 2) \
+             symlinks with `@`. Files ignored by .gitignore, and `.git`, are not shown. depth (default 2) \
              limits how deep it goes; at most {MAX_ENTRIES} entries are shown."
         )
     }
@@ -82,7 +82,7 @@ fn list(workspace: &Workspace, args: &ListDirArgs) -> Result<String, ToolError> 
         .require_git(false)
         .max_depth(Some(depth))
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| entry.file_name() != ".git" || entry.depth() == 0)
+        .filter_entry(|entry| entry.depth() == 0 || entry.file_name() != ".git")
         .build();
 
     let mut out = vec![format!("{rel}/")];

@@ -119,6 +119,11 @@ impl Workspace {
                     }
                     None => break,
                 },
+                Err(e) if is_symlink_loop(&e) => {
+                    return Err(PathError::SymlinkLoop {
+                        path: user_path.to_string(),
+                    });
+                }
                 Err(e) => {
                     return Err(PathError::Io {
                         path: user_path.to_string(),
