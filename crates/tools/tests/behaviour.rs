@@ -1,6 +1,8 @@
 //! What each tool does with awkward input: the messages a model gets back
 //! and the guarantees DESIGN.md's tool table makes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
@@ -418,10 +420,10 @@ fn process_alive(pid: &str) -> bool {
     loop {
         // A zombie has exited; only a process still running counts.
         let running = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(stat) => !stat
+            Ok(stat) => stat
                 .split_whitespace()
                 .nth(2)
-                .is_some_and(|state| state == "Z"),
+                .is_some_and(|state| state != "Z"),
             Err(_) => false,
         };
         if !running || Instant::now() > deadline {

@@ -4,6 +4,8 @@
 //! must be refused, and nothing outside the workspace may be read or
 //! changed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::os::unix::fs::symlink;

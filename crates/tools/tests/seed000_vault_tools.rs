@@ -1,6 +1,8 @@
 //! Seed 000 (Axon for Obsidian) Correctness Properties of the vault tools,
 //! one proptest each, driven through the registry as the agent drives them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeSet;

@@ -1,6 +1,8 @@
 //! Seed 001 (Pantheon Forge) properties 8–12 and seed 002 (VS Code agent)
 //! properties 8–11 of the code tools, one proptest each.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeSet;

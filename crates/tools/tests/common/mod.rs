@@ -1,7 +1,7 @@
 //! A throwaway workspace with a registry and a runtime, for driving tools
 //! exactly as the agent does: by name, with JSON arguments.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 
