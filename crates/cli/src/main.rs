@@ -33,6 +33,27 @@ pub(crate) mod exit {
     pub const USAGE: u8 = 2;
 }
 
+/// Writes `text` and a newline to stdout. A reader that went away
+/// (`axon … | head -1`) has what it wanted, so a closed pipe ends the
+/// process quietly with success, as ripgrep does; any other write failure
+/// is reported.
+pub(crate) fn say(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let result = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.write_all(b"\n"));
+    let result = result.and_then(|()| stdout.flush());
+    match result {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            eprintln!("axon: cannot write to stdout: {e}");
+            std::process::exit(exit::FAILED.into());
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

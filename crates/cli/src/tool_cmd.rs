@@ -7,7 +7,7 @@ use axon_tools::{Profile, ToolContext, Workspace};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::Value;
 
-use crate::exit;
+use crate::{exit, say};
 
 #[derive(Debug, Subcommand)]
 pub enum ToolCommand {
@@ -76,7 +76,7 @@ fn list(target: &Target, json: bool) -> u8 {
         let specs: Vec<_> = registry.specs().collect();
         return match serde_json::to_string_pretty(&specs) {
             Ok(text) => {
-                println!("{text}");
+                say(&text);
                 exit::OK
             }
             Err(e) => {
@@ -90,9 +90,9 @@ fn list(target: &Target, json: bool) -> u8 {
         let summary = spec.description.split(". ").next().unwrap_or_default();
         let summary = summary.trim_end_matches('.');
         let marker = if spec.annotations.read_only { " " } else { "*" };
-        println!("{marker} {:width$}  {summary}.", spec.name);
+        say(&format!("{marker} {:width$}  {summary}.", spec.name));
     }
-    println!("\n* changes files or runs commands");
+    say("\n* changes files or runs commands");
     exit::OK
 }
 
@@ -126,7 +126,7 @@ async fn call(name: &str, arguments: Option<&str>, target: &Target, json: bool) 
         .await;
     if json {
         match serde_json::to_string(&output) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => say(&text),
             Err(e) => {
                 eprintln!("axon: cannot encode the tool output: {e}");
                 return exit::FAILED;
@@ -135,7 +135,7 @@ async fn call(name: &str, arguments: Option<&str>, target: &Target, json: bool) 
     } else if output.is_error {
         eprintln!("{}", output.text_content());
     } else {
-        println!("{}", output.text_content());
+        say(&output.text_content());
     }
     if output.is_error {
         exit::FAILED

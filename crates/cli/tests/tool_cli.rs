@@ -255,3 +255,24 @@ fn a_write_killed_midway_leaves_old_or_new_content() {
         "no write was ever interrupted; the test proved nothing"
     );
 }
+
+/// `axon … | head -1`: the reader leaves early; axon must not panic.
+#[test]
+fn a_closed_stdout_pipe_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let big: String = (0..200_000).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(dir.path().join("big.txt"), big).unwrap();
+    let mut child = Command::new(cargo_bin("axon"))
+        .args(["tool", "call", "read_file", r#"{"path":"big.txt"}"#])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end at once, before axon writes.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+}
