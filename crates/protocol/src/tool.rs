@@ -31,6 +31,21 @@ pub struct ToolAnnotations {
     pub idempotent: bool,
 }
 
+impl ToolAnnotations {
+    /// Reads only; calling it again changes nothing.
+    pub const READ_ONLY: ToolAnnotations = ToolAnnotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    };
+    /// May overwrite or destroy data, or run arbitrary commands.
+    pub const DESTRUCTIVE: ToolAnnotations = ToolAnnotations {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+    };
+}
+
 /// A model's request to run a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {

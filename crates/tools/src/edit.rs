@@ -7,7 +7,6 @@
 //! when the model writes `\n`. The result is a small unified diff.
 
 use std::fs;
-use std::sync::Arc;
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
@@ -54,18 +53,12 @@ impl TypedTool for EditFile {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: false,
-            destructive: true,
-            idempotent: false,
-        }
+        ToolAnnotations::DESTRUCTIVE
     }
 
     async fn run(&self, ctx: &ToolContext, args: EditFileArgs) -> Result<ToolOutput, ToolError> {
-        let workspace = Arc::clone(&ctx.workspace);
-        tokio::task::spawn_blocking(move || edit(&workspace, &args))
+        ctx.blocking(Self::NAME, move |workspace| edit(workspace, &args))
             .await
-            .map_err(|e| ToolError::failed(format!("edit_file stopped unexpectedly: {e}")))?
             .map(ToolOutput::text)
     }
 }

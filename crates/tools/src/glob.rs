@@ -6,8 +6,6 @@
 //! (`src/**/*.rs`) is anchored at the searched folder. Files ignored by
 //! .gitignore are not returned, `.git` is skipped, symlinks are not followed.
 
-use std::sync::Arc;
-
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
@@ -45,21 +43,15 @@ impl TypedTool for Glob {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        }
+        ToolAnnotations::READ_ONLY
     }
 
     async fn run(&self, ctx: &ToolContext, args: GlobArgs) -> Result<ToolOutput, ToolError> {
-        let workspace = Arc::clone(&ctx.workspace);
-        tokio::task::spawn_blocking(move || {
-            let paths = glob_paths(&workspace, &args.pattern, args.path.as_deref())?;
+        ctx.blocking(Self::NAME, move |workspace| {
+            let paths = glob_paths(workspace, &args.pattern, args.path.as_deref())?;
             Ok(render(&args.pattern, &paths))
         })
         .await
-        .map_err(|e| ToolError::failed(format!("glob stopped unexpectedly: {e}")))?
         .map(ToolOutput::text)
     }
 }

@@ -4,8 +4,6 @@
 //! drown the listing), `.git` is left out, and the listing stops at a
 //! fixed number of entries with a note.
 
-use std::sync::Arc;
-
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use ignore::WalkBuilder;
 use schemars::JsonSchema;
@@ -43,18 +41,12 @@ impl TypedTool for ListDir {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        }
+        ToolAnnotations::READ_ONLY
     }
 
     async fn run(&self, ctx: &ToolContext, args: ListDirArgs) -> Result<ToolOutput, ToolError> {
-        let workspace = Arc::clone(&ctx.workspace);
-        tokio::task::spawn_blocking(move || list(&workspace, &args))
+        ctx.blocking(Self::NAME, move |workspace| list(workspace, &args))
             .await
-            .map_err(|e| ToolError::failed(format!("list_dir stopped unexpectedly: {e}")))?
             .map(ToolOutput::text)
     }
 }

@@ -6,8 +6,6 @@
 //! exactly one note fits. Characters other platforms forbid in file names
 //! (`< > : " | ? *`) are refused so a vault stays portable.
 
-use std::sync::Arc;
-
 use axon_protocol::{ContentPart, ToolAnnotations, ToolOutput};
 use ignore::WalkBuilder;
 use schemars::JsonSchema;
@@ -78,18 +76,14 @@ impl TypedTool for ReadNote {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        }
+        ToolAnnotations::READ_ONLY
     }
 
     async fn run(&self, ctx: &ToolContext, args: ReadNoteArgs) -> Result<ToolOutput, ToolError> {
-        let workspace = Arc::clone(&ctx.workspace);
-        tokio::task::spawn_blocking(move || read_note(&workspace, &args.path))
-            .await
-            .map_err(|e| ToolError::failed(format!("read_note stopped unexpectedly: {e}")))?
+        ctx.blocking(Self::NAME, move |workspace| {
+            read_note(workspace, &args.path)
+        })
+        .await
     }
 }
 
@@ -186,22 +180,16 @@ impl TypedTool for CreateNote {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: false,
-            destructive: true,
-            idempotent: false,
-        }
+        ToolAnnotations::DESTRUCTIVE
     }
 
     async fn run(&self, ctx: &ToolContext, args: CreateNoteArgs) -> Result<ToolOutput, ToolError> {
         let note = normalize_note_path(vault_relative(&args.path));
         check_characters(&note)?;
-        let workspace = Arc::clone(&ctx.workspace);
-        tokio::task::spawn_blocking(move || {
-            write_text(&workspace, &note, args.content.as_bytes(), args.mode)
+        ctx.blocking(Self::NAME, move |workspace| {
+            write_text(workspace, &note, args.content.as_bytes(), args.mode)
         })
         .await
-        .map_err(|e| ToolError::failed(format!("create_note stopped unexpectedly: {e}")))?
         .map(ToolOutput::text)
     }
 }
@@ -226,19 +214,15 @@ impl TypedTool for ListFolder {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        }
+        ToolAnnotations::READ_ONLY
     }
 
     async fn run(&self, ctx: &ToolContext, args: ListFolderArgs) -> Result<ToolOutput, ToolError> {
-        let workspace = Arc::clone(&ctx.workspace);
-        tokio::task::spawn_blocking(move || list_folder(&workspace, &args.path))
-            .await
-            .map_err(|e| ToolError::failed(format!("list_folder stopped unexpectedly: {e}")))?
-            .map(ToolOutput::text)
+        ctx.blocking(Self::NAME, move |workspace| {
+            list_folder(workspace, &args.path)
+        })
+        .await
+        .map(ToolOutput::text)
     }
 }
 

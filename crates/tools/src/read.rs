@@ -6,7 +6,6 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::sync::Arc;
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
@@ -51,18 +50,12 @@ impl TypedTool for ReadFile {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        }
+        ToolAnnotations::READ_ONLY
     }
 
     async fn run(&self, ctx: &ToolContext, args: ReadFileArgs) -> Result<ToolOutput, ToolError> {
-        let workspace = Arc::clone(&ctx.workspace);
-        tokio::task::spawn_blocking(move || read_numbered(&workspace, &args))
+        ctx.blocking(Self::NAME, move |workspace| read_numbered(workspace, &args))
             .await
-            .map_err(|e| ToolError::failed(format!("read_file stopped unexpectedly: {e}")))?
             .map(ToolOutput::text)
     }
 }

@@ -31,6 +31,19 @@ impl ToolContext {
             workspace: Arc::new(workspace),
         }
     }
+
+    /// Runs blocking work (file I/O, directory walks) for `tool` on a
+    /// blocking thread, so the async runtime's workers never stall.
+    pub async fn blocking<T: Send + 'static>(
+        &self,
+        tool: &str,
+        work: impl FnOnce(&Workspace) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let workspace = Arc::clone(&self.workspace);
+        tokio::task::spawn_blocking(move || work(&workspace))
+            .await
+            .map_err(|e| ToolError::failed(format!("{tool} stopped unexpectedly: {e}")))?
+    }
 }
 
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;

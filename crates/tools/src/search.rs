@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use grep_matcher::Matcher;
@@ -205,20 +205,14 @@ impl TypedTool for Search {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        }
+        ToolAnnotations::READ_ONLY
     }
 
     async fn run(&self, ctx: &ToolContext, args: SearchOptions) -> Result<ToolOutput, ToolError> {
-        let workspace = Arc::clone(&ctx.workspace);
-        tokio::task::spawn_blocking(move || {
-            search_workspace(&workspace, &args).map(|r| r.render(&args.query))
+        ctx.blocking(Self::NAME, move |workspace| {
+            search_workspace(workspace, &args).map(|r| r.render(&args.query))
         })
         .await
-        .map_err(|e| ToolError::failed(format!("search stopped unexpectedly: {e}")))?
         .map(ToolOutput::text)
     }
 }

@@ -59,11 +59,7 @@ impl TypedTool for Shell {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: false,
-            destructive: true,
-            idempotent: false,
-        }
+        ToolAnnotations::DESTRUCTIVE
     }
 
     async fn run(&self, ctx: &ToolContext, args: ShellArgs) -> Result<ToolOutput, ToolError> {

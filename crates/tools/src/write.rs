@@ -5,7 +5,6 @@
 use std::fs;
 use std::io;
 use std::path::Path;
-use std::sync::Arc;
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
@@ -51,20 +50,14 @@ impl TypedTool for WriteFile {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: false,
-            destructive: true,
-            idempotent: false,
-        }
+        ToolAnnotations::DESTRUCTIVE
     }
 
     async fn run(&self, ctx: &ToolContext, args: WriteFileArgs) -> Result<ToolOutput, ToolError> {
-        let workspace = Arc::clone(&ctx.workspace);
-        tokio::task::spawn_blocking(move || {
-            write_text(&workspace, &args.path, args.content.as_bytes(), args.mode)
+        ctx.blocking(Self::NAME, move |workspace| {
+            write_text(workspace, &args.path, args.content.as_bytes(), args.mode)
         })
         .await
-        .map_err(|e| ToolError::failed(format!("write_file stopped unexpectedly: {e}")))?
         .map(ToolOutput::text)
     }
 }

@@ -12,14 +12,6 @@ use common::{TestWorkspace, expect_error, expect_ok};
 use proptest::prelude::*;
 use serde_json::json;
 
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: 100,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
 /// A file or folder name a vault accepts.
 fn name() -> impl Strategy<Value = String> {
     "[A-Za-z0-9][A-Za-z0-9 _-]{0,10}[A-Za-z0-9]".prop_map(|s| s.to_string())
@@ -44,7 +36,7 @@ fn non_empty_content() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(common::proptest_config())]
 
     /// Property 1: Read note round-trip. *For any* valid file path and
     /// content, if a note is created with that content, then reading the note

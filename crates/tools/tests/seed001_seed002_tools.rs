@@ -13,14 +13,6 @@ use globset::GlobBuilder;
 use proptest::prelude::*;
 use serde_json::json;
 
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: 100,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
 /// Lines over a tiny alphabet, so queries match often and repeatedly.
 fn lines(max: usize) -> impl Strategy<Value = Vec<String>> {
     prop::collection::vec("[abc ]{0,12}", 1..max)
@@ -31,7 +23,7 @@ fn text_of(lines: &[String]) -> String {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(common::proptest_config())]
 
     /// Property 8 (seed 001): 搜索结果格式与上下文. *For any* file content
     /// and a search query matching it (literal or regular expression), every

@@ -106,6 +106,16 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// 100 cases per property (the seeds' minimum); no failure files, since
+/// integration tests have no source folder for proptest to write them in.
+pub fn proptest_config() -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases: 100,
+        failure_persistence: None,
+        ..Default::default()
+    }
+}
+
 /// Asserts an error output and returns its text.
 pub fn expect_error(output: &ToolOutput) -> String {
     assert!(
