@@ -9,6 +9,16 @@ use std::path::Path;
 /// Replaces `path`'s content with `data` atomically. The parent folder must
 /// exist. An existing file keeps its permissions; a new one gets 0644.
 pub fn atomic_write(path: &Path, data: &[u8]) -> io::Result<()> {
+    atomic_replace(path, |file| file.write_all(data))
+}
+
+/// Replaces `path`'s content with whatever `fill` writes into the new file,
+/// atomically: `fill` may read the old content from `path` (it is untouched
+/// until the rename), which lets an append stream instead of loading the file.
+pub fn atomic_replace(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -21,7 +31,7 @@ pub fn atomic_write(path: &Path, data: &[u8]) -> io::Result<()> {
         Ok(meta) => tmp.as_file().set_permissions(meta.permissions())?,
         Err(_) => set_new_file_permissions(tmp.as_file())?,
     }
-    tmp.write_all(data)?;
+    fill(tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     // The rename is durable only once the folder entry is on disk.

@@ -7,14 +7,16 @@
 //! when the model writes `\n`. The result is a small unified diff.
 
 use std::fs;
+use std::time::{Duration, Instant};
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use similar::TextDiff;
+use similar::{TextDiff, TextDiffConfig};
 
 use crate::atomic::atomic_write;
 use crate::error::ToolError;
+use crate::read::regular_file;
 use crate::registry::{ToolContext, TypedTool};
 use crate::text::{clip_line, looks_binary};
 use crate::workspace::Workspace;
@@ -22,8 +24,14 @@ use crate::write::write_error;
 
 /// Lines of diff shown before it is cut.
 const MAX_DIFF_LINES: usize = 80;
-/// Files longer than this get no "closest lines" search (it is quadratic).
+/// Files longer than this get no "closest lines" search.
 const MAX_LINES_FOR_SUGGESTIONS: usize = 20_000;
+/// Characters of old_str's first line compared when looking for near misses.
+const MAX_SUGGESTION_CHARS: usize = 300;
+/// Time allowed for finding near misses.
+const SUGGESTION_BUDGET: Duration = Duration::from_millis(100);
+/// edit_file holds the file in memory twice; larger files are refused.
+const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct EditFileArgs {
@@ -69,8 +77,21 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
             "old_str is empty; give the exact text to replace (to create a file, use write_file)",
         ));
     }
+    if args.old_str == args.new_str {
+        return Err(ToolError::failed(
+            "old_str and new_str are the same; nothing would change",
+        ));
+    }
     let path = workspace.resolve(&args.path)?;
     let rel = workspace.relative(&path);
+    let meta = regular_file(&path, &rel)?;
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(ToolError::failed(format!(
+            "'{rel}' is {} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use shell \
+             tools such as sed for files this size",
+            meta.len()
+        )));
+    }
     let bytes = fs::read(&path).map_err(|e| ToolError::io("read", &rel, &e))?;
     if looks_binary(&bytes) {
         return Err(ToolError::failed(format!(
@@ -80,20 +101,26 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
     let original = String::from_utf8(bytes)
         .map_err(|_| ToolError::failed(format!("Cannot edit '{rel}': it is not UTF-8 text")))?;
 
-    let (old_str, new_str) = match_line_endings(&original, &args.old_str, &args.new_str);
-    if old_str == new_str {
-        return Err(ToolError::failed(
-            "old_str and new_str are the same; nothing would change",
-        ));
+    // The snippet is matched as given first; only if that fails, and the
+    // file uses CRLF, is the model's bare `\n` read as the file's CRLF.
+    let crlf = uses_crlf(&original);
+    let mut old_str = args.old_str.clone();
+    let mut offsets = find_all(&original, &old_str);
+    if offsets.is_empty() && crlf && has_bare_lf(&old_str) {
+        old_str = to_crlf(&old_str);
+        offsets = find_all(&original, &old_str);
     }
-    let offsets: Vec<usize> = original
-        .match_indices(old_str.as_str())
-        .map(|(i, _)| i)
-        .collect();
+    let new_str = if crlf && has_bare_lf(&args.new_str) {
+        to_crlf(&args.new_str)
+    } else {
+        args.new_str.clone()
+    };
     let updated = match offsets.len() {
         0 => {
             return Err(ToolError::failed(no_match_message(
-                &rel, &original, &old_str,
+                &rel,
+                &original,
+                &args.old_str,
             )));
         }
         1 => original.replacen(old_str.as_str(), &new_str, 1),
@@ -124,20 +151,23 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
     ))
 }
 
-/// If the file uses CRLF and the model wrote bare `\n`, rewrite both
-/// snippets to CRLF so the match works and the file keeps its convention.
-fn match_line_endings(content: &str, old: &str, new: &str) -> (String, String) {
-    let file_is_crlf = content.contains("\r\n");
-    let snippet_has_bare_lf = old.contains('\n') && !old.contains("\r\n");
-    if file_is_crlf && snippet_has_bare_lf {
-        (to_crlf(old), to_crlf(new))
-    } else {
-        (old.to_string(), new.to_string())
-    }
+/// Whether most of the file's line breaks are CRLF.
+fn uses_crlf(content: &str) -> bool {
+    let crlf = content.matches("\r\n").count();
+    crlf > 0 && crlf * 2 > content.matches('\n').count()
+}
+
+/// Whether `s` has a `\n` not preceded by `\r`.
+fn has_bare_lf(s: &str) -> bool {
+    s.replace("\r\n", "").contains('\n')
 }
 
 fn to_crlf(s: &str) -> String {
     s.replace("\r\n", "\n").replace('\n', "\r\n")
+}
+
+fn find_all(haystack: &str, needle: &str) -> Vec<usize> {
+    haystack.match_indices(needle).map(|(i, _)| i).collect()
 }
 
 /// 1-based line numbers of byte offsets (ascending) in `text`.
@@ -207,14 +237,27 @@ fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)>
     if file_lines.len() > MAX_LINES_FOR_SUGGESTIONS {
         return Vec::new();
     }
+    let probe: String = probe.chars().take(MAX_SUGGESTION_CHARS).collect();
+    // Scoring is a character diff per line: bounded by line length and by
+    // one deadline for the whole search, so a miss on a huge file stays cheap.
+    let deadline = Instant::now() + SUGGESTION_BUDGET;
     let mut scored: Vec<(f32, usize, &str)> = file_lines
         .iter()
         .enumerate()
         .filter(|(_, line)| {
             let len = line.trim().len();
-            len > 0 && len <= probe.len() * 2 + 8 && probe.len() <= len * 2 + 8
+            len > 0
+                && len <= MAX_SUGGESTION_CHARS * 4
+                && len <= probe.len() * 2 + 8
+                && probe.len() <= len * 2 + 8
         })
-        .map(|(i, line)| (TextDiff::from_chars(probe, line.trim()).ratio(), i, *line))
+        .take_while(|_| Instant::now() < deadline)
+        .map(|(i, line)| {
+            let diff = TextDiffConfig::default()
+                .deadline(deadline)
+                .diff_chars(probe.as_str(), line.trim());
+            (diff.ratio(), i, *line)
+        })
         .filter(|(score, _, _)| *score >= 0.6)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -250,11 +293,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn crlf_snippets_follow_the_file() {
-        let (old, new) = match_line_endings("a\r\nb\r\n", "a\nb", "x\ny");
-        assert_eq!((old.as_str(), new.as_str()), ("a\r\nb", "x\r\ny"));
-        let (old, _) = match_line_endings("a\nb\n", "a\nb", "x");
-        assert_eq!(old, "a\nb");
+    fn line_ending_detection() {
+        assert!(uses_crlf("a\r\nb\r\n"));
+        assert!(!uses_crlf("a\nb\nc\r\n"));
+        assert!(has_bare_lf("a\nb"));
+        assert!(!has_bare_lf("a\r\nb"));
+        assert_eq!(to_crlf("a\nb\r\nc"), "a\r\nb\r\nc");
     }
 
     #[test]

@@ -25,7 +25,7 @@ mod text;
 mod workspace;
 mod write;
 
-pub use atomic::atomic_write;
+pub use atomic::{atomic_replace, atomic_write};
 pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
 pub use registry::{Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool};

@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::{PathError, ToolError};
+use crate::read::regular_file;
 use crate::registry::{ToolContext, TypedTool};
 use crate::text::looks_binary;
 use crate::workspace::Workspace;
@@ -91,7 +92,7 @@ fn read_note(workspace: &Workspace, requested: &str) -> Result<ToolOutput, ToolE
     let note = normalize_note_path(vault_relative(requested));
     check_characters(&note)?;
     let path = workspace.resolve(&note)?;
-    if path.is_file() {
+    if path.exists() {
         return Ok(ToolOutput::text(read_text(workspace, &path)?));
     }
     let Some(found) = fuzzy_match(workspace, &note) else {
@@ -110,6 +111,7 @@ fn read_note(workspace: &Workspace, requested: &str) -> Result<ToolOutput, ToolE
 
 fn read_text(workspace: &Workspace, path: &std::path::Path) -> Result<String, ToolError> {
     let rel = workspace.relative(path);
+    regular_file(path, &rel)?;
     let bytes = std::fs::read(path).map_err(|e| ToolError::io("read", &rel, &e))?;
     if looks_binary(&bytes) {
         return Err(ToolError::failed(format!(

@@ -5,7 +5,8 @@
 //! read on; ranges past the end clamp silently; binary files are refused.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
@@ -13,7 +14,7 @@ use serde::Deserialize;
 
 use crate::error::ToolError;
 use crate::registry::{ToolContext, TypedTool};
-use crate::text::{clip_line, looks_binary};
+use crate::text::looks_binary;
 use crate::workspace::Workspace;
 
 /// Most lines shown by one call.
@@ -22,6 +23,9 @@ pub(crate) const MAX_LINES: u64 = 2000;
 const MAX_OUTPUT_BYTES: usize = 128 * 1024;
 /// Longer lines are cut (minified files would otherwise eat the budget).
 const MAX_LINE_CHARS: usize = 2000;
+/// Bytes of one line kept while reading: enough for MAX_LINE_CHARS of any
+/// UTF-8 text.
+const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadFileArgs {
@@ -63,12 +67,7 @@ impl TypedTool for ReadFile {
 fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, ToolError> {
     let path = workspace.resolve(&args.path)?;
     let rel = workspace.relative(&path);
-    let meta = std::fs::metadata(&path).map_err(|e| ToolError::io("read", &rel, &e))?;
-    if meta.is_dir() {
-        return Err(ToolError::failed(format!(
-            "'{rel}' is a folder, not a file; use list_dir to see what it contains"
-        )));
-    }
+    let meta = regular_file(&path, &rel)?;
     let file = File::open(&path).map_err(|e| ToolError::io("read", &rel, &e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader
@@ -90,26 +89,34 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
     let mut last_shown = 0u64;
     let mut cut_short = false;
     loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| ToolError::io("read", &rel, &e))?;
-        if n == 0 {
+        let wanted = total + 1 >= start && total < end && !cut_short;
+        let cap = if wanted { MAX_LINE_BYTES } else { 0 };
+        let Some(length) = read_line_capped(&mut reader, &mut line, cap)
+            .map_err(|e| ToolError::io("read", &rel, &e))?
+        else {
             break;
-        }
+        };
         total += 1;
-        if total < start || total > end || cut_short {
+        if !wanted {
             continue;
         }
         if shown >= MAX_LINES || out.len() >= MAX_OUTPUT_BYTES {
             cut_short = true;
             continue;
         }
-        let text = String::from_utf8_lossy(trim_line_ending(&line));
+        let bytes = line.strip_suffix(b"\r").unwrap_or(&line);
+        let text = String::from_utf8_lossy(bytes);
+        let cut = length > line.len() as u64 || text.chars().nth(MAX_LINE_CHARS).is_some();
+        let text = if cut {
+            let kept: String = text.chars().take(MAX_LINE_CHARS).collect();
+            format!("{kept}… [line cut; {length} bytes in all]")
+        } else {
+            text.into_owned()
+        };
         if shown > 0 {
             out.push('\n');
         }
-        out.push_str(&format!("{total} | {}", clip_line(&text, MAX_LINE_CHARS)));
+        out.push_str(&format!("{total} | {text}"));
         shown += 1;
         last_shown = total;
     }
@@ -132,7 +139,52 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
     Ok(out)
 }
 
-fn trim_line_ending(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
+/// The metadata of `path` if it is a regular file. Anything else is refused
+/// before it is opened: opening a FIFO blocks until a writer appears, and a
+/// device can stream forever.
+pub(crate) fn regular_file(path: &Path, rel: &str) -> Result<std::fs::Metadata, ToolError> {
+    let meta = std::fs::metadata(path).map_err(|e| ToolError::io("read", rel, &e))?;
+    if meta.is_dir() {
+        return Err(ToolError::failed(format!(
+            "'{rel}' is a folder, not a file; use list_dir to see what it contains"
+        )));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::failed(format!(
+            "'{rel}' is not a regular file (a pipe, socket or device); only files can be used"
+        )));
+    }
+    Ok(meta)
+}
+
+/// Reads one line, keeping at most `cap` of its bytes in `line`; returns
+/// the line's whole length without its `\n`, or `None` at the end of the
+/// file. Memory stays bounded however long the line is.
+fn read_line_capped(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<Option<u64>> {
+    line.clear();
+    let mut length = 0u64;
+    let mut any = false;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(any.then_some(length));
+        }
+        any = true;
+        let (chunk, ends_line) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], true),
+            None => (buf, false),
+        };
+        let room = cap.saturating_sub(line.len()).min(chunk.len());
+        line.extend_from_slice(&chunk[..room]);
+        length += chunk.len() as u64;
+        let consumed = chunk.len() + usize::from(ends_line);
+        reader.consume(consumed);
+        if ends_line {
+            return Ok(Some(length));
+        }
+    }
 }

@@ -431,6 +431,18 @@ impl Sink for DetailSink<'_> {
             });
             self.kept += 1;
             self.last_kept = number;
+        } else {
+            // A match past the limit can still be context for the last kept
+            // one; without it the context would stop short at this line.
+            let number = found.line_number().unwrap_or(0);
+            if number <= self.last_kept + self.context {
+                let text = line_text(found.bytes());
+                self.lines.push(Line {
+                    number,
+                    text,
+                    hit: None,
+                });
+            }
         }
         Ok(true)
     }

@@ -254,15 +254,20 @@ impl Capture {
 
     /// Waits briefly for the stream's end (a detached process may hold the
     /// pipe open forever), then returns what was read.
-    async fn finish(self) -> String {
-        let mut task = self.task;
-        if tokio::time::timeout(DRAIN_GRACE, &mut task).await.is_err() {
-            task.abort();
-        }
+    async fn finish(mut self) -> String {
+        let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.task).await;
         self.state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .text()
+    }
+}
+
+/// A cancelled call drops its captures; their readers must not outlive it
+/// (a detached daemon could hold the pipe open for days).
+impl Drop for Capture {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }
 

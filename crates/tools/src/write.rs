@@ -2,15 +2,15 @@
 //! folders. Both modes go through [`atomic_write`], so an interrupted write
 //! leaves the old content or the new one.
 
-use std::fs;
-use std::io;
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::atomic::atomic_write;
+use crate::atomic::atomic_replace;
 use crate::error::ToolError;
 use crate::registry::{ToolContext, TypedTool};
 use crate::workspace::Workspace;
@@ -72,35 +72,80 @@ pub(crate) fn write_text(
 ) -> Result<String, ToolError> {
     let path = workspace.resolve(user_path)?;
     let rel = workspace.relative(&path);
-    if path.is_dir() {
-        return Err(ToolError::failed(format!(
-            "'{rel}' is a folder; give a file path"
-        )));
-    }
-    create_parents(workspace, &path)?;
-    let existing = match fs::read(&path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(ToolError::io("read", &rel, &e)),
-    };
-    let existed = existing.is_some();
-    let appended = mode == WriteMode::Append && existing.is_some();
-    let content = match existing {
-        Some(mut old) if appended => {
-            old.extend_from_slice(data);
-            old
+    let existed = match fs::metadata(&path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::failed(format!(
+                "'{rel}' is a folder; give a file path"
+            )));
         }
-        _ => data.to_vec(),
+        // Writing into a FIFO or device would block or go who knows where.
+        Ok(meta) if !meta.is_file() => {
+            return Err(ToolError::failed(format!(
+                "'{rel}' is not a regular file (a pipe, socket or device); only files can be written"
+            )));
+        }
+        Ok(_) => true,
+        // A file where a folder should be is reported by create_parents.
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            false
+        }
+        Err(e) => return Err(ToolError::io("write", &rel, &e)),
     };
-    atomic_write(&path, &content).map_err(|e| write_error(&rel, &e))?;
-    let lines = content.iter().filter(|&&b| b == b'\n').count()
-        + usize::from(!content.is_empty() && !content.ends_with(b"\n"));
-    let size = format!("{} bytes, {lines} lines", content.len());
+    create_parents(workspace, &path)?;
+    let appended = mode == WriteMode::Append && existed;
+    let mut written = Tally::default();
+    atomic_replace(&path, |file| {
+        if appended {
+            // Stream the old content across rather than load it.
+            let mut old = File::open(&path)?;
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = old.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                written.add(&buf[..n]);
+                file.write_all(&buf[..n])?;
+            }
+        }
+        written.add(data);
+        file.write_all(data)
+    })
+    .map_err(|e| write_error(&rel, &e))?;
+    let size = format!("{} bytes, {} lines", written.bytes, written.lines());
     Ok(match (appended, existed) {
         (true, _) => format!("Appended {} bytes to '{rel}' (now {size})", data.len()),
         (false, true) => format!("Overwrote '{rel}' ({size})"),
         (false, false) => format!("Created '{rel}' ({size})"),
     })
+}
+
+/// Size and line count of what was written, counted as it streams by.
+#[derive(Default)]
+struct Tally {
+    bytes: u64,
+    newlines: u64,
+    last: Option<u8>,
+}
+
+impl Tally {
+    fn add(&mut self, chunk: &[u8]) {
+        self.bytes += chunk.len() as u64;
+        self.newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        if let Some(&b) = chunk.last() {
+            self.last = Some(b);
+        }
+    }
+
+    /// Lines as an editor counts them: a last line without `\n` counts.
+    fn lines(&self) -> u64 {
+        self.newlines + u64::from(self.last.is_some_and(|b| b != b'\n'))
+    }
 }
 
 fn create_parents(workspace: &Workspace, path: &Path) -> Result<(), ToolError> {
