@@ -1,0 +1,356 @@
+//! The HTTP side both wire formats share: the client, sending with retries,
+//! error responses as [`LlmError`]s, SSE with an idle timeout, and running a
+//! call as a task that feeds the caller's stream.
+//!
+//! A call runs in its own task and sends events through a bounded channel;
+//! the caller's stream aborts the task when dropped, which closes the
+//! connection at once. That is how cancellation reaches the network.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures_util::{Stream, StreamExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::retry::{RetryClass, RetryPolicy, retry_after};
+use crate::{EventStream, LlmError, ProviderEvent};
+
+/// What an HTTP provider is built from, in either wire format.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub info: crate::ProviderInfo,
+    /// e.g. `https://api.deepseek.com` or `http://127.0.0.1:11434/v1`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    /// The variable the key comes from, named in authentication errors.
+    pub api_key_env: String,
+    /// Extra headers sent with every request.
+    pub headers: Vec<(String, String)>,
+    pub retry: RetryPolicy,
+    /// How long the stream may stay silent before it is abandoned.
+    pub stream_idle_timeout: Duration,
+}
+
+/// How the API key is presented.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Auth {
+    /// `Authorization: Bearer KEY` (OpenAI format).
+    Bearer,
+    /// `x-api-key: KEY` (Anthropic).
+    ApiKeyHeader,
+}
+
+/// Everything needed to send one provider's requests.
+pub(crate) struct Connection {
+    pub info: crate::ProviderInfo,
+    pub endpoint: Endpoint,
+    client: reqwest::Client,
+    api_key: Option<String>,
+    auth: Auth,
+    headers: Vec<(String, String)>,
+    policy: RetryPolicy,
+    pub idle: Duration,
+}
+
+impl Connection {
+    /// A connection posting to `base_url` + `path`.
+    pub(crate) fn new(settings: Settings, path: &str, auth: Auth) -> Result<Self, LlmError> {
+        let url = format!("{}{path}", settings.base_url.trim_end_matches('/'));
+        Ok(Connection {
+            endpoint: Endpoint {
+                provider: settings.info.name.clone(),
+                key_env: settings.api_key_env,
+                url,
+            },
+            info: settings.info,
+            client: client()?,
+            api_key: settings.api_key,
+            auth,
+            headers: settings.headers,
+            policy: settings.retry,
+            idle: settings.stream_idle_timeout,
+        })
+    }
+
+    /// Posts `body`, retrying as the policy allows, and returns the SSE
+    /// reader of the successful response.
+    pub(crate) async fn post(
+        &self,
+        emit: &Emitter,
+        body: &serde_json::Value,
+    ) -> Result<SseReader, LlmError> {
+        // Serialised once: every retry sends the very same bytes.
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
+        let response = send(emit, &self.endpoint, &self.policy, || {
+            let mut request = self
+                .client
+                .post(&self.endpoint.url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(bytes.clone());
+            if let Some(key) = &self.api_key {
+                request = match self.auth {
+                    Auth::Bearer => request.bearer_auth(key),
+                    Auth::ApiKeyHeader => request.header("x-api-key", key),
+                };
+            }
+            for (name, value) in &self.headers {
+                request = request.header(name, value);
+            }
+            request
+        })
+        .await?;
+        Ok(SseReader::new(response, self.idle, &self.endpoint))
+    }
+}
+
+/// Where a provider's requests go, for requests and for error messages.
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    /// The provider's name as the user configured it, e.g. `deepseek`.
+    pub provider: String,
+    /// The environment variable an API key is read from, for messages.
+    pub key_env: String,
+    pub url: String,
+}
+
+pub(crate) fn client() -> Result<reqwest::Client, LlmError> {
+    // rustls needs a process-wide crypto provider. Installing it again (or
+    // after the embedding program chose one) fails harmlessly.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(15))
+        .build()
+        .map_err(|e| LlmError::Config(format!("cannot set up the HTTP client: {e}")))
+}
+
+/// Sends a request, retrying as `policy` allows and telling the caller about
+/// each retry. Returns the first successful response.
+pub(crate) async fn send(
+    emit: &Emitter,
+    endpoint: &Endpoint,
+    policy: &RetryPolicy,
+    request: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, LlmError> {
+    let mut retries = 0;
+    loop {
+        let (error, class, asked) = match request().send().await {
+            Ok(response) if response.status().is_success() => return Ok(response),
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let asked = retry_after(response.headers());
+                let body = response.text().await.unwrap_or_default();
+                let class = match status {
+                    429 | 503 | 529 => Some(RetryClass::RateLimit),
+                    500 | 502 | 504 => Some(RetryClass::Connection),
+                    _ => None,
+                };
+                (
+                    error_for_status(endpoint, status, asked, &body),
+                    class,
+                    asked,
+                )
+            }
+            Err(e) => (
+                network_error(endpoint, &e),
+                Some(RetryClass::Connection),
+                None,
+            ),
+        };
+        let Some(class) = class else {
+            return Err(error);
+        };
+        retries += 1;
+        let Some(delay) = policy.delay(class, retries, asked) else {
+            return Err(error);
+        };
+        let retrying = ProviderEvent::Retrying {
+            attempt: retries,
+            delay,
+            reason: error.to_string(),
+        };
+        if !emit.send(Ok(retrying)).await {
+            return Err(error);
+        }
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// The error an unsuccessful HTTP status stands for.
+pub(crate) fn error_for_status(
+    endpoint: &Endpoint,
+    status: u16,
+    retry_after: Option<Duration>,
+    body: &str,
+) -> LlmError {
+    let provider = endpoint.provider.clone();
+    let message = error_message(body);
+    match status {
+        401 | 403 => LlmError::Auth {
+            provider,
+            env_var: endpoint.key_env.clone(),
+            message,
+        },
+        429 => LlmError::RateLimited {
+            provider,
+            message,
+            retry_after,
+        },
+        503 | 529 => LlmError::Overloaded { provider, message },
+        400 | 413 | 422 if is_context_length(body) => LlmError::ContextLength { message },
+        400..=499 => LlmError::BadRequest {
+            provider,
+            status,
+            message,
+        },
+        _ => LlmError::Server {
+            provider,
+            status,
+            message,
+        },
+    }
+}
+
+/// The human part of an error body: `error.message` in both APIs' JSON,
+/// else the start of the raw text.
+pub(crate) fn error_message(body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("message"))
+            .and_then(|m| m.as_str())
+    });
+    match message {
+        Some(m) => m.to_string(),
+        None if body.trim().is_empty() => "no details given".to_string(),
+        None => body.trim().chars().take(300).collect(),
+    }
+}
+
+fn is_context_length(body: &str) -> bool {
+    let body = body.to_lowercase();
+    [
+        "context_length_exceeded",
+        "maximum context length",
+        "context length",
+        "context window",
+        "prompt is too long",
+        "too many tokens",
+        "reduce the length",
+    ]
+    .iter()
+    .any(|marker| body.contains(marker))
+}
+
+pub(crate) fn network_error(endpoint: &Endpoint, error: &reqwest::Error) -> LlmError {
+    LlmError::Network {
+        provider: endpoint.provider.clone(),
+        url: endpoint.url.clone(),
+        message: error_chain(error),
+    }
+}
+
+/// An error and its causes, which is where reqwest keeps the useful part
+/// ("connection refused", "dns error").
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Server-sent events of a response, each awaited for at most `idle`.
+pub(crate) struct SseReader {
+    events: Pin<Box<dyn Stream<Item = Result<Event, LlmError>> + Send>>,
+    idle: Duration,
+    provider: String,
+}
+
+impl SseReader {
+    pub(crate) fn new(response: reqwest::Response, idle: Duration, endpoint: &Endpoint) -> Self {
+        let provider = endpoint.provider.clone();
+        let name = provider.clone();
+        let events = response.bytes_stream().eventsource().map(move |item| {
+            item.map_err(|e| LlmError::Stream {
+                provider: name.clone(),
+                message: match e {
+                    EventStreamError::Transport(e) => {
+                        format!("connection lost: {}", error_chain(&e))
+                    }
+                    EventStreamError::Utf8(e) => format!("the stream is not UTF-8: {e}"),
+                    EventStreamError::Parser(e) => format!("malformed server-sent event: {e}"),
+                },
+            })
+        });
+        SseReader {
+            events: Box::pin(events),
+            idle,
+            provider,
+        }
+    }
+
+    /// The next event, `None` when the stream closed.
+    pub(crate) async fn next(&mut self) -> Result<Option<Event>, LlmError> {
+        match tokio::time::timeout(self.idle, self.events.next()).await {
+            Ok(item) => item.transpose(),
+            Err(_) => Err(LlmError::Idle {
+                provider: self.provider.clone(),
+                idle: self.idle,
+            }),
+        }
+    }
+
+    pub(crate) fn stream_error(&self, message: impl Into<String>) -> LlmError {
+        LlmError::Stream {
+            provider: self.provider.clone(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The sending half of a call's event stream.
+pub(crate) struct Emitter(mpsc::Sender<Result<ProviderEvent, LlmError>>);
+
+impl Emitter {
+    /// Sends one item; `false` once the caller has gone (stop working).
+    pub(crate) async fn send(&self, item: Result<ProviderEvent, LlmError>) -> bool {
+        self.0.send(item).await.is_ok()
+    }
+}
+
+/// Runs `work` as a task and returns the stream of what it emits.
+pub(crate) fn spawn_call<Fut>(work: impl FnOnce(Emitter) -> Fut) -> EventStream
+where
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(64);
+    let task = tokio::spawn(work(Emitter(tx)));
+    Box::pin(CallStream { rx, task })
+}
+
+struct CallStream {
+    rx: mpsc::Receiver<Result<ProviderEvent, LlmError>>,
+    task: JoinHandle<()>,
+}
+
+impl Stream for CallStream {
+    type Item = Result<ProviderEvent, LlmError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+impl Drop for CallStream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

@@ -1,0 +1,118 @@
+//! LLM providers for axon.
+//!
+//! A [`Provider`] turns a [`ProviderRequest`] (system prompt, history, tool
+//! specs) into a stream of [`ProviderEvent`]s as the model's answer arrives.
+//! Two wire formats cover the field: OpenAI chat completions ([`openai`],
+//! also DeepSeek, Ollama, OpenRouter, vLLM, llama.cpp…) and Anthropic
+//! Messages ([`anthropic`]). Both retry failed requests before the first byte
+//! of an answer ([`retry`]) and fail with a typed [`LlmError`] whose message
+//! says what to do. [`TurnAssembler`] folds a stream into the assistant
+//! message; [`text_protocol`] lets models without native tool calling use
+//! tools through ```` ```json:tool ```` blocks (seed 000).
+//!
+//! This crate knows nothing of tools beyond their specs: it never imports
+//! `axon-tools`; the two meet in `axon-core`.
+
+pub mod anthropic;
+mod assemble;
+mod error;
+mod http;
+pub mod openai;
+mod presets;
+pub mod retry;
+pub mod text_protocol;
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use axon_protocol::{Message, ToolSpec, Usage};
+use futures_util::Stream;
+use serde::{Deserialize, Serialize};
+
+pub use assemble::{AssembledTurn, TurnAssembler};
+pub use error::LlmError;
+pub use presets::{ProviderConfig, ProviderKind, build_provider, preset};
+
+/// How tools reach the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolProtocol {
+    /// The API's own tool calling.
+    #[default]
+    Native,
+    /// Tool definitions in the system prompt, calls as ```json:tool blocks.
+    Text,
+}
+
+/// Everything a provider needs for one model call.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderRequest {
+    pub system: String,
+    pub messages: Vec<Message>,
+    /// Empty when the text protocol describes the tools in `system`.
+    pub tools: Vec<ToolSpec>,
+    pub max_output_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    /// The output token limit was reached.
+    Length,
+    ContentFilter,
+    Other(String),
+}
+
+/// One piece of a streamed answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderEvent {
+    TextDelta(String),
+    /// Reasoning text (DeepSeek `reasoning_content`, Anthropic thinking).
+    ReasoningDelta(String),
+    /// Anthropic's signature for the thinking block, to be sent back.
+    ReasoningSignature(String),
+    /// A tool call begins. `index` identifies it among this turn's calls.
+    ToolCallStart {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    /// More of a tool call's JSON arguments.
+    ToolCallDelta {
+        index: usize,
+        arguments: String,
+    },
+    Usage(Usage),
+    /// The request failed and will be sent again after `delay`.
+    Retrying {
+        attempt: u32,
+        delay: Duration,
+        reason: String,
+    },
+    /// The model finished; the stream ends after this.
+    Finish(FinishReason),
+}
+
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<ProviderEvent, LlmError>> + Send>>;
+
+/// What a front end and the context manager need to know about a provider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderInfo {
+    /// The preset or configured name, e.g. `deepseek`.
+    pub name: String,
+    pub model: String,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+    pub tool_protocol: ToolProtocol,
+}
+
+/// A model behind some API.
+pub trait Provider: Send + Sync {
+    fn info(&self) -> &ProviderInfo;
+    /// Starts a call. Dropping the stream cancels it (the connection closes).
+    fn stream(&self, request: ProviderRequest) -> EventStream;
+}
