@@ -40,9 +40,7 @@ pub(crate) mod exit {
 pub(crate) fn say(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
-    let result = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.write_all(b"\n"));
+    let result = stdout.write_all(text.as_bytes()).and_then(|()| stdout.write_all(b"\n"));
     let result = result.and_then(|()| stdout.flush());
     match result {
         Ok(()) => {}
@@ -56,10 +54,7 @@ pub(crate) fn say(text: &str) {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("axon: cannot start the async runtime: {e}");

@@ -61,12 +61,9 @@ impl From<ProfileArg> for Profile {
 pub async fn run(command: ToolCommand) -> u8 {
     match command {
         ToolCommand::List { target, json } => list(&target, json),
-        ToolCommand::Call {
-            name,
-            arguments,
-            target,
-            json,
-        } => call(&name, arguments.as_deref(), &target, json).await,
+        ToolCommand::Call { name, arguments, target, json } => {
+            call(&name, arguments.as_deref(), &target, json).await
+        }
     }
 }
 
@@ -121,9 +118,7 @@ async fn call(name: &str, arguments: Option<&str>, target: &Target, json: bool) 
             return exit::USAGE;
         }
     };
-    let output = registry
-        .call(&ToolContext::new(workspace), name, arguments)
-        .await;
+    let output = registry.call(&ToolContext::new(workspace), name, arguments).await;
     if json {
         match serde_json::to_string(&output) {
             Ok(text) => say(&text),
@@ -137,11 +132,7 @@ async fn call(name: &str, arguments: Option<&str>, target: &Target, json: bool) 
     } else {
         say(&output.text_content());
     }
-    if output.is_error {
-        exit::FAILED
-    } else {
-        exit::OK
-    }
+    if output.is_error { exit::FAILED } else { exit::OK }
 }
 
 fn parse_arguments(arguments: Option<&str>) -> Result<Value, String> {

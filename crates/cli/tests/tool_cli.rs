@@ -29,12 +29,7 @@ fn workspace() -> tempfile::TempDir {
 fn read_file_prints_numbered_lines() {
     let dir = workspace();
     axon(dir.path())
-        .args([
-            "tool",
-            "call",
-            "read_file",
-            r#"{"path":"Cargo.toml","start_line":1,"end_line":3}"#,
-        ])
+        .args(["tool", "call", "read_file", r#"{"path":"Cargo.toml","start_line":1,"end_line":3}"#])
         .assert()
         .success()
         .stdout("1 | [package]\n2 | name = \"demo\"\n3 | version = \"0.1.0\"\n");
@@ -60,42 +55,18 @@ fn exit_codes_distinguish_tool_errors_from_usage_errors() {
         .code(1)
         .stderr(predicates::str::contains("field 'path'"));
     // The command line was wrong: 2.
-    axon(dir.path())
-        .args(["tool", "call", "read_file", "{not json"])
-        .assert()
-        .code(2);
-    axon(dir.path())
-        .args(["tool", "call", "read_file", "[1]"])
-        .assert()
-        .code(2);
+    axon(dir.path()).args(["tool", "call", "read_file", "{not json"]).assert().code(2);
+    axon(dir.path()).args(["tool", "call", "read_file", "[1]"]).assert().code(2);
     axon(dir.path())
         .args(["tool", "call", "no_such_tool", "{}"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains(
-            "Tool 'no_such_tool' is not available",
-        ));
+        .stderr(predicates::str::contains("Tool 'no_such_tool' is not available"));
+    axon(dir.path()).args(["tool", "call", "read_note", "{}"]).assert().code(2);
+    axon(dir.path()).args(["tool", "frobnicate"]).assert().code(2);
+    axon(dir.path()).args(["tool", "list", "-C", "/definitely/not/here"]).assert().success();
     axon(dir.path())
-        .args(["tool", "call", "read_note", "{}"])
-        .assert()
-        .code(2);
-    axon(dir.path())
-        .args(["tool", "frobnicate"])
-        .assert()
-        .code(2);
-    axon(dir.path())
-        .args(["tool", "list", "-C", "/definitely/not/here"])
-        .assert()
-        .success();
-    axon(dir.path())
-        .args([
-            "tool",
-            "call",
-            "glob",
-            r#"{"pattern":"*"}"#,
-            "-C",
-            "/definitely/not/here",
-        ])
+        .args(["tool", "call", "glob", r#"{"pattern":"*"}"#, "-C", "/definitely/not/here"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("cannot open workspace folder"));
@@ -114,36 +85,17 @@ fn arguments_can_come_from_stdin_and_output_as_json() {
         .clone();
     let value: Value = serde_json::from_slice(&output).unwrap();
     assert_eq!(value["is_error"], false);
-    assert_eq!(
-        value["content"][0]["text"],
-        "Created 'notes/hello.md' (3 bytes, 1 lines)"
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("notes/hello.md")).unwrap(),
-        "hi\n"
-    );
+    assert_eq!(value["content"][0]["text"], "Created 'notes/hello.md' (3 bytes, 1 lines)");
+    assert_eq!(std::fs::read_to_string(dir.path().join("notes/hello.md")).unwrap(), "hi\n");
 }
 
 #[test]
 fn list_shows_each_profile_and_json_specs_carry_schemas() {
     let dir = workspace();
-    let code = axon(dir.path())
-        .args(["tool", "list"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let code =
+        axon(dir.path()).args(["tool", "list"]).assert().success().get_output().stdout.clone();
     let code = String::from_utf8(code).unwrap();
-    for name in [
-        "read_file",
-        "write_file",
-        "edit_file",
-        "list_dir",
-        "search",
-        "glob",
-        "shell",
-    ] {
+    for name in ["read_file", "write_file", "edit_file", "list_dir", "search", "glob", "shell"] {
         assert!(code.contains(name), "{code}");
     }
     let json = axon(dir.path())
@@ -155,14 +107,8 @@ fn list_shows_each_profile_and_json_specs_carry_schemas() {
         .clone();
     let specs: Vec<Value> = serde_json::from_slice(&json).unwrap();
     let names: Vec<&str> = specs.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(
-        names,
-        ["read_note", "create_note", "list_folder", "search", "glob"]
-    );
-    assert_eq!(
-        specs[1]["input_schema"]["required"],
-        serde_json::json!(["path", "content"])
-    );
+    assert_eq!(names, ["read_note", "create_note", "list_folder", "search", "glob"]);
+    assert_eq!(specs[1]["input_schema"]["required"], serde_json::json!(["path", "content"]));
     assert_eq!(specs[0]["annotations"]["read_only"], true);
 }
 
@@ -181,26 +127,12 @@ fn vault_profile_works_from_the_command_line() {
         .assert()
         .success();
     axon(dir.path())
-        .args([
-            "tool",
-            "call",
-            "list_folder",
-            r#"{"path":"/"}"#,
-            "--profile",
-            "vault",
-        ])
+        .args(["tool", "call", "list_folder", r#"{"path":"/"}"#, "--profile", "vault"])
         .assert()
         .success()
         .stdout("[folder] Daily/\n");
     axon(dir.path())
-        .args([
-            "tool",
-            "call",
-            "read_note",
-            r#"{"path":"daily/2025-01-15"}"#,
-            "--profile",
-            "vault",
-        ])
+        .args(["tool", "call", "read_note", r#"{"path":"daily/2025-01-15"}"#, "--profile", "vault"])
         .assert()
         .success()
         .stdout(
@@ -215,10 +147,7 @@ fn a_write_killed_midway_leaves_old_or_new_content() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("data.txt");
     // Large enough that a kill often lands while the data is being written.
-    let versions: Vec<String> = ["a", "b"]
-        .iter()
-        .map(|c| c.repeat(8 * 1024 * 1024))
-        .collect();
+    let versions: Vec<String> = ["a", "b"].iter().map(|c| c.repeat(8 * 1024 * 1024)).collect();
     std::fs::write(&target, &versions[0]).unwrap();
     let mut interrupted = 0;
     for round in 0..24u64 {
@@ -250,10 +179,7 @@ fn a_write_killed_midway_leaves_old_or_new_content() {
             content.len()
         );
     }
-    assert!(
-        interrupted > 0,
-        "no write was ever interrupted; the test proved nothing"
-    );
+    assert!(interrupted > 0, "no write was ever interrupted; the test proved nothing");
 }
 
 /// `axon … | head -1`: the reader leaves early; axon must not panic.

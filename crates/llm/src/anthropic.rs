@@ -30,13 +30,9 @@ pub struct AnthropicProvider {
 
 impl AnthropicProvider {
     pub fn new(mut settings: Settings) -> Result<Self, LlmError> {
-        settings
-            .headers
-            .push(("anthropic-version".into(), ANTHROPIC_VERSION.into()));
+        settings.headers.push(("anthropic-version".into(), ANTHROPIC_VERSION.into()));
         let connection = Connection::new(settings, "/v1/messages", Auth::ApiKeyHeader)?;
-        Ok(AnthropicProvider {
-            connection: Arc::new(connection),
-        })
+        Ok(AnthropicProvider { connection: Arc::new(connection) })
     }
 }
 
@@ -72,9 +68,7 @@ async fn read_answer(
         }
         let parsed: StreamEvent = serde_json::from_str(&event.data)
             .map_err(|e| sse.stream_error(format!("the provider sent a malformed event ({e})")))?;
-        let (events, done) = blocks
-            .events(parsed)
-            .map_err(|message| sse.stream_error(message))?;
+        let (events, done) = blocks.events(parsed).map_err(|message| sse.stream_error(message))?;
         for event in events {
             if !emit.send(Ok(event)).await {
                 return Ok(());
@@ -109,18 +103,11 @@ impl BlockTracker {
                     self.usage.output_tokens = usage.output_tokens;
                 }
             }
-            StreamEvent::ContentBlockStart {
-                index,
-                content_block,
-            } => match content_block {
+            StreamEvent::ContentBlockStart { index, content_block } => match content_block {
                 Block::ToolUse { id, name } => {
                     let call_index = self.tools.len();
                     self.tools.insert(index, call_index);
-                    out.push(ProviderEvent::ToolCallStart {
-                        index: call_index,
-                        id,
-                        name,
-                    });
+                    out.push(ProviderEvent::ToolCallStart { index: call_index, id, name });
                 }
                 Block::Text { text } if !text.is_empty() => {
                     out.push(ProviderEvent::TextDelta(text))
@@ -161,17 +148,12 @@ impl BlockTracker {
             }
             StreamEvent::MessageStop => {
                 out.push(ProviderEvent::Usage(self.usage));
-                out.push(ProviderEvent::Finish(
-                    self.finish.take().unwrap_or(FinishReason::Stop),
-                ));
+                out.push(ProviderEvent::Finish(self.finish.take().unwrap_or(FinishReason::Stop)));
                 return Ok((out, true));
             }
             StreamEvent::Error { error } => {
                 let kind = error.get("type").and_then(Value::as_str).unwrap_or("error");
-                let message = error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no details");
+                let message = error.get("message").and_then(Value::as_str).unwrap_or("no details");
                 return Err(format!("{kind}: {message}"));
             }
             StreamEvent::ContentBlockStop | StreamEvent::Ping | StreamEvent::Other => {}
@@ -274,10 +256,9 @@ fn content_blocks(parts: &[ContentPart]) -> Vec<Value> {
                 "source": {"type": "base64", "media_type": media_type, "data": data},
             })),
             // Thinking without a signature cannot be verified by the API.
-            ContentPart::Thinking {
-                text,
-                signature: Some(signature),
-            } => Some(json!({"type": "thinking", "thinking": text, "signature": signature})),
+            ContentPart::Thinking { text, signature: Some(signature) } => {
+                Some(json!({"type": "thinking", "thinking": text, "signature": signature}))
+            }
             ContentPart::Thinking { .. } | ContentPart::Audio { .. } => None,
         })
         .collect()
@@ -380,22 +361,11 @@ mod tests {
         let mut assistant = Message::assistant("checking");
         assistant.content.insert(
             0,
-            ContentPart::Thinking {
-                text: "plan".into(),
-                signature: Some("sig".into()),
-            },
+            ContentPart::Thinking { text: "plan".into(), signature: Some("sig".into()) },
         );
         assistant.tool_calls = vec![
-            ToolCall {
-                id: "a".into(),
-                name: "read_file".into(),
-                arguments: json!({"path": "x"}),
-            },
-            ToolCall {
-                id: "b".into(),
-                name: "glob".into(),
-                arguments: json!({"pattern": "*"}),
-            },
+            ToolCall { id: "a".into(), name: "read_file".into(), arguments: json!({"path": "x"}) },
+            ToolCall { id: "b".into(), name: "glob".into(), arguments: json!({"pattern": "*"}) },
         ];
         let messages = vec![
             Message::user("hi"),
@@ -439,19 +409,9 @@ mod tests {
             [
                 ProviderEvent::ReasoningDelta("hm".into()),
                 ProviderEvent::ReasoningSignature("s1".into()),
-                ProviderEvent::ToolCallStart {
-                    index: 0,
-                    id: "t1".into(),
-                    name: "glob".into()
-                },
-                ProviderEvent::ToolCallDelta {
-                    index: 0,
-                    arguments: "{\"pattern\":".into()
-                },
-                ProviderEvent::ToolCallDelta {
-                    index: 0,
-                    arguments: "\"*\"}".into()
-                },
+                ProviderEvent::ToolCallStart { index: 0, id: "t1".into(), name: "glob".into() },
+                ProviderEvent::ToolCallDelta { index: 0, arguments: "{\"pattern\":".into() },
+                ProviderEvent::ToolCallDelta { index: 0, arguments: "\"*\"}".into() },
                 ProviderEvent::Usage(Usage {
                     input_tokens: 7,
                     output_tokens: 12,

@@ -56,11 +56,7 @@ impl TurnAssembler {
                 call.name.clone_from(name);
             }
             ProviderEvent::ToolCallDelta { index, arguments } => {
-                self.calls
-                    .entry(*index)
-                    .or_default()
-                    .arguments
-                    .push_str(arguments);
+                self.calls.entry(*index).or_default().arguments.push_str(arguments);
             }
             ProviderEvent::Usage(usage) => self.usage = Some(*usage),
             ProviderEvent::Finish(reason) => self.finish = Some(reason.clone()),
@@ -76,10 +72,7 @@ impl TurnAssembler {
     pub fn finish(self) -> AssembledTurn {
         let mut content = Vec::new();
         if !self.reasoning.is_empty() || self.signature.is_some() {
-            content.push(ContentPart::Thinking {
-                text: self.reasoning,
-                signature: self.signature,
-            });
+            content.push(ContentPart::Thinking { text: self.reasoning, signature: self.signature });
         }
         if !self.text.is_empty() {
             content.push(ContentPart::Text { text: self.text });
@@ -96,11 +89,7 @@ impl TurnAssembler {
                         Value::String(call.arguments)
                     }
                 };
-                ToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments,
-                }
+                ToolCall { id: call.id, name: call.name, arguments }
             })
             .collect();
         AssembledTurn {
@@ -139,28 +128,11 @@ mod tests {
     fn calls_assemble_by_index_and_bad_arguments_are_reported() {
         let mut turn = TurnAssembler::new();
         for event in [
-            ProviderEvent::ToolCallStart {
-                index: 1,
-                id: "b".into(),
-                name: "glob".into(),
-            },
-            ProviderEvent::ToolCallStart {
-                index: 0,
-                id: "a".into(),
-                name: "read_file".into(),
-            },
-            ProviderEvent::ToolCallDelta {
-                index: 0,
-                arguments: "{\"pa".into(),
-            },
-            ProviderEvent::ToolCallDelta {
-                index: 1,
-                arguments: "{oops".into(),
-            },
-            ProviderEvent::ToolCallDelta {
-                index: 0,
-                arguments: "th\":\"x\"}".into(),
-            },
+            ProviderEvent::ToolCallStart { index: 1, id: "b".into(), name: "glob".into() },
+            ProviderEvent::ToolCallStart { index: 0, id: "a".into(), name: "read_file".into() },
+            ProviderEvent::ToolCallDelta { index: 0, arguments: "{\"pa".into() },
+            ProviderEvent::ToolCallDelta { index: 1, arguments: "{oops".into() },
+            ProviderEvent::ToolCallDelta { index: 0, arguments: "th\":\"x\"}".into() },
             ProviderEvent::TextDelta("hi".into()),
         ] {
             turn.push(&event);

@@ -149,17 +149,9 @@ pub(crate) async fn send(
                     500 | 502 | 504 => Some(RetryClass::Connection),
                     _ => None,
                 };
-                (
-                    error_for_status(endpoint, status, asked, &body),
-                    class,
-                    asked,
-                )
+                (error_for_status(endpoint, status, asked, &body), class, asked)
             }
-            Err(e) => (
-                network_error(endpoint, &e),
-                Some(RetryClass::Connection),
-                None,
-            ),
+            Err(e) => (network_error(endpoint, &e), Some(RetryClass::Connection), None),
         };
         let Some(class) = class else {
             return Err(error);
@@ -168,11 +160,8 @@ pub(crate) async fn send(
         let Some(delay) = policy.delay(class, retries, asked) else {
             return Err(error);
         };
-        let retrying = ProviderEvent::Retrying {
-            attempt: retries,
-            delay,
-            reason: error.to_string(),
-        };
+        let retrying =
+            ProviderEvent::Retrying { attempt: retries, delay, reason: error.to_string() };
         if !emit.send(Ok(retrying)).await {
             return Err(error);
         }
@@ -190,28 +179,12 @@ pub(crate) fn error_for_status(
     let provider = endpoint.provider.clone();
     let message = error_message(body);
     match status {
-        401 | 403 => LlmError::Auth {
-            provider,
-            env_var: endpoint.key_env.clone(),
-            message,
-        },
-        429 => LlmError::RateLimited {
-            provider,
-            message,
-            retry_after,
-        },
+        401 | 403 => LlmError::Auth { provider, env_var: endpoint.key_env.clone(), message },
+        429 => LlmError::RateLimited { provider, message, retry_after },
         503 | 529 => LlmError::Overloaded { provider, message },
         400 | 413 | 422 if is_context_length(body) => LlmError::ContextLength { message },
-        400..=499 => LlmError::BadRequest {
-            provider,
-            status,
-            message,
-        },
-        _ => LlmError::Server {
-            provider,
-            status,
-            message,
-        },
+        400..=499 => LlmError::BadRequest { provider, status, message },
+        _ => LlmError::Server { provider, status, message },
     }
 }
 
@@ -220,9 +193,7 @@ pub(crate) fn error_for_status(
 pub(crate) fn error_message(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let message = parsed.as_ref().and_then(|v| {
-        v.pointer("/error/message")
-            .or_else(|| v.get("message"))
-            .and_then(|m| m.as_str())
+        v.pointer("/error/message").or_else(|| v.get("message")).and_then(|m| m.as_str())
     });
     match message {
         Some(m) => m.to_string(),
@@ -290,29 +261,19 @@ impl SseReader {
                 },
             })
         });
-        SseReader {
-            events: Box::pin(events),
-            idle,
-            provider,
-        }
+        SseReader { events: Box::pin(events), idle, provider }
     }
 
     /// The next event, `None` when the stream closed.
     pub(crate) async fn next(&mut self) -> Result<Option<Event>, LlmError> {
         match tokio::time::timeout(self.idle, self.events.next()).await {
             Ok(item) => item.transpose(),
-            Err(_) => Err(LlmError::Idle {
-                provider: self.provider.clone(),
-                idle: self.idle,
-            }),
+            Err(_) => Err(LlmError::Idle { provider: self.provider.clone(), idle: self.idle }),
         }
     }
 
     pub(crate) fn stream_error(&self, message: impl Into<String>) -> LlmError {
-        LlmError::Stream {
-            provider: self.provider.clone(),
-            message: message.into(),
-        }
+        LlmError::Stream { provider: self.provider.clone(), message: message.into() }
     }
 }
 

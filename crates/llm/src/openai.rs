@@ -26,9 +26,7 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     pub fn new(settings: Settings) -> Result<Self, LlmError> {
         let connection = Connection::new(settings, "/chat/completions", Auth::Bearer)?;
-        Ok(OpenAiProvider {
-            connection: Arc::new(connection),
-        })
+        Ok(OpenAiProvider { connection: Arc::new(connection) })
     }
 }
 
@@ -70,10 +68,7 @@ async fn read_answer(
         };
         let data = event.data.trim();
         if data == "[DONE]" {
-            emit.send(Ok(ProviderEvent::Finish(
-                finish.unwrap_or(FinishReason::Stop),
-            )))
-            .await;
+            emit.send(Ok(ProviderEvent::Finish(finish.unwrap_or(FinishReason::Stop)))).await;
             return Ok(());
         }
         if data.is_empty() {
@@ -110,10 +105,7 @@ fn chunk_events(
     let mut events = Vec::new();
     for choice in &chunk.choices {
         let delta = &choice.delta;
-        for reasoning in [&delta.reasoning_content, &delta.reasoning]
-            .into_iter()
-            .flatten()
-        {
+        for reasoning in [&delta.reasoning_content, &delta.reasoning].into_iter().flatten() {
             if !reasoning.is_empty() {
                 events.push(ProviderEvent::ReasoningDelta(reasoning.clone()));
             }
@@ -124,12 +116,8 @@ fn chunk_events(
         for (position, call) in delta.tool_calls.iter().flatten().enumerate() {
             let index = call.index.unwrap_or(position);
             let function = call.function.as_ref();
-            let name = function
-                .and_then(|f| f.name.clone())
-                .filter(|n| !n.is_empty());
-            let arguments = function
-                .and_then(|f| f.arguments.clone())
-                .unwrap_or_default();
+            let name = function.and_then(|f| f.name.clone()).filter(|n| !n.is_empty());
+            let arguments = function.and_then(|f| f.arguments.clone()).unwrap_or_default();
             if let Some(id) = call.id.clone().filter(|id| !id.is_empty()) {
                 calls.pending_id.insert(index, id);
             }
@@ -138,18 +126,13 @@ fn chunk_events(
                 (false, Some(name)) => {
                     calls.started.insert(index, true);
                     // Some local servers send no id; the history still needs one.
-                    let id = calls
-                        .pending_id
-                        .remove(&index)
-                        .unwrap_or_else(|| format!("call_{index}"));
+                    let id =
+                        calls.pending_id.remove(&index).unwrap_or_else(|| format!("call_{index}"));
                     events.push(ProviderEvent::ToolCallStart { index, id, name });
                     let earlier = calls.pending.remove(&index).unwrap_or_default();
                     let all = earlier + &arguments;
                     if !all.is_empty() {
-                        events.push(ProviderEvent::ToolCallDelta {
-                            index,
-                            arguments: all,
-                        });
+                        events.push(ProviderEvent::ToolCallDelta { index, arguments: all });
                     }
                 }
                 (false, None) => calls.pending.entry(index).or_default().push_str(&arguments),
@@ -261,12 +244,7 @@ fn wire_message(message: &Message) -> Value {
 fn user_content(parts: &[ContentPart]) -> Value {
     let has_media = parts.iter().any(|p| matches!(p, ContentPart::Image { .. }));
     if !has_media {
-        return json!(
-            parts
-                .iter()
-                .filter_map(ContentPart::as_text)
-                .collect::<String>()
-        );
+        return json!(parts.iter().filter_map(ContentPart::as_text).collect::<String>());
     }
     parts
         .iter()
@@ -385,23 +363,10 @@ mod tests {
                     id: "c0".into(),
                     name: "read_file".into()
                 },
-                ProviderEvent::ToolCallStart {
-                    index: 1,
-                    id: "c1".into(),
-                    name: "glob".into()
-                },
-                ProviderEvent::ToolCallDelta {
-                    index: 1,
-                    arguments: "{\"pat".into()
-                },
-                ProviderEvent::ToolCallDelta {
-                    index: 0,
-                    arguments: "{\"path\":\"a\"}".into()
-                },
-                ProviderEvent::ToolCallDelta {
-                    index: 1,
-                    arguments: "tern\":\"*\"}".into()
-                },
+                ProviderEvent::ToolCallStart { index: 1, id: "c1".into(), name: "glob".into() },
+                ProviderEvent::ToolCallDelta { index: 1, arguments: "{\"pat".into() },
+                ProviderEvent::ToolCallDelta { index: 0, arguments: "{\"path\":\"a\"}".into() },
+                ProviderEvent::ToolCallDelta { index: 1, arguments: "tern\":\"*\"}".into() },
                 ProviderEvent::Usage(Usage {
                     input_tokens: 10,
                     output_tokens: 5,
@@ -420,10 +385,7 @@ mod tests {
             arguments: json!({"path": "a"}),
         };
         let mut assistant = Message::assistant("");
-        assistant.content = vec![ContentPart::Thinking {
-            text: "secret".into(),
-            signature: None,
-        }];
+        assistant.content = vec![ContentPart::Thinking { text: "secret".into(), signature: None }];
         assistant.tool_calls = vec![call];
         let request = ProviderRequest {
             system: "be brief".into(),

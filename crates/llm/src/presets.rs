@@ -45,13 +45,9 @@ pub struct ProviderConfig {
 /// `openrouter`.
 pub fn preset(name: &str) -> Option<ProviderConfig> {
     let (kind, base_url, model, env, requires_key) = match name {
-        "openai" => (
-            ProviderKind::OpenAi,
-            "https://api.openai.com/v1",
-            "gpt-4.1",
-            "OPENAI_API_KEY",
-            true,
-        ),
+        "openai" => {
+            (ProviderKind::OpenAi, "https://api.openai.com/v1", "gpt-4.1", "OPENAI_API_KEY", true)
+        }
         "deepseek" => (
             ProviderKind::OpenAi,
             "https://api.deepseek.com",
@@ -66,13 +62,9 @@ pub fn preset(name: &str) -> Option<ProviderConfig> {
             "ANTHROPIC_API_KEY",
             true,
         ),
-        "ollama" => (
-            ProviderKind::OpenAi,
-            "http://127.0.0.1:11434/v1",
-            "llama3.1",
-            "OLLAMA_API_KEY",
-            false,
-        ),
+        "ollama" => {
+            (ProviderKind::OpenAi, "http://127.0.0.1:11434/v1", "llama3.1", "OLLAMA_API_KEY", false)
+        }
         "openrouter" => (
             ProviderKind::OpenAi,
             "https://openrouter.ai/api/v1",

@@ -68,10 +68,7 @@ impl RetryPolicy {
             return Some(asked + jitter(asked / 10));
         }
         let exponent = (retry - 1).min(20);
-        let backoff = self
-            .base_delay
-            .saturating_mul(1 << exponent)
-            .min(self.max_delay);
+        let backoff = self.base_delay.saturating_mul(1 << exponent).min(self.max_delay);
         // Half fixed, half random: spreads clients without ever waiting less
         // than half the backoff.
         Some(backoff / 2 + jitter(backoff / 2))
@@ -81,23 +78,14 @@ impl RetryPolicy {
 /// A random duration in `[0, max]`.
 fn jitter(max: Duration) -> Duration {
     let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
-    if nanos == 0 {
-        Duration::ZERO
-    } else {
-        Duration::from_nanos(fastrand::u64(0..=nanos))
-    }
+    if nanos == 0 { Duration::ZERO } else { Duration::from_nanos(fastrand::u64(0..=nanos)) }
 }
 
 /// The wait a response asks for: `retry-after-ms` (milliseconds, as
 /// OpenAI and Anthropic send) or `retry-after` (seconds). HTTP dates are
 /// not used by these APIs and are ignored.
 pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let value = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
+    let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = value("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
         && ms.is_finite()
         && ms >= 0.0
@@ -128,10 +116,7 @@ mod tests {
         for retry in 1..=5 {
             let full = (policy.base_delay * (1 << (retry - 1))).min(policy.max_delay);
             let delay = policy.delay(RetryClass::RateLimit, retry, None).unwrap();
-            assert!(
-                delay >= full / 2 && delay <= full,
-                "retry {retry}: {delay:?} vs {full:?}"
-            );
+            assert!(delay >= full / 2 && delay <= full, "retry {retry}: {delay:?} vs {full:?}");
         }
     }
 
@@ -143,11 +128,7 @@ mod tests {
             let delay = policy.delay(RetryClass::RateLimit, 1, Some(asked)).unwrap();
             assert!(delay >= asked && delay <= asked + asked / 10);
         }
-        assert!(
-            policy
-                .delay(RetryClass::RateLimit, 1, Some(Duration::from_secs(600)))
-                .is_none()
-        );
+        assert!(policy.delay(RetryClass::RateLimit, 1, Some(Duration::from_secs(600))).is_none());
     }
 
     #[test]
@@ -158,10 +139,7 @@ mod tests {
         headers.insert("retry-after-ms", HeaderValue::from_static("1500"));
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
         headers.clear();
-        headers.insert(
-            "retry-after",
-            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
-        );
+        headers.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
         assert_eq!(retry_after(&headers), None);
     }
 }

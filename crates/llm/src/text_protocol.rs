@@ -71,10 +71,7 @@ pub fn parse(reply: &str) -> ParsedReply {
         rest = &body[consumed..];
     }
     text.push_str(rest);
-    ParsedReply {
-        text: text.trim().to_string(),
-        calls,
-    }
+    ParsedReply { text: text.trim().to_string(), calls }
 }
 
 /// Reads one block's JSON and its closing fence from `body` (what follows
@@ -95,10 +92,7 @@ fn read_block(body: &str) -> (Result<TextToolCall, String>, usize) {
             (call_from(value), consumed)
         }
         Some(Err(e)) => (Err(format!("Invalid JSON: {e}")), skip_to_close(body)),
-        None => (
-            Err("Invalid JSON: the block is empty".to_string()),
-            skip_to_close(body),
-        ),
+        None => (Err("Invalid JSON: the block is empty".to_string()), skip_to_close(body)),
     }
 }
 
@@ -118,18 +112,14 @@ fn call_from(value: Value) -> Result<TextToolCall, String> {
     let tool = match object.remove("tool") {
         Some(Value::String(tool)) if !tool.is_empty() => tool,
         Some(other) => {
-            return Err(format!(
-                "Invalid parameters: \"tool\" must be a name, not {other}"
-            ));
+            return Err(format!("Invalid parameters: \"tool\" must be a name, not {other}"));
         }
         None => return Err("Missing required field: tool".to_string()),
     };
     let params = match object.remove("params") {
         Some(params @ Value::Object(_)) => params,
         Some(other) => {
-            return Err(format!(
-                "Invalid parameters: \"params\" must be an object, not {other}"
-            ));
+            return Err(format!("Invalid parameters: \"params\" must be an object, not {other}"));
         }
         None => return Err("Missing required field: params".to_string()),
     };
@@ -149,14 +139,8 @@ mod tests {
         assert_eq!(
             parsed.calls,
             [
-                Ok(TextToolCall {
-                    tool: "read_note".into(),
-                    params: json!({"path": "a"})
-                }),
-                Ok(TextToolCall {
-                    tool: "list_folder".into(),
-                    params: json!({})
-                }),
+                Ok(TextToolCall { tool: "read_note".into(), params: json!({"path": "a"}) }),
+                Ok(TextToolCall { tool: "list_folder".into(), params: json!({}) }),
             ]
         );
     }
@@ -166,26 +150,15 @@ mod tests {
         let reply = "```json:tool\n{\"tool\": \"create_note\", \"params\": {\"content\": \"```rust\\nfn x() {}\\n```\"}}\n```\nDone.";
         let parsed = parse(reply);
         assert_eq!(parsed.text, "Done.");
-        assert_eq!(
-            parsed.calls[0].as_ref().unwrap().params["content"],
-            "```rust\nfn x() {}\n```"
-        );
+        assert_eq!(parsed.calls[0].as_ref().unwrap().params["content"], "```rust\nfn x() {}\n```");
     }
 
     #[test]
     fn broken_blocks_become_errors() {
         let parsed =
             parse("```json:tool\n{not json}\n```\nok\n```json:tool\n{\"params\": {}}\n```");
-        assert!(
-            parsed.calls[0]
-                .as_ref()
-                .unwrap_err()
-                .starts_with("Invalid JSON:")
-        );
-        assert_eq!(
-            parsed.calls[1],
-            Err("Missing required field: tool".to_string())
-        );
+        assert!(parsed.calls[0].as_ref().unwrap_err().starts_with("Invalid JSON:"));
+        assert_eq!(parsed.calls[1], Err("Missing required field: tool".to_string()));
         assert_eq!(parsed.text, "ok");
     }
 }

@@ -113,9 +113,6 @@ impl Message {
 
     /// All text parts joined, without thinking or media.
     pub fn text(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(ContentPart::as_text)
-            .collect()
+        self.content.iter().filter_map(ContentPart::as_text).collect()
     }
 }

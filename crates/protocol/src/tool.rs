@@ -33,17 +33,11 @@ pub struct ToolAnnotations {
 
 impl ToolAnnotations {
     /// Reads only; calling it again changes nothing.
-    pub const READ_ONLY: ToolAnnotations = ToolAnnotations {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-    };
+    pub const READ_ONLY: ToolAnnotations =
+        ToolAnnotations { read_only: true, destructive: false, idempotent: true };
     /// May overwrite or destroy data, or run arbitrary commands.
-    pub const DESTRUCTIVE: ToolAnnotations = ToolAnnotations {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-    };
+    pub const DESTRUCTIVE: ToolAnnotations =
+        ToolAnnotations { read_only: false, destructive: true, idempotent: false };
 }
 
 /// A model's request to run a tool.
@@ -65,26 +59,16 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
-        ToolOutput {
-            content: vec![ContentPart::text(text)],
-            is_error: false,
-        }
+        ToolOutput { content: vec![ContentPart::text(text)], is_error: false }
     }
 
     pub fn error(message: impl Into<String>) -> Self {
-        ToolOutput {
-            content: vec![ContentPart::text(message)],
-            is_error: true,
-        }
+        ToolOutput { content: vec![ContentPart::text(message)], is_error: true }
     }
 
     /// The text parts joined with newlines.
     pub fn text_content(&self) -> String {
-        let texts: Vec<&str> = self
-            .content
-            .iter()
-            .filter_map(ContentPart::as_text)
-            .collect();
+        let texts: Vec<&str> = self.content.iter().filter_map(ContentPart::as_text).collect();
         texts.join("\n")
     }
 }

@@ -43,10 +43,7 @@ fn tool_output_text_joins_text_parts_only() {
     let output = ToolOutput {
         content: vec![
             ContentPart::text("a"),
-            ContentPart::Image {
-                media_type: "image/png".into(),
-                data: "AAAA".into(),
-            },
+            ContentPart::Image { media_type: "image/png".into(), data: "AAAA".into() },
             ContentPart::text("b"),
         ],
         is_error: false,
@@ -73,23 +70,17 @@ fn message() -> impl Strategy<Value = Message> {
         any::<bool>(),
         proptest::option::of(any::<i64>()),
     )
-        .prop_map(
-            |(role, content, calls, tool_call_id, is_error, timestamp_ms)| Message {
-                role,
-                content,
-                tool_calls: calls
-                    .into_iter()
-                    .map(|(id, name, n)| ToolCall {
-                        id,
-                        name,
-                        arguments: json!({"n": n}),
-                    })
-                    .collect(),
-                tool_call_id,
-                is_error,
-                timestamp_ms,
-            },
-        )
+        .prop_map(|(role, content, calls, tool_call_id, is_error, timestamp_ms)| Message {
+            role,
+            content,
+            tool_calls: calls
+                .into_iter()
+                .map(|(id, name, n)| ToolCall { id, name, arguments: json!({"n": n}) })
+                .collect(),
+            tool_call_id,
+            is_error,
+            timestamp_ms,
+        })
 }
 
 proptest! {

@@ -23,10 +23,8 @@ pub fn atomic_replace(
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".axon-write-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let mut tmp =
+        tempfile::Builder::new().prefix(".axon-write-").suffix(".tmp").tempfile_in(dir)?;
     match fs::metadata(path) {
         Ok(meta) => tmp.as_file().set_permissions(meta.permissions())?,
         Err(_) => set_new_file_permissions(tmp.as_file())?,

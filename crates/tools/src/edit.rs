@@ -78,9 +78,7 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
         ));
     }
     if args.old_str == args.new_str {
-        return Err(ToolError::failed(
-            "old_str and new_str are the same; nothing would change",
-        ));
+        return Err(ToolError::failed("old_str and new_str are the same; nothing would change"));
     }
     let path = workspace.resolve(&args.path)?;
     let rel = workspace.relative(&path);
@@ -94,9 +92,7 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
     }
     let bytes = fs::read(&path).map_err(|e| ToolError::io("read", &rel, &e))?;
     if looks_binary(&bytes) {
-        return Err(ToolError::failed(format!(
-            "Cannot edit '{rel}': it looks like a binary file"
-        )));
+        return Err(ToolError::failed(format!("Cannot edit '{rel}': it looks like a binary file")));
     }
     let original = String::from_utf8(bytes)
         .map_err(|_| ToolError::failed(format!("Cannot edit '{rel}': it is not UTF-8 text")))?;
@@ -117,19 +113,13 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
     };
     let updated = match offsets.len() {
         0 => {
-            return Err(ToolError::failed(no_match_message(
-                &rel,
-                &original,
-                &args.old_str,
-            )));
+            return Err(ToolError::failed(no_match_message(&rel, &original, &args.old_str)));
         }
         1 => original.replacen(old_str.as_str(), &new_str, 1),
         _ if args.replace_all => original.replace(old_str.as_str(), &new_str),
         n => {
-            let lines: Vec<String> = line_numbers_of(&original, &offsets)
-                .iter()
-                .map(u64::to_string)
-                .collect();
+            let lines: Vec<String> =
+                line_numbers_of(&original, &offsets).iter().map(u64::to_string).collect();
             return Err(ToolError::failed(format!(
                 "old_str matches {n} times in '{rel}' (at lines {}). Include more surrounding \
                  lines to make it unique, or set replace_all=true to replace every occurrence.",
@@ -140,15 +130,8 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
     atomic_write(&path, updated.as_bytes()).map_err(|e| write_error(&rel, &e))?;
 
     let replaced = offsets.len();
-    let noun = if replaced == 1 {
-        "replacement"
-    } else {
-        "replacements"
-    };
-    Ok(format!(
-        "Edited '{rel}' ({replaced} {noun})\n{}",
-        short_diff(&rel, &original, &updated)
-    ))
+    let noun = if replaced == 1 { "replacement" } else { "replacements" };
+    Ok(format!("Edited '{rel}' ({replaced} {noun})\n{}", short_diff(&rel, &original, &updated)))
 }
 
 /// Whether most of the file's line breaks are CRLF.
@@ -176,10 +159,7 @@ fn line_numbers_of(text: &str, offsets: &[usize]) -> Vec<u64> {
     let mut line = 1u64;
     let mut scanned = 0usize;
     for &offset in offsets {
-        line += text.as_bytes()[scanned..offset]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count() as u64;
+        line += text.as_bytes()[scanned..offset].iter().filter(|&&b| b == b'\n').count() as u64;
         scanned = offset;
         numbers.push(line);
     }
@@ -218,20 +198,13 @@ fn whitespace_insensitive_match(file_lines: &[&str], old: &str) -> Option<usize>
     if wanted.is_empty() || wanted.iter().all(|l| l.is_empty()) || wanted.len() > file_lines.len() {
         return None;
     }
-    (0..=file_lines.len() - wanted.len()).find(|&start| {
-        wanted
-            .iter()
-            .zip(&file_lines[start..])
-            .all(|(w, f)| *w == f.trim())
-    })
+    (0..=file_lines.len() - wanted.len())
+        .find(|&start| wanted.iter().zip(&file_lines[start..]).all(|(w, f)| *w == f.trim()))
 }
 
 /// Up to three file lines most like the first non-blank line of `old`.
 fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)> {
-    let Some(probe) = crate::text::lines(old)
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-    else {
+    let Some(probe) = crate::text::lines(old).map(str::trim).find(|l| !l.is_empty()) else {
         return Vec::new();
     };
     if file_lines.len() > MAX_LINES_FOR_SUGGESTIONS {
@@ -261,11 +234,7 @@ fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)>
         .filter(|(score, _, _)| *score >= 0.6)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored
-        .into_iter()
-        .take(3)
-        .map(|(_, i, line)| (i, line))
-        .collect()
+    scored.into_iter().take(3).map(|(_, i, line)| (i, line)).collect()
 }
 
 fn short_diff(rel: &str, before: &str, after: &str) -> String {
@@ -279,11 +248,7 @@ fn short_diff(rel: &str, before: &str, after: &str) -> String {
     if total <= MAX_DIFF_LINES {
         return text;
     }
-    let mut shown: String = text
-        .lines()
-        .take(MAX_DIFF_LINES)
-        .collect::<Vec<_>>()
-        .join("\n");
+    let mut shown: String = text.lines().take(MAX_DIFF_LINES).collect::<Vec<_>>().join("\n");
     shown.push_str(&format!("\n… ({} more diff lines)", total - MAX_DIFF_LINES));
     shown
 }
@@ -313,9 +278,6 @@ mod tests {
         let lines = ["fn main() {", "    println!(\"hi\");", "}"];
         let found = closest_lines(&lines, "    println!(\"hello\");");
         assert_eq!(found.first().map(|f| f.0), Some(1));
-        assert_eq!(
-            whitespace_insensitive_match(&lines, "println!(\"hi\");\n}"),
-            Some(1)
-        );
+        assert_eq!(whitespace_insensitive_match(&lines, "println!(\"hi\");\n}"), Some(1));
     }
 }

@@ -79,9 +79,7 @@ pub(crate) fn glob_paths(
 ) -> Result<Vec<String>, ToolError> {
     let pattern = pattern.trim();
     if pattern.is_empty() {
-        return Err(ToolError::failed(
-            "pattern is empty; give a glob such as '**/*.rs'",
-        ));
+        return Err(ToolError::failed("pattern is empty; give a glob such as '**/*.rs'"));
     }
     if pattern.starts_with('!') {
         return Err(ToolError::failed(format!(

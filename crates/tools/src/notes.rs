@@ -24,11 +24,7 @@ const MAX_FUZZY_CANDIDATES: usize = 50_000;
 
 /// Appends `.md` to a note path that does not end with it.
 pub fn normalize_note_path(path: &str) -> String {
-    if path.ends_with(".md") {
-        path.to_string()
-    } else {
-        format!("{path}.md")
-    }
+    if path.ends_with(".md") { path.to_string() } else { format!("{path}.md") }
 }
 
 /// The vault-relative form of a note or folder path: `/` and `` mean the root.
@@ -38,15 +34,8 @@ fn vault_relative(path: &str) -> &str {
 }
 
 fn check_characters(path: &str) -> Result<(), ToolError> {
-    if let Some(c) = path
-        .chars()
-        .find(|c| FORBIDDEN.contains(c) || c.is_control())
-    {
-        let shown = if c.is_control() {
-            format!("{:?}", c)
-        } else {
-            format!("'{c}'")
-        };
+    if let Some(c) = path.chars().find(|c| FORBIDDEN.contains(c) || c.is_control()) {
+        let shown = if c.is_control() { format!("{:?}", c) } else { format!("'{c}'") };
         return Err(ToolError::Path(PathError::Invalid {
             path: path.escape_debug().to_string(),
             reason: format!(
@@ -81,10 +70,7 @@ impl TypedTool for ReadNote {
     }
 
     async fn run(&self, ctx: &ToolContext, args: ReadNoteArgs) -> Result<ToolOutput, ToolError> {
-        ctx.blocking(Self::NAME, move |workspace| {
-            read_note(workspace, &args.path)
-        })
-        .await
+        ctx.blocking(Self::NAME, move |workspace| read_note(workspace, &args.path)).await
     }
 }
 
@@ -114,9 +100,7 @@ fn read_text(workspace: &Workspace, path: &std::path::Path) -> Result<String, To
     regular_file(path, &rel)?;
     let bytes = std::fs::read(path).map_err(|e| ToolError::io("read", &rel, &e))?;
     if looks_binary(&bytes) {
-        return Err(ToolError::failed(format!(
-            "Cannot read '{rel}': it is not a text note"
-        )));
+        return Err(ToolError::failed(format!("Cannot read '{rel}': it is not a text note")));
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
@@ -125,11 +109,7 @@ fn read_text(workspace: &Workspace, path: &std::path::Path) -> Result<String, To
 /// note anywhere whose file name does. `None` when nothing or several fit.
 fn fuzzy_match(workspace: &Workspace, wanted: &str) -> Option<String> {
     let wanted_lower = wanted.to_lowercase();
-    let wanted_name = wanted_lower
-        .rsplit('/')
-        .next()
-        .unwrap_or(&wanted_lower)
-        .to_string();
+    let wanted_name = wanted_lower.rsplit('/').next().unwrap_or(&wanted_lower).to_string();
     let notes: Vec<String> = WalkBuilder::new(workspace.root())
         .hidden(true)
         .require_git(false)
@@ -141,13 +121,7 @@ fn fuzzy_match(workspace: &Workspace, wanted: &str) -> Option<String> {
         .take(MAX_FUZZY_CANDIDATES)
         .collect();
     let unique = |mut fits: Vec<&String>| (fits.len() == 1).then(|| fits.remove(0).clone());
-    unique(
-        notes
-            .iter()
-            .filter(|p| p.to_lowercase() == wanted_lower)
-            .collect(),
-    )
-    .or_else(|| {
+    unique(notes.iter().filter(|p| p.to_lowercase() == wanted_lower).collect()).or_else(|| {
         unique(
             notes
                 .iter()
@@ -220,11 +194,9 @@ impl TypedTool for ListFolder {
     }
 
     async fn run(&self, ctx: &ToolContext, args: ListFolderArgs) -> Result<ToolOutput, ToolError> {
-        ctx.blocking(Self::NAME, move |workspace| {
-            list_folder(workspace, &args.path)
-        })
-        .await
-        .map(ToolOutput::text)
+        ctx.blocking(Self::NAME, move |workspace| list_folder(workspace, &args.path))
+            .await
+            .map(ToolOutput::text)
     }
 }
 
@@ -258,13 +230,11 @@ fn list_folder(workspace: &Workspace, requested: &str) -> Result<String, ToolErr
     }
     let lines: Vec<String> = items
         .into_iter()
-        .map(|(is_dir, name)| {
-            if is_dir {
-                format!("[folder] {name}/")
-            } else {
-                format!("[file] {name}")
-            }
-        })
+        .map(
+            |(is_dir, name)| {
+                if is_dir { format!("[folder] {name}/") } else { format!("[file] {name}") }
+            },
+        )
         .collect();
     Ok(lines.join("\n"))
 }

@@ -70,9 +70,7 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
     let meta = regular_file(&path, &rel)?;
     let file = File::open(&path).map_err(|e| ToolError::io("read", &rel, &e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
-    let head = reader
-        .fill_buf()
-        .map_err(|e| ToolError::io("read", &rel, &e))?;
+    let head = reader.fill_buf().map_err(|e| ToolError::io("read", &rel, &e))?;
     if looks_binary(head) {
         return Err(ToolError::failed(format!(
             "Cannot read '{rel}': it looks like a binary file ({} bytes)",
@@ -125,9 +123,7 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
         return Ok(format!("('{rel}' is empty)"));
     }
     if shown == 0 {
-        return Ok(format!(
-            "(no lines from {start}: '{rel}' has {total} lines)"
-        ));
+        return Ok(format!("(no lines from {start}: '{rel}' has {total} lines)"));
     }
     if cut_short {
         out.push_str(&format!(

@@ -27,9 +27,7 @@ pub struct ToolContext {
 
 impl ToolContext {
     pub fn new(workspace: Workspace) -> Self {
-        ToolContext {
-            workspace: Arc::new(workspace),
-        }
+        ToolContext { workspace: Arc::new(workspace) }
     }
 
     /// Runs blocking work (file I/O, directory walks) for `tool` on a
@@ -83,11 +81,9 @@ impl<T: TypedTool> Tool for T {
 
     fn call<'a>(&'a self, ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: T::Args =
-                serde_json::from_value(args).map_err(|e| ToolError::InvalidParams {
-                    tool: T::NAME.to_string(),
-                    details: e.to_string(),
-                })?;
+            let args: T::Args = serde_json::from_value(args).map_err(|e| {
+                ToolError::InvalidParams { tool: T::NAME.to_string(), details: e.to_string() }
+            })?;
             self.run(ctx, args).await
         })
     }
@@ -124,9 +120,7 @@ pub struct ToolRegistry {
 
 impl std::fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.entries.iter().map(|e| &e.spec.name))
-            .finish()
+        f.debug_list().entries(self.entries.iter().map(|e| &e.spec.name)).finish()
     }
 }
 
@@ -156,17 +150,10 @@ impl ToolRegistry {
             )));
         }
         let validator = jsonschema::validator_for(&spec.input_schema).map_err(|e| {
-            ToolError::failed(format!(
-                "tool '{}' has an invalid input schema: {e}",
-                spec.name
-            ))
+            ToolError::failed(format!("tool '{}' has an invalid input schema: {e}", spec.name))
         })?;
         self.by_name.insert(spec.name.clone(), self.entries.len());
-        self.entries.push(Entry {
-            tool,
-            spec,
-            validator,
-        });
+        self.entries.push(Entry { tool, spec, validator });
         Ok(())
     }
 
@@ -202,18 +189,12 @@ impl ToolRegistry {
     /// Checks `args` against `name`'s schema without running anything.
     pub fn validate(&self, name: &str, args: &Value) -> Result<(), ToolError> {
         let entry = self.entry(name)?;
-        let problems: Vec<String> = entry
-            .validator
-            .iter_errors(args)
-            .map(|e| describe_violation(&e))
-            .collect();
+        let problems: Vec<String> =
+            entry.validator.iter_errors(args).map(|e| describe_violation(&e)).collect();
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(ToolError::InvalidParams {
-                tool: name.to_string(),
-                details: problems.join("; "),
-            })
+            Err(ToolError::InvalidParams { tool: name.to_string(), details: problems.join("; ") })
         }
     }
 
@@ -279,9 +260,7 @@ mod tests {
     #[test]
     fn duplicate_names_are_refused() {
         let mut registry = Profile::Code.registry();
-        let err = registry
-            .try_register(Arc::new(crate::read::ReadFile))
-            .unwrap_err();
+        let err = registry.try_register(Arc::new(crate::read::ReadFile)).unwrap_err();
         assert!(err.to_string().contains("already registered"));
     }
 }

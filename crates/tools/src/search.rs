@@ -136,11 +136,7 @@ impl SearchResults {
             "{} in {} file{}",
             plural(self.total_matches, "match"),
             self.files_with_matches,
-            if self.files_with_matches == 1 {
-                ""
-            } else {
-                "s"
-            }
+            if self.files_with_matches == 1 { "" } else { "s" }
         ));
         if self.truncated {
             out.push_str(&format!(" (showing the first {})", self.shown()));
@@ -223,9 +219,7 @@ pub fn search_workspace(
     options: &SearchOptions,
 ) -> Result<SearchResults, ToolError> {
     if options.query.is_empty() {
-        return Err(ToolError::failed(
-            "query is empty; give the text to search for",
-        ));
+        return Err(ToolError::failed("query is empty; give the text to search for"));
     }
     let matcher = build_matcher(options)?;
     let root = workspace.resolve(options.path.as_deref().unwrap_or("."))?;
@@ -374,26 +368,18 @@ impl<'m> DetailSink<'m> {
 
     /// Pairs each kept match with the context lines around it.
     fn into_matches(self, context: usize) -> Vec<SearchMatch> {
-        let by_number: BTreeMap<u64, &str> = self
-            .lines
-            .iter()
-            .map(|l| (l.number, l.text.as_str()))
-            .collect();
+        let by_number: BTreeMap<u64, &str> =
+            self.lines.iter().map(|l| (l.number, l.text.as_str())).collect();
         let around = |numbers: &mut dyn Iterator<Item = u64>| -> Vec<String> {
-            numbers
-                .map_while(|n| by_number.get(&n).map(|t| t.to_string()))
-                .collect()
+            numbers.map_while(|n| by_number.get(&n).map(|t| t.to_string())).collect()
         };
         self.lines
             .iter()
             .filter_map(|line| {
                 let (column, match_text) = line.hit.clone()?;
                 let n = line.number;
-                let mut before = around(
-                    &mut (n.saturating_sub(context as u64)..n)
-                        .rev()
-                        .filter(|&b| b > 0),
-                );
+                let mut before =
+                    around(&mut (n.saturating_sub(context as u64)..n).rev().filter(|&b| b > 0));
                 before.reverse();
                 let after = around(&mut (n + 1..=n + context as u64));
                 Some(SearchMatch {
@@ -424,11 +410,7 @@ impl Sink for DetailSink<'_> {
                 ),
                 _ => (1, String::new()),
             };
-            self.lines.push(Line {
-                number,
-                text: line_text(bytes),
-                hit: Some(hit),
-            });
+            self.lines.push(Line { number, text: line_text(bytes), hit: Some(hit) });
             self.kept += 1;
             self.last_kept = number;
         } else {
@@ -437,11 +419,7 @@ impl Sink for DetailSink<'_> {
             let number = found.line_number().unwrap_or(0);
             if number <= self.last_kept + self.context {
                 let text = line_text(found.bytes());
-                self.lines.push(Line {
-                    number,
-                    text,
-                    hit: None,
-                });
+                self.lines.push(Line { number, text, hit: None });
             }
         }
         Ok(true)
@@ -454,11 +432,7 @@ impl Sink for DetailSink<'_> {
             _ => self.kept < self.max,
         };
         if wanted {
-            self.lines.push(Line {
-                number,
-                text: line_text(ctx.bytes()),
-                hit: None,
-            });
+            self.lines.push(Line { number, text: line_text(ctx.bytes()), hit: None });
         }
         Ok(true)
     }
@@ -479,32 +453,21 @@ struct Kept {
 
 impl Collector {
     fn new(max: usize) -> Self {
-        Collector {
-            max,
-            kept: Mutex::new(Kept::default()),
-        }
+        Collector { max, kept: Mutex::new(Kept::default()) }
     }
 
     /// Whether matches in `path` could still be among the first `max`.
     fn would_keep(&self, path: &str) -> bool {
         let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         kept.stored < self.max
-            || kept
-                .files
-                .keys()
-                .next_back()
-                .is_some_and(|last| path < last.as_str())
+            || kept.files.keys().next_back().is_some_and(|last| path < last.as_str())
     }
 
     fn offer(&self, path: String, matches: Vec<SearchMatch>) {
         let mut guard = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         let kept = &mut *guard;
         let fits = kept.stored < self.max
-            || kept
-                .files
-                .keys()
-                .next_back()
-                .is_some_and(|last| path.as_str() < last.as_str());
+            || kept.files.keys().next_back().is_some_and(|last| path.as_str() < last.as_str());
         if !fits {
             return;
         }
@@ -527,14 +490,8 @@ impl Collector {
     }
 
     fn into_files(self) -> Vec<FileMatches> {
-        let kept = self
-            .kept
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        kept.files
-            .into_iter()
-            .map(|(path, matches)| FileMatches { path, matches })
-            .collect()
+        let kept = self.kept.into_inner().unwrap_or_else(PoisonError::into_inner);
+        kept.files.into_iter().map(|(path, matches)| FileMatches { path, matches }).collect()
     }
 }
 
@@ -566,10 +523,7 @@ mod tests {
             .into_iter()
             .map(|f| (f.path, f.matches.iter().map(|m| m.line).collect()))
             .collect();
-        assert_eq!(
-            got,
-            [("a".to_string(), vec![5]), ("b".to_string(), vec![1, 9])]
-        );
+        assert_eq!(got, [("a".to_string(), vec![5]), ("b".to_string(), vec![1, 9])]);
     }
 
     #[test]
@@ -600,9 +554,6 @@ mod tests {
             files_with_matches: 1,
             truncated: false,
         };
-        assert_eq!(
-            results.render("x"),
-            "2 matches in 1 file\n\nf.txt\n1- a\n2:1: x\n3:2: b"
-        );
+        assert_eq!(results.render("x"), "2 matches in 1 file\n\nf.txt\n1- a\n2:1: x\n3:2: b");
     }
 }

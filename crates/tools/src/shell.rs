@@ -66,16 +66,12 @@ impl TypedTool for Shell {
         if args.command.trim().is_empty() {
             return Err(ToolError::failed("command is empty"));
         }
-        let workdir = ctx
-            .workspace
-            .resolve(args.workdir.as_deref().unwrap_or("."))?;
+        let workdir = ctx.workspace.resolve(args.workdir.as_deref().unwrap_or("."))?;
         if !workdir.is_dir() {
             return Err(ToolError::FolderNotFound(ctx.workspace.relative(&workdir)));
         }
         let timeout = Duration::from_millis(
-            args.timeout_ms
-                .unwrap_or(DEFAULT_TIMEOUT_MS)
-                .clamp(1, MAX_TIMEOUT_MS),
+            args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS),
         );
 
         let mut command = Command::new("sh");
@@ -93,9 +89,8 @@ impl TypedTool for Shell {
         command.process_group(0);
 
         let started = Instant::now();
-        let mut child = command
-            .spawn()
-            .map_err(|e| ToolError::failed(format!("Failed to start `sh`: {e}")))?;
+        let mut child =
+            command.spawn().map_err(|e| ToolError::failed(format!("Failed to start `sh`: {e}")))?;
         let group = child.id().map(ProcessGroup);
         let stdout = Capture::spawn_reader(child.stdout.take());
         let stderr = Capture::spawn_reader(child.stderr.take());
@@ -115,9 +110,7 @@ impl TypedTool for Shell {
                     render_streams(&stdout_text, &stderr_text)
                 )))
             }
-            Ok(Err(e)) => Err(ToolError::failed(format!(
-                "Failed to wait for the command: {e}"
-            ))),
+            Ok(Err(e)) => Err(ToolError::failed(format!("Failed to wait for the command: {e}"))),
             Ok(Ok(status)) => {
                 let code = describe_status(&status);
                 let body = format!(
@@ -125,11 +118,7 @@ impl TypedTool for Shell {
                     elapsed.as_secs_f64(),
                     render_streams(&stdout_text, &stderr_text)
                 );
-                Ok(if status.success() {
-                    ToolOutput::text(body)
-                } else {
-                    ToolOutput::error(body)
-                })
+                Ok(if status.success() { ToolOutput::text(body) } else { ToolOutput::error(body) })
             }
         }
     }
@@ -137,11 +126,7 @@ impl TypedTool for Shell {
 
 fn render_streams(stdout: &str, stderr: &str) -> String {
     let show = |s: &str| {
-        if s.is_empty() {
-            "(empty)".to_string()
-        } else {
-            s.trim_end().to_string()
-        }
+        if s.is_empty() { "(empty)".to_string() } else { s.trim_end().to_string() }
     };
     format!("stdout:\n{}\nstderr:\n{}", show(stdout), show(stderr))
 }
@@ -221,10 +206,7 @@ impl Kept {
     fn text(&self) -> String {
         let mut text = String::from_utf8_lossy(&self.head).into_owned();
         if self.dropped > 0 {
-            text.push_str(&format!(
-                "\n… [{} bytes of output omitted] …\n",
-                self.dropped
-            ));
+            text.push_str(&format!("\n… [{} bytes of output omitted] …\n", self.dropped));
         }
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         text.push_str(&String::from_utf8_lossy(&tail));
@@ -243,10 +225,7 @@ impl Capture {
                 if n == 0 {
                     break;
                 }
-                shared
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(&buf[..n]);
+                shared.lock().unwrap_or_else(PoisonError::into_inner).push(&buf[..n]);
             }
         });
         Capture { state, task }
@@ -256,10 +235,7 @@ impl Capture {
     /// pipe open forever), then returns what was read.
     async fn finish(mut self) -> String {
         let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.task).await;
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .text()
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).text()
     }
 }
 
@@ -282,11 +258,7 @@ mod tests {
         kept.push(&big);
         kept.push(b"END");
         let text = kept.text();
-        assert!(
-            text.contains("[103 bytes of output omitted]"),
-            "{}",
-            &text[..100]
-        );
+        assert!(text.contains("[103 bytes of output omitted]"), "{}", &text[..100]);
         assert!(text.ends_with("END"));
     }
 }

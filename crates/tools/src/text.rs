@@ -24,9 +24,7 @@ pub(crate) fn clip_line(line: &str, max_chars: usize) -> std::borrow::Cow<'_, st
 pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
     let body = text.strip_suffix('\n').unwrap_or(text);
     let empty = text.is_empty();
-    body.split('\n')
-        .filter(move |_| !empty)
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+    body.split('\n').filter(move |_| !empty).map(|l| l.strip_suffix('\r').unwrap_or(l))
 }
 
 #[cfg(test)]

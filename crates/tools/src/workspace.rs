@@ -73,11 +73,7 @@ impl Workspace {
         // Absolute paths may name the root through another spelling (a
         // symlinked parent), so they are judged after canonicalisation.
         let resolved = self.resolve_physically(user_path, &lexical)?;
-        if resolved.starts_with(&self.root) {
-            Ok(resolved)
-        } else {
-            Err(self.outside(user_path))
-        }
+        if resolved.starts_with(&self.root) { Ok(resolved) } else { Err(self.outside(user_path)) }
     }
 
     /// `path` relative to the root, with `/` separators, for messages and
@@ -87,10 +83,8 @@ impl Workspace {
         match path.strip_prefix(&self.root) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
             Ok(rel) => {
-                let parts: Vec<_> = rel
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy())
-                    .collect();
+                let parts: Vec<_> =
+                    rel.components().map(|c| c.as_os_str().to_string_lossy()).collect();
                 parts.join("/")
             }
             Err(_) => path.display().to_string(),
@@ -120,9 +114,7 @@ impl Workspace {
                     None => break,
                 },
                 Err(e) if is_symlink_loop(&e) => {
-                    return Err(PathError::SymlinkLoop {
-                        path: user_path.to_string(),
-                    });
+                    return Err(PathError::SymlinkLoop { path: user_path.to_string() });
                 }
                 Err(e) => {
                     return Err(PathError::Io {
@@ -134,18 +126,11 @@ impl Workspace {
         }
         let mut resolved = fs::canonicalize(&existing).map_err(|e| {
             if is_symlink_loop(&e) {
-                PathError::SymlinkLoop {
-                    path: user_path.to_string(),
-                }
+                PathError::SymlinkLoop { path: user_path.to_string() }
             } else if e.kind() == io::ErrorKind::NotFound {
-                PathError::DanglingSymlink {
-                    path: user_path.to_string(),
-                }
+                PathError::DanglingSymlink { path: user_path.to_string() }
             } else {
-                PathError::Io {
-                    path: user_path.to_string(),
-                    reason: e.to_string(),
-                }
+                PathError::Io { path: user_path.to_string(), reason: e.to_string() }
             }
         })?;
         for name in missing.into_iter().rev() {
@@ -164,17 +149,10 @@ fn check_syntax(user_path: &str) -> Result<(), PathError> {
         return Err(invalid("it contains a NUL byte"));
     }
     if user_path.len() > MAX_PATH_BYTES {
-        return Err(invalid(&format!(
-            "it is longer than {MAX_PATH_BYTES} bytes"
-        )));
+        return Err(invalid(&format!("it is longer than {MAX_PATH_BYTES} bytes")));
     }
-    if user_path
-        .split('/')
-        .any(|part| part.len() > MAX_COMPONENT_BYTES)
-    {
-        return Err(invalid(&format!(
-            "a name in it is longer than {MAX_COMPONENT_BYTES} bytes"
-        )));
+    if user_path.split('/').any(|part| part.len() > MAX_COMPONENT_BYTES) {
+        return Err(invalid(&format!("a name in it is longer than {MAX_COMPONENT_BYTES} bytes")));
     }
     Ok(())
 }
@@ -198,10 +176,7 @@ fn normalize_lexically(path: &Path) -> PathBuf {
 }
 
 fn is_absent(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-    )
+    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
 }
 
 fn is_symlink_loop(e: &io::Error) -> bool {
@@ -222,14 +197,8 @@ mod tests {
 
     #[test]
     fn lexical_normalisation_folds_dots() {
-        assert_eq!(
-            normalize_lexically(Path::new("/a/./b/../c")),
-            PathBuf::from("/a/c")
-        );
-        assert_eq!(
-            normalize_lexically(Path::new("/../../x")),
-            PathBuf::from("/x")
-        );
+        assert_eq!(normalize_lexically(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(normalize_lexically(Path::new("/../../x")), PathBuf::from("/x"));
     }
 
     #[test]

@@ -74,9 +74,7 @@ pub(crate) fn write_text(
     let rel = workspace.relative(&path);
     let existed = match fs::metadata(&path) {
         Ok(meta) if meta.is_dir() => {
-            return Err(ToolError::failed(format!(
-                "'{rel}' is a folder; give a file path"
-            )));
+            return Err(ToolError::failed(format!("'{rel}' is a folder; give a file path")));
         }
         // Writing into a FIFO or device would block or go who knows where.
         Ok(meta) if !meta.is_file() => {
@@ -86,12 +84,7 @@ pub(crate) fn write_text(
         }
         Ok(_) => true,
         // A file where a folder should be is reported by create_parents.
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-            ) =>
-        {
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
             false
         }
         Err(e) => return Err(ToolError::io("write", &rel, &e)),

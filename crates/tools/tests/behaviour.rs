@@ -41,20 +41,15 @@ fn read_file_clips_very_long_lines() {
     let ws = TestWorkspace::code();
     ws.write("min.js", "x".repeat(10_000));
     let output = expect_ok(&ws.call("read_file", json!({"path": "min.js"})));
-    assert_eq!(
-        output,
-        format!("1 | {}… [line cut; 10000 bytes in all]", "x".repeat(2000))
-    );
+    assert_eq!(output, format!("1 | {}… [line cut; 10000 bytes in all]", "x".repeat(2000)));
 }
 
 #[test]
 fn read_file_ranges_clamp_silently() {
     let ws = TestWorkspace::code();
     ws.write("f.txt", "a\nb\nc\n");
-    let tail = expect_ok(&ws.call(
-        "read_file",
-        json!({"path": "f.txt", "start_line": 0, "end_line": 99}),
-    ));
+    let tail =
+        expect_ok(&ws.call("read_file", json!({"path": "f.txt", "start_line": 0, "end_line": 99})));
     assert_eq!(tail, "1 | a\n2 | b\n3 | c");
     let past = expect_ok(&ws.call("read_file", json!({"path": "f.txt", "start_line": 10})));
     assert_eq!(past, "(no lines from 10: 'f.txt' has 3 lines)");
@@ -64,10 +59,7 @@ fn read_file_ranges_clamp_silently() {
 fn read_file_shows_crlf_lines_without_cr_and_names_missing_files() {
     let ws = TestWorkspace::code();
     ws.write("dos.txt", "one\r\ntwo\r\n");
-    assert_eq!(
-        expect_ok(&ws.call("read_file", json!({"path": "dos.txt"}))),
-        "1 | one\n2 | two"
-    );
+    assert_eq!(expect_ok(&ws.call("read_file", json!({"path": "dos.txt"}))), "1 | one\n2 | two");
     assert_eq!(
         expect_error(&ws.call("read_file", json!({"path": "nope/missing.rs"}))),
         "File not found: nope/missing.rs"
@@ -87,19 +79,13 @@ fn read_file_shows_crlf_lines_without_cr_and_names_missing_files() {
 #[test]
 fn write_file_creates_parents_and_reports_what_it_did() {
     let ws = TestWorkspace::code();
-    let created = expect_ok(&ws.call(
-        "write_file",
-        json!({"path": "a/b/c.txt", "content": "hi\n"}),
-    ));
+    let created =
+        expect_ok(&ws.call("write_file", json!({"path": "a/b/c.txt", "content": "hi\n"})));
     assert_eq!(created, "Created 'a/b/c.txt' (3 bytes, 1 lines)");
-    let appended = expect_ok(&ws.call(
-        "write_file",
-        json!({"path": "a/b/c.txt", "content": "there", "mode": "append"}),
-    ));
-    assert_eq!(
-        appended,
-        "Appended 5 bytes to 'a/b/c.txt' (now 8 bytes, 2 lines)"
+    let appended = expect_ok(
+        &ws.call("write_file", json!({"path": "a/b/c.txt", "content": "there", "mode": "append"})),
     );
+    assert_eq!(appended, "Appended 5 bytes to 'a/b/c.txt' (now 8 bytes, 2 lines)");
     assert_eq!(ws.read("a/b/c.txt"), "hi\nthere");
     let replaced = expect_ok(&ws.call("write_file", json!({"path": "a/b/c.txt", "content": ""})));
     assert_eq!(replaced, "Overwrote 'a/b/c.txt' (0 bytes, 0 lines)");
@@ -110,31 +96,17 @@ fn write_file_keeps_permissions_and_leaves_no_temp_files() {
     let ws = TestWorkspace::code();
     ws.write("run.sh", "#!/bin/sh\n");
     std::fs::set_permissions(ws.path("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    expect_ok(&ws.call(
-        "write_file",
-        json!({"path": "run.sh", "content": "#!/bin/sh\necho hi\n"}),
-    ));
-    let mode = std::fs::metadata(ws.path("run.sh"))
-        .unwrap()
-        .permissions()
-        .mode()
-        & 0o777;
+    expect_ok(&ws.call("write_file", json!({"path": "run.sh", "content": "#!/bin/sh\necho hi\n"})));
+    let mode = std::fs::metadata(ws.path("run.sh")).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o755);
     expect_ok(&ws.call("write_file", json!({"path": "new.txt", "content": "x"})));
-    let mode = std::fs::metadata(ws.path("new.txt"))
-        .unwrap()
-        .permissions()
-        .mode()
-        & 0o777;
+    let mode = std::fs::metadata(ws.path("new.txt")).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o644);
     let names: Vec<String> = std::fs::read_dir(ws.root())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(
-        names.iter().all(|n| !n.starts_with(".axon-write-")),
-        "{names:?}"
-    );
+    assert!(names.iter().all(|n| !n.starts_with(".axon-write-")), "{names:?}");
 }
 
 #[test]
@@ -155,18 +127,9 @@ fn edit_file_with_no_match_names_the_closest_lines() {
         "edit_file",
         json!({"path": "m.rs", "old_str": "println!(\"hello wrld\");", "new_str": "x"}),
     ));
-    assert!(
-        message.starts_with("No match for old_str in 'm.rs'."),
-        "{message}"
-    );
-    assert!(
-        message.contains("2 |     println!(\"hello world\");"),
-        "{message}"
-    );
-    assert_eq!(
-        ws.read("m.rs"),
-        "fn main() {\n    println!(\"hello world\");\n}\n"
-    );
+    assert!(message.starts_with("No match for old_str in 'm.rs'."), "{message}");
+    assert!(message.contains("2 |     println!(\"hello world\");"), "{message}");
+    assert_eq!(ws.read("m.rs"), "fn main() {\n    println!(\"hello world\");\n}\n");
 }
 
 #[test]
@@ -177,24 +140,17 @@ fn edit_file_points_out_indentation_mismatches() {
         "edit_file",
         json!({"path": "m.py", "old_str": "def f():\n  return 1", "new_str": "x"}),
     ));
-    assert!(
-        message.contains("matches lines 1-2 if indentation"),
-        "{message}"
-    );
+    assert!(message.contains("matches lines 1-2 if indentation"), "{message}");
 }
 
 #[test]
 fn edit_file_with_several_matches_lists_their_lines() {
     let ws = TestWorkspace::code();
     ws.write("t.txt", "x = 1\ny = 2\nx = 1\n\nx = 1\n");
-    let message = expect_error(&ws.call(
-        "edit_file",
-        json!({"path": "t.txt", "old_str": "x = 1", "new_str": "x = 3"}),
-    ));
-    assert!(
-        message.contains("matches 3 times in 't.txt' (at lines 1, 3, 5)"),
-        "{message}"
+    let message = expect_error(
+        &ws.call("edit_file", json!({"path": "t.txt", "old_str": "x = 1", "new_str": "x = 3"})),
     );
+    assert!(message.contains("matches 3 times in 't.txt' (at lines 1, 3, 5)"), "{message}");
     assert!(message.contains("replace_all=true"));
     let all = expect_ok(&ws.call(
         "edit_file",
@@ -222,15 +178,13 @@ fn edit_file_keeps_crlf_and_returns_a_diff() {
 fn edit_file_refuses_empty_and_no_op_edits() {
     let ws = TestWorkspace::code();
     ws.write("f.txt", "abc");
-    let empty = expect_error(&ws.call(
-        "edit_file",
-        json!({"path": "f.txt", "old_str": "", "new_str": "x"}),
-    ));
+    let empty = expect_error(
+        &ws.call("edit_file", json!({"path": "f.txt", "old_str": "", "new_str": "x"})),
+    );
     assert!(empty.contains("old_str is empty"), "{empty}");
-    let same = expect_error(&ws.call(
-        "edit_file",
-        json!({"path": "f.txt", "old_str": "b", "new_str": "b"}),
-    ));
+    let same = expect_error(
+        &ws.call("edit_file", json!({"path": "f.txt", "old_str": "b", "new_str": "b"})),
+    );
     assert!(same.contains("nothing would change"), "{same}");
 }
 
@@ -247,10 +201,7 @@ fn list_dir_draws_a_sorted_tree_and_skips_ignored_entries() {
     ws.write("target/big.bin", "");
     ws.write(".git/HEAD", "");
     let output = expect_ok(&ws.call("list_dir", json!({})));
-    assert_eq!(
-        output,
-        "./\n  .gitignore\n  README.md\n  src/\n    lib.rs\n    main.rs"
-    );
+    assert_eq!(output, "./\n  .gitignore\n  README.md\n  src/\n    lib.rs\n    main.rs");
     let shallow = expect_ok(&ws.call("list_dir", json!({"path": "src", "depth": 1})));
     assert_eq!(shallow, "src/\n  lib.rs\n  main.rs");
     assert_eq!(
@@ -286,14 +237,10 @@ fn search_respects_gitignore_skips_binaries_and_filters_by_glob() {
         output,
         "2 matches in 2 files\n\n.github/ci.yml\n1:1: needle\n\nsrc/a.rs\n1:5: let needle = 1;"
     );
-    let insensitive = expect_ok(&ws.call(
-        "search",
-        json!({"query": "needle", "case_sensitive": false, "glob": "*.py"}),
-    ));
-    assert_eq!(
-        insensitive,
-        "1 match in 1 file\n\nsrc/b.py\n1:1: NEEDLE = 2"
+    let insensitive = expect_ok(
+        &ws.call("search", json!({"query": "needle", "case_sensitive": false, "glob": "*.py"})),
     );
+    assert_eq!(insensitive, "1 match in 1 file\n\nsrc/b.py\n1:1: NEEDLE = 2");
     let in_file = expect_ok(&ws.call("search", json!({"query": "needle", "path": "src/a.rs"})));
     assert!(in_file.starts_with("1 match in 1 file"), "{in_file}");
     let message = expect_error(&ws.call("search", json!({"query": ""})));
@@ -304,10 +251,7 @@ fn search_respects_gitignore_skips_binaries_and_filters_by_glob() {
 fn search_results_are_the_same_on_every_run() {
     let ws = TestWorkspace::code();
     for i in 0..40 {
-        ws.write(
-            &format!("d{}/f{i}.txt", i % 7),
-            "hit\nhit\nmiss\n".repeat(3),
-        );
+        ws.write(&format!("d{}/f{i}.txt", i % 7), "hit\nhit\nmiss\n".repeat(3));
     }
     let first = expect_ok(&ws.call("search", json!({"query": "hit", "max_results": 25})));
     for _ in 0..5 {
@@ -316,10 +260,7 @@ fn search_results_are_the_same_on_every_run() {
             first
         );
     }
-    assert!(
-        first.starts_with("240 matches in 40 files (showing the first 25)"),
-        "{first}"
-    );
+    assert!(first.starts_with("240 matches in 40 files (showing the first 25)"), "{first}");
 }
 
 // ---- shell ----
@@ -333,30 +274,18 @@ fn shell_timeout_kills_the_whole_process_group() {
         json!({"command": "sleep 30 & echo $! > bg.pid; echo started; sleep 30", "timeout_ms": 500}),
     );
     let text = expect_error(&output);
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "took {:?}",
-        started.elapsed()
-    );
-    assert!(
-        text.starts_with("Command timed out after 500 ms and was killed."),
-        "{text}"
-    );
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    assert!(text.starts_with("Command timed out after 500 ms and was killed."), "{text}");
     assert!(text.contains("stdout:\nstarted"), "{text}");
     let pid = ws.read("bg.pid").trim().to_string();
-    assert!(
-        !process_alive(&pid),
-        "background process {pid} survived the timeout"
-    );
+    assert!(!process_alive(&pid), "background process {pid} survived the timeout");
 }
 
 #[test]
 fn shell_kills_background_processes_when_the_command_returns() {
     let ws = TestWorkspace::code();
-    let output = expect_ok(&ws.call(
-        "shell",
-        json!({"command": "sleep 30 & echo $! > bg.pid; echo done"}),
-    ));
+    let output =
+        expect_ok(&ws.call("shell", json!({"command": "sleep 30 & echo $! > bg.pid; echo done"})));
     assert!(output.contains("stdout:\ndone"), "{output}");
     let pid = ws.read("bg.pid").trim().to_string();
     assert!(!process_alive(&pid), "background process {pid} survived");
@@ -375,10 +304,7 @@ fn shell_cancellation_kills_the_process_group() {
         ws.block_on(async { tokio::time::timeout(Duration::from_millis(500), call).await });
     assert!(cancelled.is_err());
     let pid = ws.read("bg.pid").trim().to_string();
-    assert!(
-        !process_alive(&pid),
-        "background process {pid} survived cancellation"
-    );
+    assert!(!process_alive(&pid), "background process {pid} survived cancellation");
 }
 
 #[test]
@@ -386,16 +312,10 @@ fn shell_runs_in_workdir_with_empty_stdin_and_reports_failures() {
     let ws = TestWorkspace::code();
     ws.write("sub/marker", "");
     let output = expect_ok(&ws.call("shell", json!({"command": "ls; cat", "workdir": "sub"})));
-    assert!(
-        output.contains("stdout:\nmarker\nstderr:\n(empty)"),
-        "{output}"
-    );
+    assert!(output.contains("stdout:\nmarker\nstderr:\n(empty)"), "{output}");
     let failed = expect_error(&ws.call("shell", json!({"command": "echo oops >&2; exit 3"})));
     assert!(failed.starts_with("exit code: 3"), "{failed}");
-    assert!(
-        failed.ends_with("stdout:\n(empty)\nstderr:\noops"),
-        "{failed}"
-    );
+    assert!(failed.ends_with("stdout:\n(empty)\nstderr:\noops"), "{failed}");
 }
 
 #[test]
@@ -419,10 +339,7 @@ fn process_alive(pid: &str) -> bool {
     loop {
         // A zombie has exited; only a process still running counts.
         let running = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(stat) => stat
-                .split_whitespace()
-                .nth(2)
-                .is_some_and(|state| state != "Z"),
+            Ok(stat) => stat.split_whitespace().nth(2).is_some_and(|state| state != "Z"),
             Err(_) => false,
         };
         if !running || Instant::now() > deadline {
@@ -438,11 +355,7 @@ fn process_alive(pid: &str) -> bool {
 fn calls_run_concurrently_through_one_registry() {
     let ws = TestWorkspace::code();
     let call = |i: u32| {
-        ws.registry.call(
-            &ws.ctx,
-            "shell",
-            json!({"command": format!("sleep 0.4; echo {i}")}),
-        )
+        ws.registry.call(&ws.ctx, "shell", json!({"command": format!("sleep 0.4; echo {i}")}))
     };
     let started = Instant::now();
     let outputs = ws.block_on(async {
@@ -468,35 +381,23 @@ fn file_tools_refuse_fifos_instead_of_hanging() {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let code = TestWorkspace::code();
-        let status = std::process::Command::new("mkfifo")
-            .arg(code.path("pipe"))
-            .status();
+        let status = std::process::Command::new("mkfifo").arg(code.path("pipe")).status();
         assert!(status.unwrap().success());
         let vault = TestWorkspace::vault();
-        let status = std::process::Command::new("mkfifo")
-            .arg(vault.path("pipe.md"))
-            .status();
+        let status = std::process::Command::new("mkfifo").arg(vault.path("pipe.md")).status();
         assert!(status.unwrap().success());
         let mut messages = vec![
             code.call("read_file", json!({"path": "pipe"})),
-            code.call(
-                "edit_file",
-                json!({"path": "pipe", "old_str": "a", "new_str": "b"}),
-            ),
+            code.call("edit_file", json!({"path": "pipe", "old_str": "a", "new_str": "b"})),
             code.call("write_file", json!({"path": "pipe", "content": "x"})),
-            code.call(
-                "write_file",
-                json!({"path": "pipe", "content": "x", "mode": "append"}),
-            ),
+            code.call("write_file", json!({"path": "pipe", "content": "x", "mode": "append"})),
             vault.call("read_note", json!({"path": "pipe"})),
             vault.call("create_note", json!({"path": "pipe", "content": "x"})),
         ];
         messages.push(code.call("search", json!({"query": "x"})));
         tx.send(messages).unwrap();
     });
-    let outputs = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("a file tool hung on a FIFO");
+    let outputs = rx.recv_timeout(Duration::from_secs(20)).expect("a file tool hung on a FIFO");
     let (search, refused) = outputs.split_last().unwrap();
     for output in refused {
         let message = expect_error(output);
@@ -509,10 +410,9 @@ fn file_tools_refuse_fifos_instead_of_hanging() {
 fn edit_file_matches_exact_text_first_in_mixed_line_endings() {
     let ws = TestWorkspace::code();
     ws.write("mixed.txt", "a\nb\nc\r\n");
-    expect_ok(&ws.call(
-        "edit_file",
-        json!({"path": "mixed.txt", "old_str": "a\nb", "new_str": "A\nB"}),
-    ));
+    expect_ok(
+        &ws.call("edit_file", json!({"path": "mixed.txt", "old_str": "a\nb", "new_str": "A\nB"})),
+    );
     assert_eq!(ws.read("mixed.txt"), "A\nB\nc\r\n");
 }
 
@@ -520,26 +420,17 @@ fn edit_file_matches_exact_text_first_in_mixed_line_endings() {
 fn edit_file_gives_new_lines_the_files_crlf_endings() {
     let ws = TestWorkspace::code();
     ws.write("dos.txt", "a\r\nb\r\n");
-    expect_ok(&ws.call(
-        "edit_file",
-        json!({"path": "dos.txt", "old_str": "a", "new_str": "a\nz"}),
-    ));
+    expect_ok(&ws.call("edit_file", json!({"path": "dos.txt", "old_str": "a", "new_str": "a\nz"})));
     assert_eq!(ws.read("dos.txt"), "a\r\nz\r\nb\r\n");
 }
 
 #[test]
 fn read_file_cuts_an_endless_line_while_reading() {
     let ws = TestWorkspace::code();
-    ws.write(
-        "one-line.json",
-        format!("{}\nsecond\n", "x".repeat(1_000_000)),
-    );
+    ws.write("one-line.json", format!("{}\nsecond\n", "x".repeat(1_000_000)));
     let output = expect_ok(&ws.call("read_file", json!({"path": "one-line.json"})));
     let (first, second) = output.split_once('\n').unwrap();
-    assert_eq!(
-        first,
-        format!("1 | {}… [line cut; 1000000 bytes in all]", "x".repeat(2000))
-    );
+    assert_eq!(first, format!("1 | {}… [line cut; 1000000 bytes in all]", "x".repeat(2000)));
     assert_eq!(second, "2 | second");
 }
 
@@ -547,10 +438,9 @@ fn read_file_cuts_an_endless_line_while_reading() {
 fn search_context_runs_past_matches_beyond_the_limit() {
     let ws = TestWorkspace::code();
     ws.write("f.txt", "foo\nfoo\nbar\n");
-    let output = expect_ok(&ws.call(
-        "search",
-        json!({"query": "foo", "max_results": 1, "context_lines": 2}),
-    ));
+    let output = expect_ok(
+        &ws.call("search", json!({"query": "foo", "max_results": 1, "context_lines": 2})),
+    );
     assert_eq!(
         output,
         "2 matches in 1 file (showing the first 1)\n\nf.txt\n1:1: foo\n2- foo\n3- bar\n\n\

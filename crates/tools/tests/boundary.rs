@@ -40,15 +40,9 @@ fn escaping_paths(ws: &TestWorkspace) -> Vec<(String, &'static str)> {
     vec![
         ("..".into(), "outside the workspace"),
         ("../outside/secret.txt".into(), "outside the workspace"),
-        (
-            "inside/../../outside/secret.txt".into(),
-            "outside the workspace",
-        ),
+        ("inside/../../outside/secret.txt".into(), "outside the workspace"),
         ("./../../../../etc/passwd".into(), "outside the workspace"),
-        (
-            outside.join("secret.txt").display().to_string(),
-            "outside the workspace",
-        ),
+        (outside.join("secret.txt").display().to_string(), "outside the workspace"),
         ("/etc/passwd".into(), "outside the workspace"),
         ("link_dir".into(), "outside the workspace"),
         ("link_dir/secret.txt".into(), "outside the workspace"),
@@ -67,25 +61,13 @@ fn escaping_paths(ws: &TestWorkspace) -> Vec<(String, &'static str)> {
 fn calls_at(path: &str) -> Vec<(&'static str, Value)> {
     vec![
         ("read_file", json!({"path": path})),
-        (
-            "write_file",
-            json!({"path": path, "content": "overwritten"}),
-        ),
-        (
-            "write_file",
-            json!({"path": path, "content": "appended", "mode": "append"}),
-        ),
-        (
-            "edit_file",
-            json!({"path": path, "old_str": SECRET, "new_str": "edited"}),
-        ),
+        ("write_file", json!({"path": path, "content": "overwritten"})),
+        ("write_file", json!({"path": path, "content": "appended", "mode": "append"})),
+        ("edit_file", json!({"path": path, "old_str": SECRET, "new_str": "edited"})),
         ("list_dir", json!({"path": path})),
         ("search", json!({"query": SECRET, "path": path})),
         ("glob", json!({"pattern": "*", "path": path})),
-        (
-            "shell",
-            json!({"command": "echo pwned > pwned.txt", "workdir": path}),
-        ),
+        ("shell", json!({"command": "echo pwned > pwned.txt", "workdir": path})),
     ]
 }
 
@@ -101,21 +83,11 @@ fn every_escape_is_refused_by_every_tool_and_nothing_outside_changes() {
                 "{tool} on {:?}: expected '{reason}' in: {message}",
                 path.chars().take(60).collect::<String>()
             );
-            assert!(
-                !message.contains(SECRET),
-                "{tool} leaked the secret for {path:?}"
-            );
+            assert!(!message.contains(SECRET), "{tool} leaked the secret for {path:?}");
         }
     }
-    assert_eq!(
-        ws.snapshot(),
-        before,
-        "a refused call changed the filesystem"
-    );
-    assert_eq!(
-        std::fs::read_to_string(ws.outside().join("outside/secret.txt")).unwrap(),
-        SECRET
-    );
+    assert_eq!(ws.snapshot(), before, "a refused call changed the filesystem");
+    assert_eq!(std::fs::read_to_string(ws.outside().join("outside/secret.txt")).unwrap(), SECRET);
 }
 
 #[test]
@@ -128,38 +100,21 @@ fn vault_tools_refuse_the_same_escapes() {
     symlink(outside.join("secret.md"), ws.path("link_note.md")).unwrap();
     let before = ws.snapshot();
     // Note tools add `.md`, so they aim at notes; list_folder at folders.
-    let notes = [
-        "../outside/secret",
-        "link_dir/secret",
-        "link_note",
-        "a/../../outside/secret",
-    ];
-    let folders = [
-        "../outside",
-        "link_dir",
-        "a/../../outside",
-        "link_note.md",
-        "/../outside",
-    ];
+    let notes = ["../outside/secret", "link_dir/secret", "link_note", "a/../../outside/secret"];
+    let folders = ["../outside", "link_dir", "a/../../outside", "link_note.md", "/../outside"];
     let calls = notes
         .iter()
         .flat_map(|p| {
             [
                 ("read_note", json!({"path": p})),
                 ("create_note", json!({"path": p, "content": "x"})),
-                (
-                    "create_note",
-                    json!({"path": p, "content": "x", "mode": "append"}),
-                ),
+                ("create_note", json!({"path": p, "content": "x", "mode": "append"})),
             ]
         })
         .chain(folders.iter().map(|p| ("list_folder", json!({"path": p}))));
     for (tool, args) in calls {
         let message = expect_error(&ws.call(tool, args.clone()));
-        assert!(
-            message.contains("outside the workspace"),
-            "{tool} {args}: {message}"
-        );
+        assert!(message.contains("outside the workspace"), "{tool} {args}: {message}");
     }
     assert_eq!(ws.snapshot(), before);
 }
@@ -167,19 +122,10 @@ fn vault_tools_refuse_the_same_escapes() {
 #[test]
 fn links_that_stay_inside_work() {
     let ws = hostile_workspace();
-    assert_eq!(
-        expect_ok(&ws.call("read_file", json!({"path": "link_inside/ok.txt"}))),
-        "1 | fine"
-    );
+    assert_eq!(expect_ok(&ws.call("read_file", json!({"path": "link_inside/ok.txt"}))), "1 | fine");
     let absolute = ws.path("inside/ok.txt").display().to_string();
-    assert_eq!(
-        expect_ok(&ws.call("read_file", json!({"path": absolute}))),
-        "1 | fine"
-    );
-    expect_ok(&ws.call(
-        "write_file",
-        json!({"path": "link_inside/new.txt", "content": "n"}),
-    ));
+    assert_eq!(expect_ok(&ws.call("read_file", json!({"path": absolute}))), "1 | fine");
+    expect_ok(&ws.call("write_file", json!({"path": "link_inside/new.txt", "content": "n"})));
     assert_eq!(ws.read("inside/new.txt"), "n");
 }
 

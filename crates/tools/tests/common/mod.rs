@@ -23,10 +23,7 @@ impl TestWorkspace {
         let base = tempfile::tempdir().unwrap();
         std::fs::create_dir(base.path().join("ws")).unwrap();
         let workspace = Workspace::new(base.path().join("ws")).unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         TestWorkspace {
             ctx: ToolContext::new(workspace),
             registry: profile.registry(),
@@ -48,10 +45,7 @@ impl TestWorkspace {
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
-        assert!(
-            !rel.starts_with('/'),
-            "test paths are workspace-relative: {rel}"
-        );
+        assert!(!rel.starts_with('/'), "test paths are workspace-relative: {rel}");
         self.root().join(rel)
     }
 
@@ -70,8 +64,7 @@ impl TestWorkspace {
     }
 
     pub fn call(&self, name: &str, args: Value) -> ToolOutput {
-        self.runtime
-            .block_on(self.registry.call(&self.ctx, name, args))
+        self.runtime.block_on(self.registry.call(&self.ctx, name, args))
     }
 
     pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
@@ -82,12 +75,7 @@ impl TestWorkspace {
     pub fn snapshot(&self) -> Vec<String> {
         let mut all: Vec<String> = walk(self.base.path())
             .into_iter()
-            .map(|p| {
-                p.strip_prefix(self.base.path())
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned()
-            })
+            .map(|p| p.strip_prefix(self.base.path()).unwrap().to_string_lossy().into_owned())
             .collect();
         all.sort();
         all
@@ -109,29 +97,17 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// 100 cases per property (the seeds' minimum); no failure files, since
 /// integration tests have no source folder for proptest to write them in.
 pub fn proptest_config() -> proptest::test_runner::Config {
-    proptest::test_runner::Config {
-        cases: 100,
-        failure_persistence: None,
-        ..Default::default()
-    }
+    proptest::test_runner::Config { cases: 100, failure_persistence: None, ..Default::default() }
 }
 
 /// Asserts an error output and returns its text.
 pub fn expect_error(output: &ToolOutput) -> String {
-    assert!(
-        output.is_error,
-        "expected an error, got: {}",
-        output.text_content()
-    );
+    assert!(output.is_error, "expected an error, got: {}", output.text_content());
     output.text_content()
 }
 
 /// Asserts a successful output and returns its text.
 pub fn expect_ok(output: &ToolOutput) -> String {
-    assert!(
-        !output.is_error,
-        "expected success, got: {}",
-        output.text_content()
-    );
+    assert!(!output.is_error, "expected success, got: {}", output.text_content());
     output.text_content()
 }
