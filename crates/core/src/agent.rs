@@ -1,0 +1,545 @@
+//! The ReAct loop: ask the model, run the tools it asks for, feed the
+//! results back, until it answers.
+//!
+//! The history handed to the provider is valid at every step: every tool
+//! call gets exactly one result (refused, failed and cancelled calls get an
+//! error result), and a cancelled turn leaves at most the partial text. A
+//! turn whose stream broke off is asked again with the same request; a
+//! context-length error trims the oldest half of the history and retries
+//! once.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axon_llm::retry::{RetryClass, RetryPolicy};
+use axon_llm::{
+    AssembledTurn, FinishReason, LlmError, Provider, ProviderEvent, ProviderRequest, ToolProtocol,
+    TurnAssembler, text_protocol,
+};
+use axon_protocol::{AgentEvent, Message, ToolCall, ToolOutput, ToolSpec};
+use axon_tools::{ToolContext, ToolRegistry};
+use futures_util::StreamExt;
+use futures_util::future::join_all;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{Approval, ApprovalPolicy, Approver};
+use crate::batch::batches;
+use crate::context;
+
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub system_prompt: String,
+    /// Model calls per run before it stops with a warning.
+    pub max_iterations: u32,
+    pub approval: ApprovalPolicy,
+    /// Longest one tool call may run.
+    pub tool_timeout: Duration,
+    /// Fresh attempts at a turn whose stream broke off or stalled.
+    pub turn_retries: u32,
+    /// Backoff between those attempts.
+    pub retry: RetryPolicy,
+    pub max_output_tokens: Option<u32>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            system_prompt: String::new(),
+            max_iterations: 25,
+            approval: ApprovalPolicy::Auto,
+            tool_timeout: Duration::from_secs(15 * 60),
+            turn_retries: 3,
+            retry: RetryPolicy::default(),
+            max_output_tokens: None,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// The model answered; the answer's text.
+    Answered(String),
+    /// `max_iterations` model calls without an answer; the last text.
+    IterationLimit(String),
+    /// Cancelled; the text received so far.
+    Cancelled(String),
+    /// A provider error that retrying could not fix.
+    Failed(String),
+}
+
+/// Receives every event of a run, in order.
+pub type EventSink<'a> = &'a (dyn Fn(AgentEvent) + Send + Sync);
+
+pub struct Agent {
+    provider: Arc<dyn Provider>,
+    registry: Arc<ToolRegistry>,
+    tools: ToolContext,
+    config: AgentConfig,
+    approver: Option<Arc<dyn Approver>>,
+    history: Vec<Message>,
+    /// Tools the user allowed for the rest of the session.
+    allowed: HashSet<String>,
+}
+
+/// One tool call as the loop will handle it.
+struct PlannedCall {
+    call: ToolCall,
+    /// Why it cannot run at all (unreadable arguments or block).
+    problem: Option<String>,
+}
+
+enum TurnEnd {
+    Cancelled(String),
+    Failed(String),
+}
+
+impl Agent {
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        registry: Arc<ToolRegistry>,
+        tools: ToolContext,
+        config: AgentConfig,
+    ) -> Self {
+        Agent {
+            provider,
+            registry,
+            tools,
+            config,
+            approver: None,
+            history: Vec::new(),
+            allowed: HashSet::new(),
+        }
+    }
+
+    /// Who answers `ApprovalPolicy::Ask`. Without one, asking means no.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Continues an earlier conversation.
+    pub fn with_history(mut self, history: Vec<Message>) -> Self {
+        self.history = history;
+        self
+    }
+
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    pub fn provider(&self) -> &Arc<dyn Provider> {
+        &self.provider
+    }
+
+    /// Runs one user request to its end, reporting every step to `emit`.
+    pub async fn run(
+        &mut self,
+        prompt: &str,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> RunOutcome {
+        self.history.push(stamped(Message::user(prompt)));
+        let mut last_text = String::new();
+        for _ in 0..self.config.max_iterations {
+            let turn = match self.next_turn(emit, cancel).await {
+                Ok(turn) => turn,
+                Err(TurnEnd::Cancelled(partial)) => {
+                    if !partial.is_empty() {
+                        self.history.push(stamped(Message::assistant(partial.clone())));
+                    }
+                    return RunOutcome::Cancelled(partial);
+                }
+                Err(TurnEnd::Failed(message)) => {
+                    emit(AgentEvent::Error { message: message.clone() });
+                    return RunOutcome::Failed(message);
+                }
+            };
+            if turn.finish == Some(FinishReason::Length) {
+                emit(AgentEvent::Warning {
+                    message: "the model reached its output limit; its reply may be cut short"
+                        .to_string(),
+                });
+            }
+            let (assistant, text, calls) = self.interpret(turn);
+            self.history.push(stamped(assistant));
+            if calls.is_empty() {
+                emit(AgentEvent::Answer { text: text.clone() });
+                return RunOutcome::Answered(text);
+            }
+            last_text = text;
+            let outputs = self.run_calls(&calls, emit, cancel).await;
+            self.push_results(&calls, outputs);
+            if cancel.is_cancelled() {
+                return RunOutcome::Cancelled(last_text);
+            }
+        }
+        emit(AgentEvent::Warning {
+            message: format!(
+                "stopped after {} model calls without a final answer; the work so far is kept \
+                 (raise max_iterations to let it go further)",
+                self.config.max_iterations
+            ),
+        });
+        RunOutcome::IterationLimit(last_text)
+    }
+
+    fn request(&self) -> ProviderRequest {
+        let specs: Vec<ToolSpec> = self.registry.specs().cloned().collect();
+        let (system, tools) = match self.provider.info().tool_protocol {
+            ToolProtocol::Native => (self.config.system_prompt.clone(), specs),
+            ToolProtocol::Text => (
+                format!("{}\n\n{}", self.config.system_prompt, text_protocol::instructions(&specs)),
+                Vec::new(),
+            ),
+        };
+        ProviderRequest {
+            system,
+            messages: self.history.clone(),
+            tools,
+            max_output_tokens: self.config.max_output_tokens,
+            temperature: None,
+        }
+    }
+
+    /// Gets the model's next turn, retrying broken streams and trimming
+    /// once on a context-length error.
+    async fn next_turn(
+        &mut self,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<AssembledTurn, TurnEnd> {
+        let mut trimmed = false;
+        let mut attempts = 0;
+        loop {
+            let error = match self.stream_turn(self.request(), emit, cancel).await {
+                Ok(turn) => return Ok(turn),
+                Err(Err(partial)) => return Err(TurnEnd::Cancelled(partial)),
+                Err(Ok(error)) => error,
+            };
+            match error {
+                LlmError::ContextLength { .. } if !trimmed => {
+                    trimmed = true;
+                    let dropped = context::trim_half(&mut self.history);
+                    if dropped == 0 {
+                        return Err(TurnEnd::Failed(error.to_string()));
+                    }
+                    emit(AgentEvent::Warning {
+                        message: format!(
+                            "the conversation no longer fits the model's context window; \
+                             dropped the oldest {dropped} messages and trying again"
+                        ),
+                    });
+                }
+                e if e.is_transient() && attempts < self.config.turn_retries => {
+                    attempts += 1;
+                    let delay = self
+                        .config
+                        .retry
+                        .delay(RetryClass::Connection, attempts, None)
+                        .unwrap_or(Duration::from_secs(1));
+                    emit(AgentEvent::Warning {
+                        message: format!(
+                            "{e}; asking again in {:.1}s ({attempts}/{})",
+                            delay.as_secs_f64(),
+                            self.config.turn_retries
+                        ),
+                    });
+                    tokio::select! {
+                        () = cancel.cancelled() => return Err(TurnEnd::Cancelled(String::new())),
+                        () = tokio::time::sleep(delay) => {}
+                    }
+                }
+                e => return Err(TurnEnd::Failed(e.to_string())),
+            }
+        }
+    }
+
+    /// Streams one model call. `Err(Ok(e))` is a provider error,
+    /// `Err(Err(partial))` a cancellation with the text received so far.
+    async fn stream_turn(
+        &self,
+        request: ProviderRequest,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<AssembledTurn, Result<LlmError, String>> {
+        let mut stream = self.provider.stream(request);
+        let mut turn = TurnAssembler::new();
+        loop {
+            let item = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(Err(turn.text().to_string())),
+                item = stream.next() => item,
+            };
+            let event = match item {
+                Some(Ok(event)) => event,
+                Some(Err(e)) => return Err(Ok(e)),
+                None => {
+                    return Err(Ok(LlmError::Stream {
+                        provider: self.provider.info().name.clone(),
+                        message: "the stream closed before the model finished".to_string(),
+                    }));
+                }
+            };
+            match &event {
+                ProviderEvent::TextDelta(text) => emit(AgentEvent::Token { text: text.clone() }),
+                ProviderEvent::ReasoningDelta(text) => {
+                    emit(AgentEvent::Thought { text: text.clone() });
+                }
+                ProviderEvent::Usage(usage) => emit(AgentEvent::Usage { usage: *usage }),
+                ProviderEvent::Retrying { attempt, delay, reason } => emit(AgentEvent::Warning {
+                    message: format!(
+                        "{reason}; retrying in {:.1}s (retry {attempt})",
+                        delay.as_secs_f64()
+                    ),
+                }),
+                _ => {}
+            }
+            let finished = matches!(event, ProviderEvent::Finish(_));
+            turn.push(&event);
+            if finished {
+                return Ok(turn.finish());
+            }
+        }
+    }
+
+    /// The assistant message to keep, the answer text, and the calls to
+    /// run, for either tool protocol.
+    fn interpret(&self, turn: AssembledTurn) -> (Message, String, Vec<PlannedCall>) {
+        match self.provider.info().tool_protocol {
+            ToolProtocol::Native => {
+                let text = turn.message.text();
+                let calls = turn
+                    .message
+                    .tool_calls
+                    .iter()
+                    .map(|call| PlannedCall {
+                        call: call.clone(),
+                        problem: turn.malformed.iter().find(|(id, _)| *id == call.id).map(
+                            |(_, error)| {
+                                format!(
+                                    "Invalid parameters for {}: {error}. Send the arguments as \
+                                     one JSON object.",
+                                    call.name
+                                )
+                            },
+                        ),
+                    })
+                    .collect();
+                (turn.message, text, calls)
+            }
+            ToolProtocol::Text => {
+                let raw = turn.message.text();
+                let parsed = text_protocol::parse(&raw);
+                let calls = parsed
+                    .calls
+                    .into_iter()
+                    .enumerate()
+                    .map(|(n, block)| {
+                        let id = format!("block_{}", n + 1);
+                        match block {
+                            Ok(found) => PlannedCall {
+                                call: ToolCall { id, name: found.tool, arguments: found.params },
+                                problem: None,
+                            },
+                            Err(error) => PlannedCall {
+                                call: ToolCall { id, name: String::new(), arguments: Value::Null },
+                                problem: Some(error),
+                            },
+                        }
+                    })
+                    .collect();
+                // The reply is kept as written: the model sees its own blocks.
+                let mut message = turn.message;
+                message.tool_calls.clear();
+                (message, parsed.text, calls)
+            }
+        }
+    }
+
+    /// Runs a turn's calls (see `batch` for what runs concurrently) and
+    /// returns one output per call, in call order.
+    async fn run_calls(
+        &mut self,
+        calls: &[PlannedCall],
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Vec<ToolOutput> {
+        let read_only: Vec<bool> = calls
+            .iter()
+            .map(|p| {
+                p.problem.is_none()
+                    && self.registry.spec(&p.call.name).is_some_and(|s| s.annotations.read_only)
+            })
+            .collect();
+        let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+        // Calls that got an Action event; only they get an Observation.
+        let mut announced = vec![false; calls.len()];
+        for batch in batches(&read_only) {
+            if cancel.is_cancelled() {
+                break;
+            }
+            let mut runnable = Vec::new();
+            for &i in &batch {
+                let planned = &calls[i];
+                match self.check(planned, emit).await {
+                    Ok(()) => {
+                        emit(AgentEvent::Action { call: planned.call.clone() });
+                        announced[i] = true;
+                        runnable.push(i);
+                    }
+                    Err(output) => {
+                        if self.registry.contains(&planned.call.name) {
+                            emit(AgentEvent::Action { call: planned.call.clone() });
+                            announced[i] = true;
+                        }
+                        outputs[i] = Some(output);
+                    }
+                }
+            }
+            let registry = &self.registry;
+            let tools = &self.tools;
+            let timeout = self.config.tool_timeout;
+            let running = join_all(runnable.iter().map(|&i| {
+                let call = &calls[i].call;
+                async move {
+                    let run = registry.call(tools, &call.name, call.arguments.clone());
+                    match tokio::time::timeout(timeout, run).await {
+                        Ok(output) => output,
+                        Err(_) => ToolOutput::error(format!(
+                            "{} did not finish within {}s and was stopped",
+                            call.name,
+                            timeout.as_secs()
+                        )),
+                    }
+                }
+            }));
+            // Dropping the running calls cancels them (shell process groups
+            // are killed); they get a cancellation result below.
+            let finished = tokio::select! {
+                () = cancel.cancelled() => None,
+                done = running => Some(done),
+            };
+            if let Some(done) = finished {
+                for (&i, output) in runnable.iter().zip(done) {
+                    outputs[i] = Some(output);
+                }
+            }
+            for &i in &batch {
+                if let Some(output) = &outputs[i]
+                    && announced[i]
+                {
+                    emit(observation(&calls[i].call, output));
+                }
+            }
+        }
+        calls
+            .iter()
+            .zip(outputs)
+            .zip(announced)
+            .map(|((planned, output), announced)| {
+                output.unwrap_or_else(|| {
+                    let output = ToolOutput::error("Cancelled by the user before it finished.");
+                    if announced {
+                        emit(observation(&planned.call, &output));
+                    }
+                    output
+                })
+            })
+            .collect()
+    }
+
+    /// Whether a call may run: readable, known, and allowed by the policy.
+    /// Otherwise the error output the model gets instead.
+    async fn check(
+        &mut self,
+        planned: &PlannedCall,
+        emit: EventSink<'_>,
+    ) -> Result<(), ToolOutput> {
+        if let Some(problem) = &planned.problem {
+            return Err(ToolOutput::error(problem.clone()));
+        }
+        let name = &planned.call.name;
+        let Some(spec) = self.registry.spec(name).cloned() else {
+            emit(AgentEvent::Warning {
+                message: format!("the model asked for '{name}', which is not an available tool"),
+            });
+            let available: Vec<&str> = self.registry.names().collect();
+            return Err(ToolOutput::error(format!(
+                "Tool '{name}' is not available. Available tools: {}",
+                available.join(", ")
+            )));
+        };
+        if spec.annotations.read_only || self.allowed.contains(name) {
+            return Ok(());
+        }
+        match self.config.approval {
+            ApprovalPolicy::Auto => Ok(()),
+            ApprovalPolicy::ReadOnly => Err(ToolOutput::error(format!(
+                "Refused: this session is read-only, and {name} changes files or runs commands. \
+                 Use read-only tools, or tell the user what you would change."
+            ))),
+            ApprovalPolicy::Ask => {
+                let Some(approver) = self.approver.clone() else {
+                    return Err(ToolOutput::error(format!(
+                        "Refused: {name} needs the user's approval and no one can give it here."
+                    )));
+                };
+                match approver.approve(&planned.call, &spec).await {
+                    Approval::Allow => Ok(()),
+                    Approval::AllowTool => {
+                        self.allowed.insert(name.clone());
+                        Ok(())
+                    }
+                    Approval::Deny(reason) => {
+                        Err(ToolOutput::error(format!("The user did not allow {name}: {reason}")))
+                    }
+                }
+            }
+        }
+    }
+
+    fn push_results(&mut self, calls: &[PlannedCall], outputs: Vec<ToolOutput>) {
+        match self.provider.info().tool_protocol {
+            ToolProtocol::Native => {
+                for (planned, output) in calls.iter().zip(outputs) {
+                    self.history
+                        .push(stamped(Message::tool_result(planned.call.id.clone(), output)));
+                }
+            }
+            ToolProtocol::Text => {
+                let mut text = String::from("Results of your tool calls, in order:\n");
+                for (n, (planned, output)) in calls.iter().zip(outputs).enumerate() {
+                    let name = if planned.call.name.is_empty() {
+                        "(unreadable block)"
+                    } else {
+                        &planned.call.name
+                    };
+                    let status = if output.is_error { "error" } else { "ok" };
+                    text.push_str(&format!(
+                        "\n[{}] {name}: {status}\n{}\n",
+                        n + 1,
+                        output.text_content()
+                    ));
+                }
+                self.history.push(stamped(Message::user(text)));
+            }
+        }
+    }
+}
+
+fn observation(call: &ToolCall, output: &ToolOutput) -> AgentEvent {
+    AgentEvent::Observation {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        output: output.clone(),
+    }
+}
+
+fn stamped(mut message: Message) -> Message {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    message.timestamp_ms = i64::try_from(now.as_millis()).ok();
+    message
+}

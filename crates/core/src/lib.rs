@@ -1,0 +1,18 @@
+//! The axon agent.
+//!
+//! An [`Agent`] owns a conversation and runs it: it asks its
+//! [`Provider`](axon_llm::Provider) for the next turn, runs the tool calls in
+//! that turn through its [`ToolRegistry`](axon_tools::ToolRegistry), feeds
+//! the results back, and repeats until the model answers without calling a
+//! tool. Everything that happens is reported as
+//! [`AgentEvent`](axon_protocol::AgentEvent)s; front ends only render those.
+
+mod agent;
+mod approval;
+mod batch;
+pub mod context;
+pub mod prompt;
+
+pub use agent::{Agent, AgentConfig, RunOutcome};
+pub use approval::{Approval, ApprovalPolicy, Approver};
+pub use tokio_util::sync::CancellationToken;
