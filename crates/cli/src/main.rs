@@ -3,6 +3,10 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod config;
+mod config_cmd;
+mod render;
+mod run_cmd;
 mod tool_cmd;
 
 use std::process::ExitCode;
@@ -19,6 +23,11 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Do a task in a workspace and print the answer.
+    Run(run_cmd::RunArgs),
+    /// Show the configuration in effect.
+    #[command(subcommand)]
+    Config(config_cmd::ConfigCommand),
     /// List and call the built-in tools directly, without a model.
     #[command(subcommand)]
     Tool(tool_cmd::ToolCommand),
@@ -63,6 +72,8 @@ fn main() -> ExitCode {
     };
     let code = runtime.block_on(async {
         match cli.command {
+            Command::Run(args) => run_cmd::run(args).await,
+            Command::Config(command) => config_cmd::run(command),
             Command::Tool(command) => tool_cmd::run(command).await,
         }
     });

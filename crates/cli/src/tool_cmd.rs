@@ -44,7 +44,7 @@ pub struct Target {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-enum ProfileArg {
+pub(crate) enum ProfileArg {
     Code,
     Vault,
 }

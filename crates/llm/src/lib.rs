@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use assemble::{AssembledTurn, TurnAssembler};
 pub use error::LlmError;
-pub use presets::{ProviderConfig, ProviderKind, build_provider, preset};
+pub use presets::{ProviderConfig, ProviderKind, build_provider, context_window_for, preset};
 
 /// How tools reach the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,280 @@
+//! axon's configuration: where it lives, how layers combine, and the
+//! provider it selects.
+//!
+//! Layers, later ones winning: a built-in preset, the user file
+//! (`$AXON_HOME/config.toml`, else `$XDG_CONFIG_HOME/axon/config.toml`, else
+//! `~/.config/axon/config.toml`), the workspace file
+//! (`<workspace>/.axon/config.toml`), environment variables (`AXON_PROVIDER`,
+//! `AXON_MODEL`, `AXON_BASE_URL`, `AXON_API_KEY`, and each provider's usual
+//! key variable such as `DEEPSEEK_API_KEY`), then command-line flags.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use axon_llm::{ProviderConfig, ProviderKind, ToolProtocol, preset};
+use serde::Deserialize;
+
+/// One config file, as written. Every field is optional: files are layers.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub max_iterations: Option<u32>,
+    pub approval: Option<String>,
+    pub profile: Option<String>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderFile>,
+}
+
+/// `[providers.NAME]`: overrides a preset, or defines a provider.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderFile {
+    /// `openai` or `anthropic`; needed only for providers that are not presets.
+    pub kind: Option<ProviderKind>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    pub api_key_env: Option<String>,
+    pub context_window: Option<u64>,
+    pub tool_protocol: Option<ToolProtocol>,
+    pub headers: Option<BTreeMap<String, String>>,
+    pub stream_idle_timeout_ms: Option<u64>,
+}
+
+impl ConfigFile {
+    fn merge(&mut self, other: ConfigFile) {
+        self.provider = other.provider.or(self.provider.take());
+        self.model = other.model.or(self.model.take());
+        self.max_iterations = other.max_iterations.or(self.max_iterations);
+        self.approval = other.approval.or(self.approval.take());
+        self.profile = other.profile.or(self.profile.take());
+        for (name, theirs) in other.providers {
+            let ours = self.providers.entry(name).or_default();
+            ours.kind = theirs.kind.or(ours.kind);
+            ours.base_url = theirs.base_url.or(ours.base_url.take());
+            ours.model = theirs.model.or(ours.model.take());
+            ours.api_key = theirs.api_key.or(ours.api_key.take());
+            ours.api_key_env = theirs.api_key_env.or(ours.api_key_env.take());
+            ours.context_window = theirs.context_window.or(ours.context_window);
+            ours.tool_protocol = theirs.tool_protocol.or(ours.tool_protocol);
+            ours.headers = theirs.headers.or(ours.headers.take());
+            ours.stream_idle_timeout_ms =
+                theirs.stream_idle_timeout_ms.or(ours.stream_idle_timeout_ms);
+        }
+    }
+}
+
+/// Where axon keeps things.
+#[derive(Debug, Clone)]
+pub struct Dirs {
+    pub config_file: PathBuf,
+    pub data: PathBuf,
+    pub cache: PathBuf,
+}
+
+impl Dirs {
+    pub fn from_env() -> Result<Dirs> {
+        if let Some(home) = env("AXON_HOME") {
+            let home = PathBuf::from(home);
+            return Ok(Dirs {
+                config_file: home.join("config.toml"),
+                data: home.join("data"),
+                cache: home.join("cache"),
+            });
+        }
+        let user_home = env("HOME").map(PathBuf::from);
+        let xdg = |var: &str, fallback: &str| -> Result<PathBuf> {
+            match (env(var), &user_home) {
+                (Some(dir), _) => Ok(PathBuf::from(dir)),
+                (None, Some(home)) => Ok(home.join(fallback)),
+                (None, None) => bail!(
+                    "neither {var} nor HOME is set; set AXON_HOME to a folder for axon's files"
+                ),
+            }
+        };
+        Ok(Dirs {
+            config_file: xdg("XDG_CONFIG_HOME", ".config")?.join("axon").join("config.toml"),
+            data: xdg("XDG_DATA_HOME", ".local/share")?.join("axon"),
+            cache: xdg("XDG_CACHE_HOME", ".cache")?.join("axon"),
+        })
+    }
+}
+
+/// The settings in force for one command.
+#[derive(Debug, Clone)]
+pub struct Effective {
+    /// The files that were read, in order.
+    pub sources: Vec<PathBuf>,
+    pub file: ConfigFile,
+}
+
+/// Command-line overrides.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+}
+
+impl Effective {
+    /// Reads the user and workspace files. Missing files are fine; a file
+    /// that does not parse is an error naming it.
+    pub fn load(dirs: &Dirs, workspace: &Path) -> Result<Effective> {
+        let mut file = ConfigFile::default();
+        let mut sources = Vec::new();
+        for path in [dirs.config_file.clone(), workspace.join(".axon").join("config.toml")] {
+            match std::fs::read_to_string(&path) {
+                Ok(text) => {
+                    let layer: ConfigFile = toml::from_str(&text).with_context(|| {
+                        format!("cannot read the config file {}", path.display())
+                    })?;
+                    file.merge(layer);
+                    sources.push(path);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot read {}", path.display()));
+                }
+            }
+        }
+        Ok(Effective { sources, file })
+    }
+
+    /// The provider to use, with every layer applied.
+    pub fn provider(&self, overrides: &Overrides) -> Result<ProviderConfig> {
+        let name = overrides
+            .provider
+            .clone()
+            .or_else(|| env("AXON_PROVIDER"))
+            .or_else(|| self.file.provider.clone())
+            .map_or_else(detect_provider, Ok)?;
+        let layer = self.file.providers.get(&name).cloned().unwrap_or_default();
+        let mut config = match (preset(&name), layer.kind) {
+            (Some(preset), _) => preset,
+            (None, Some(kind)) => custom(&name, kind),
+            (None, None) => bail!(
+                "unknown provider '{name}'. Use one of openai, deepseek, anthropic, ollama, \
+                 openrouter, or define it with `kind` and `base_url` under [providers.{name}]"
+            ),
+        };
+        if let Some(kind) = layer.kind {
+            config.kind = kind;
+        }
+        if let Some(env_var) = layer.api_key_env.clone() {
+            config.api_key_env = env_var;
+        }
+        config.base_url = env("AXON_BASE_URL").or(layer.base_url).unwrap_or(config.base_url);
+        if config.base_url.is_empty() {
+            bail!(
+                "provider '{name}' has no base_url; set it under [providers.{name}] or in AXON_BASE_URL"
+            );
+        }
+        config.model = overrides
+            .model
+            .clone()
+            .or_else(|| env("AXON_MODEL"))
+            .or(layer.model)
+            .or_else(|| self.file.model.clone())
+            .unwrap_or(config.model);
+        if config.model.is_empty() {
+            bail!("provider '{name}' has no model; pass --model or set `model` in the config");
+        }
+        config.api_key = env("AXON_API_KEY").or_else(|| env(&config.api_key_env)).or(layer.api_key);
+        config.context_window = layer.context_window.or(config.context_window);
+        config.tool_protocol = layer.tool_protocol.unwrap_or(config.tool_protocol);
+        config.headers = layer.headers.unwrap_or_default().into_iter().collect();
+        if let Some(ms) = layer.stream_idle_timeout_ms {
+            config.stream_idle_timeout = Duration::from_millis(ms);
+        }
+        Ok(config)
+    }
+}
+
+/// A provider that is not a preset: the user supplies base_url and model.
+fn custom(name: &str, kind: ProviderKind) -> ProviderConfig {
+    ProviderConfig {
+        name: name.to_string(),
+        kind,
+        base_url: String::new(),
+        model: String::new(),
+        api_key: None,
+        api_key_env: format!("{}_API_KEY", name.to_uppercase().replace(['-', '.'], "_")),
+        // A self-hosted server usually needs no key; one that does says so
+        // with a 401, and the error names the variable.
+        requires_key: false,
+        context_window: None,
+        tool_protocol: ToolProtocol::Native,
+        headers: Vec::new(),
+        retry: Default::default(),
+        stream_idle_timeout: Duration::from_secs(120),
+    }
+}
+
+/// With no provider chosen, the one preset whose key is in the environment.
+fn detect_provider() -> Result<String> {
+    let candidates: Vec<&str> = ["deepseek", "openai", "anthropic", "openrouter"]
+        .into_iter()
+        .filter(|name| preset(name).is_some_and(|p| env(&p.api_key_env).is_some()))
+        .collect();
+    match candidates.as_slice() {
+        [one] => Ok((*one).to_string()),
+        [] => bail!(
+            "no model provider is configured. Either set an API key, e.g.\n  export DEEPSEEK_API_KEY=sk-...   (or OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY)\nor choose a provider in ~/.config/axon/config.toml:\n  provider = \"deepseek\"\nor for a local model:\n  axon run --provider ollama --model llama3.1 \"...\"\nSee `axon config show` for what is in effect."
+        ),
+        several => bail!(
+            "API keys for several providers are set ({}); choose one with --provider, AXON_PROVIDER or `provider = \"...\"` in the config",
+            several.join(", ")
+        ),
+    }
+}
+
+/// A non-empty environment variable.
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// A secret as it may be shown: its last four characters only.
+pub fn mask(secret: &str) -> String {
+    let chars: Vec<char> = secret.chars().collect();
+    if chars.len() <= 8 {
+        return "****".to_string();
+    }
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("****{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_layers_win_and_providers_merge_field_by_field() {
+        let mut base: ConfigFile = toml::from_str(
+            "provider = \"deepseek\"\n[providers.deepseek]\nmodel = \"deepseek-chat\"\napi_key_env = \"K\"\n",
+        )
+        .unwrap();
+        let top: ConfigFile =
+            toml::from_str("model = \"x\"\n[providers.deepseek]\nmodel = \"deepseek-reasoner\"\n")
+                .unwrap();
+        base.merge(top);
+        assert_eq!(base.provider.as_deref(), Some("deepseek"));
+        assert_eq!(base.model.as_deref(), Some("x"));
+        let ds = &base.providers["deepseek"];
+        assert_eq!(ds.model.as_deref(), Some("deepseek-reasoner"));
+        assert_eq!(ds.api_key_env.as_deref(), Some("K"));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        assert!(toml::from_str::<ConfigFile>("provder = \"x\"").is_err());
+    }
+
+    #[test]
+    fn secrets_are_masked() {
+        assert_eq!(mask("sk-1234567890abcd"), "****abcd");
+        assert_eq!(mask("short"), "****");
+    }
+}

@@ -1,0 +1,84 @@
+//! `axon config show`: what is in effect and where it came from, secrets
+//! masked.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use crate::config::{Dirs, Effective, Overrides, env, mask};
+use crate::{exit, say};
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the effective configuration (API keys masked).
+    Show {
+        /// The workspace whose `.axon/config.toml` applies.
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+}
+
+pub fn run(command: ConfigCommand) -> u8 {
+    let ConfigCommand::Show { dir } = command;
+    let dirs = match Dirs::from_env() {
+        Ok(dirs) => dirs,
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::USAGE;
+        }
+    };
+    let effective = match Effective::load(&dirs, &dir) {
+        Ok(effective) => effective,
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::USAGE;
+        }
+    };
+    let sources: Vec<String> = effective.sources.iter().map(|p| p.display().to_string()).collect();
+    say(&format!(
+        "# files read: {}",
+        if sources.is_empty() { "none".to_string() } else { sources.join(", ") }
+    ));
+    say(&format!("# user config file: {}", dirs.config_file.display()));
+    match effective.provider(&Overrides::default()) {
+        Ok(p) => {
+            say(&format!("provider = {:?}", p.name));
+            say(&format!("kind = {:?}", format!("{:?}", p.kind).to_lowercase()));
+            say(&format!("base_url = {:?}", p.base_url));
+            say(&format!("model = {:?}", p.model));
+            let key = match &p.api_key {
+                Some(key) => format!("{:?}", mask(key)),
+                None if p.requires_key => format!("\"\"  # not set: export {}=...", p.api_key_env),
+                None => "\"\"  # not needed".to_string(),
+            };
+            say(&format!("api_key = {key}"));
+            say(&format!("api_key_env = {:?}", p.api_key_env));
+            let window = p.context_window.unwrap_or_else(|| axon_llm::context_window_for(&p.model));
+            say(&format!("context_window = {window}"));
+            say(&format!("tool_protocol = {:?}", format!("{:?}", p.tool_protocol).to_lowercase()));
+            for (name, value) in &p.headers {
+                let lower = name.to_lowercase();
+                let secret =
+                    lower.contains("auth") || lower.contains("key") || lower.contains("token");
+                let value = if secret { mask(value) } else { value.clone() };
+                say(&format!("headers.{name:?} = {value:?}"));
+            }
+        }
+        Err(e) => {
+            say("provider = \"\"");
+            for line in format!("{e:#}").lines() {
+                say(&format!("# {line}"));
+            }
+        }
+    }
+    let file = &effective.file;
+    say(&format!("max_iterations = {}", file.max_iterations.unwrap_or(25)));
+    say(&format!("approval = {:?}", file.approval.as_deref().unwrap_or("ask")));
+    say(&format!("profile = {:?}", file.profile.as_deref().unwrap_or("code")));
+    say(&format!("# data folder: {}", dirs.data.display()));
+    say(&format!("# cache folder: {}", dirs.cache.display()));
+    if env("AXON_HOME").is_some() {
+        say("# AXON_HOME is set: config, data and cache live under it");
+    }
+    exit::OK
+}

@@ -1,0 +1,130 @@
+//! How `axon run` shows a run: the answer streams to stdout, one line per
+//! tool call and any warnings go to stderr; or, with `--json`, one JSON
+//! event per line on stdout and nothing else there.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::sync::{Mutex, PoisonError};
+
+use axon_protocol::{AgentEvent, ToolCall};
+use serde_json::Value;
+
+pub struct Renderer {
+    json: bool,
+    /// stderr is a terminal: show reasoning, use colour.
+    styled: bool,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The last thing written to stdout ended a line.
+    stdout_at_line_start: bool,
+    /// Calls announced but not finished, for the one-line summary.
+    pending: HashMap<String, ToolCall>,
+    in_thought: bool,
+}
+
+impl Renderer {
+    pub fn new(json: bool) -> Self {
+        let styled = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Renderer {
+            json,
+            styled,
+            state: Mutex::new(State { stdout_at_line_start: true, ..State::default() }),
+        }
+    }
+
+    pub fn event(&self, event: AgentEvent) {
+        if self.json {
+            match serde_json::to_string(&event) {
+                Ok(line) => crate::say(&line),
+                Err(e) => eprintln!("axon: cannot encode an event: {e}"),
+            }
+            return;
+        }
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if !matches!(event, AgentEvent::Thought { .. }) && state.in_thought {
+            state.in_thought = false;
+            eprintln!("{}", self.dim(""));
+        }
+        match event {
+            AgentEvent::Token { text } => {
+                let mut out = std::io::stdout().lock();
+                if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+                    // The reader went away (`| head`); nothing more to show.
+                    std::process::exit(0);
+                }
+                if let Some(last) = text.chars().last() {
+                    state.stdout_at_line_start = last == '\n';
+                }
+            }
+            AgentEvent::Thought { text } if self.styled => {
+                state.in_thought = true;
+                eprint!("{}", self.dim(&text));
+            }
+            AgentEvent::Action { call } => {
+                self.end_stdout_line(&mut state);
+                state.pending.insert(call.id.clone(), call);
+            }
+            AgentEvent::Observation { call_id, name, output } => {
+                let call = state.pending.remove(&call_id);
+                let args = call.map(|c| short_arguments(&c.arguments)).unwrap_or_default();
+                let first_line = output.text_content().lines().next().unwrap_or("").to_string();
+                let summary: String = first_line.chars().take(100).collect();
+                let (mark, summary) =
+                    if output.is_error { ("✗", summary) } else { ("✓", summary) };
+                eprintln!("{} {name} {args} — {summary}", self.colour(mark, output.is_error));
+            }
+            AgentEvent::Answer { .. } => self.end_stdout_line(&mut state),
+            AgentEvent::Warning { message } => {
+                self.end_stdout_line(&mut state);
+                eprintln!("axon: warning: {message}");
+            }
+            AgentEvent::Error { message } => {
+                self.end_stdout_line(&mut state);
+                eprintln!("axon: error: {message}");
+            }
+            _ => {}
+        }
+    }
+
+    fn end_stdout_line(&self, state: &mut State) {
+        if !state.stdout_at_line_start {
+            crate::say("");
+            state.stdout_at_line_start = true;
+        }
+    }
+
+    fn dim(&self, text: &str) -> String {
+        if self.styled { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
+    }
+
+    fn colour(&self, text: &str, error: bool) -> String {
+        match (self.styled, error) {
+            (false, _) => text.to_string(),
+            (true, false) => format!("\x1b[32m{text}\x1b[0m"),
+            (true, true) => format!("\x1b[31m{text}\x1b[0m"),
+        }
+    }
+}
+
+/// `path=hello.md content=…` in at most about 60 characters.
+fn short_arguments(arguments: &Value) -> String {
+    let Value::Object(map) = arguments else { return String::new() };
+    let mut parts = Vec::new();
+    for (key, value) in map {
+        let shown = match value {
+            Value::String(s) => s.lines().next().unwrap_or("").to_string(),
+            other => other.to_string(),
+        };
+        let shown: String = shown.chars().take(40).collect();
+        parts.push(format!("{key}={shown}"));
+    }
+    let joined = parts.join(" ");
+    if joined.chars().count() > 60 {
+        format!("{}…", joined.chars().take(60).collect::<String>())
+    } else {
+        joined
+    }
+}

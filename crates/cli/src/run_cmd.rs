@@ -1,0 +1,183 @@
+//! `axon run "PROMPT"`: one task from start to answer, non-interactively.
+
+use std::future::Future;
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use axon_core::{
+    Agent, AgentConfig, Approval, ApprovalPolicy, Approver, CancellationToken, RunOutcome,
+    prompt::base_system_prompt,
+};
+use axon_llm::build_provider;
+use axon_protocol::{ToolCall, ToolSpec};
+use axon_tools::{Profile, ToolContext, Workspace};
+use clap::Args;
+
+use crate::config::{Dirs, Effective, Overrides};
+use crate::exit;
+use crate::render::Renderer;
+use crate::tool_cmd::ProfileArg;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The task. `-` reads it from stdin.
+    prompt: String,
+    /// The workspace folder.
+    #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// Provider: a preset (openai, deepseek, anthropic, ollama, openrouter) or one from the config.
+    #[arg(long)]
+    provider: Option<String>,
+    #[arg(long)]
+    model: Option<String>,
+    /// Model calls before giving up (default 25).
+    #[arg(long)]
+    max_iterations: Option<u32>,
+    /// Let tools change files and run commands without asking.
+    #[arg(long, short = 'y', conflicts_with = "read_only")]
+    yes: bool,
+    /// Refuse every tool that changes files or runs commands.
+    #[arg(long)]
+    read_only: bool,
+    /// Which tool set: a code workspace (default) or a notes vault.
+    #[arg(long, value_enum)]
+    profile: Option<ProfileArg>,
+    /// Print one JSON event per line on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Exit status for a run cancelled with Ctrl-C, as shells expect.
+const CANCELLED: u8 = 130;
+/// Exit status when the iteration limit ended the run.
+const ITERATION_LIMIT: u8 = 3;
+
+pub async fn run(args: RunArgs) -> u8 {
+    let prepared = match prepare(&args) {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::USAGE;
+        }
+    };
+    let (mut agent, prompt) = prepared;
+    let renderer = Renderer::new(args.json);
+    let cancel = CancellationToken::new();
+    let watcher = tokio::spawn(watch_ctrl_c(cancel.clone()));
+    let emit = |event| renderer.event(event);
+    let outcome = agent.run(&prompt, &emit, &cancel).await;
+    watcher.abort();
+    match outcome {
+        RunOutcome::Answered(_) => exit::OK,
+        RunOutcome::Failed(_) => exit::FAILED,
+        RunOutcome::IterationLimit(_) => ITERATION_LIMIT,
+        RunOutcome::Cancelled(_) => {
+            eprintln!("axon: cancelled");
+            CANCELLED
+        }
+    }
+}
+
+/// The first Ctrl-C cancels the run cleanly; a second one leaves at once.
+async fn watch_ctrl_c(cancel: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_ok() {
+        cancel.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(CANCELLED.into());
+        }
+    }
+}
+
+fn prepare(args: &RunArgs) -> Result<(Agent, String)> {
+    let prompt = read_prompt(&args.prompt)?;
+    let workspace = Workspace::new(&args.dir)?;
+    let dirs = Dirs::from_env()?;
+    let config = Effective::load(&dirs, workspace.root())?;
+    let overrides = Overrides { provider: args.provider.clone(), model: args.model.clone() };
+    let provider = build_provider(&config.provider(&overrides)?)?;
+
+    let profile = match (args.profile, config.file.profile.as_deref()) {
+        (Some(p), _) => p.into(),
+        (None, None | Some("code")) => Profile::Code,
+        (None, Some("vault")) => Profile::Vault,
+        (None, Some(other)) => bail!("unknown profile '{other}' in the config; use code or vault"),
+    };
+    let approval = if args.yes {
+        ApprovalPolicy::Auto
+    } else if args.read_only {
+        ApprovalPolicy::ReadOnly
+    } else {
+        match config.file.approval.as_deref() {
+            None | Some("ask") => ApprovalPolicy::Ask,
+            Some("auto") => ApprovalPolicy::Auto,
+            Some("read-only") => ApprovalPolicy::ReadOnly,
+            Some(other) => {
+                bail!("unknown approval '{other}' in the config; use ask, auto or read-only")
+            }
+        }
+    };
+    let agent_config = AgentConfig {
+        system_prompt: base_system_prompt(&workspace.root().display().to_string()),
+        max_iterations: args.max_iterations.or(config.file.max_iterations).unwrap_or(25).max(1),
+        approval,
+        ..AgentConfig::default()
+    };
+    let registry = Arc::new(profile.registry());
+    let mut agent = Agent::new(provider, registry, ToolContext::new(workspace), agent_config);
+    // Asking needs someone at a terminal who is not also the prompt's source.
+    let interactive =
+        args.prompt != "-" && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if approval == ApprovalPolicy::Ask && interactive {
+        agent = agent.with_approver(Arc::new(TerminalApprover));
+    }
+    Ok((agent, prompt))
+}
+
+fn read_prompt(arg: &str) -> Result<String> {
+    let prompt = if arg == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("cannot read the prompt from stdin")?;
+        text
+    } else {
+        arg.to_string()
+    };
+    if prompt.trim().is_empty() {
+        bail!("the prompt is empty; say what to do, e.g. axon run \"explain src/main.rs\"");
+    }
+    Ok(prompt)
+}
+
+/// Asks on the terminal before a tool changes anything.
+struct TerminalApprover;
+
+impl Approver for TerminalApprover {
+    fn approve<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        _spec: &'a ToolSpec,
+    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
+        let question = format!("Allow {} {}?", call.name, call.arguments);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || ask(&question))
+                .await
+                .unwrap_or_else(|e| Approval::Deny(format!("the question could not be asked: {e}")))
+        })
+    }
+}
+
+fn ask(question: &str) -> Approval {
+    let shown: String = question.chars().take(300).collect();
+    eprint!("{shown} [y]es / [a]lways for this tool / [n]o: ");
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return Approval::Deny("no answer could be read".to_string());
+    }
+    match answer.trim().to_lowercase().as_str() {
+        "y" | "yes" => Approval::Allow,
+        "a" | "always" => Approval::AllowTool,
+        _ => Approval::Deny("the user said no".to_string()),
+    }
+}

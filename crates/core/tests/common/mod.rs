@@ -1,0 +1,98 @@
+//! An agent wired to a scripted model server, with fast retries.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axon_core::{Agent, AgentConfig, ApprovalPolicy, CancellationToken, RunOutcome};
+use axon_llm::retry::RetryPolicy;
+use axon_llm::{ProviderConfig, ProviderKind, ToolProtocol, build_provider, preset};
+use axon_protocol::AgentEvent;
+use axon_testkit::{Reply, ScriptedServer};
+use axon_tools::{Profile, ToolContext, Workspace};
+
+pub fn fast_retries() -> RetryPolicy {
+    RetryPolicy {
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(50),
+        ..RetryPolicy::default()
+    }
+}
+
+pub fn provider_config(
+    server: &ScriptedServer,
+    kind: ProviderKind,
+    protocol: ToolProtocol,
+) -> ProviderConfig {
+    let mut config =
+        preset(if kind == ProviderKind::Anthropic { "anthropic" } else { "openai" }).unwrap();
+    config.base_url =
+        if kind == ProviderKind::Anthropic { server.url.clone() } else { server.openai_base() };
+    config.api_key = Some("test-key".into());
+    config.model = "scripted".into();
+    config.tool_protocol = protocol;
+    config.retry = fast_retries();
+    config.stream_idle_timeout = Duration::from_millis(400);
+    config
+}
+
+pub struct Harness {
+    pub server: ScriptedServer,
+    pub dir: tempfile::TempDir,
+    pub agent: Agent,
+    pub events: Arc<Mutex<Vec<AgentEvent>>>,
+}
+
+impl Harness {
+    pub async fn new(
+        script: Vec<Reply>,
+        kind: ProviderKind,
+        protocol: ToolProtocol,
+        profile: Profile,
+    ) -> Self {
+        Self::with_config(script, kind, protocol, profile, AgentConfig::default()).await
+    }
+
+    pub async fn with_config(
+        script: Vec<Reply>,
+        kind: ProviderKind,
+        protocol: ToolProtocol,
+        profile: Profile,
+        mut config: AgentConfig,
+    ) -> Self {
+        let server = ScriptedServer::start(script).await.unwrap();
+        let provider = build_provider(&provider_config(&server, kind, protocol)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        config.retry = fast_retries();
+        if config.approval == ApprovalPolicy::Ask {
+            config.approval = ApprovalPolicy::Auto;
+        }
+        let agent =
+            Agent::new(provider, Arc::new(profile.registry()), ToolContext::new(workspace), config);
+        Harness { server, dir, agent, events: Arc::new(Mutex::new(Vec::new())) }
+    }
+
+    pub async fn run(&mut self, prompt: &str) -> RunOutcome {
+        self.run_with(prompt, &CancellationToken::new()).await
+    }
+
+    pub async fn run_with(&mut self, prompt: &str, cancel: &CancellationToken) -> RunOutcome {
+        let events = Arc::clone(&self.events);
+        let emit = move |event: AgentEvent| events.lock().unwrap().push(event);
+        self.agent.run(prompt, &emit, cancel).await
+    }
+
+    pub fn events(&self) -> Vec<AgentEvent> {
+        self.events.lock().unwrap().clone()
+    }
+
+    pub fn path(&self, rel: &str) -> std::path::PathBuf {
+        self.dir.path().join(rel)
+    }
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}

@@ -1,0 +1,345 @@
+//! A scripted model server for tests: it answers each request with the next
+//! reply of its script, in the OpenAI chat-completions format on
+//! `/v1/chat/completions` and the Anthropic Messages format on
+//! `/v1/messages`, streamed as server-sent events the way those APIs do,
+//! faults included. It binds 127.0.0.1 on a free port and stops when
+//! dropped. Every request body is kept for assertions.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
+use futures_util::{StreamExt, stream};
+use serde_json::{Value, json};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// Plain text, streamed a few characters per event.
+    Text(String),
+    /// Reasoning (DeepSeek `reasoning_content` / Anthropic thinking), then text.
+    Reasoning { reasoning: String, text: String },
+    /// Optional text, then tool calls `(name, arguments as JSON text)`; each
+    /// call's arguments are split across several events.
+    ToolCalls { text: String, calls: Vec<(String, String)> },
+    /// An HTTP error response.
+    Error { status: u16, headers: Vec<(String, String)>, body: String },
+    /// Text, then the stream ends without saying why the model stopped.
+    Truncated(String),
+    /// Text, then the connection stays open and silent.
+    Stall(String),
+    /// Text, then an event that is not valid JSON.
+    Corrupt(String),
+}
+
+impl Reply {
+    pub fn text(text: &str) -> Self {
+        Reply::Text(text.to_string())
+    }
+
+    pub fn tool(name: &str, arguments: Value) -> Self {
+        Reply::ToolCalls {
+            text: String::new(),
+            calls: vec![(name.to_string(), arguments.to_string())],
+        }
+    }
+
+    pub fn tools(calls: &[(&str, Value)]) -> Self {
+        Reply::ToolCalls {
+            text: String::new(),
+            calls: calls.iter().map(|(n, a)| (n.to_string(), a.to_string())).collect(),
+        }
+    }
+
+    pub fn error(status: u16, body: &str) -> Self {
+        Reply::Error { status, headers: Vec::new(), body: body.to_string() }
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    script: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<Value>>,
+    next_call: Mutex<u64>,
+}
+
+/// The running server.
+pub struct ScriptedServer {
+    /// `http://127.0.0.1:PORT`
+    pub url: String,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ScriptedServer {
+    /// Starts serving `script` on the current Tokio runtime.
+    pub async fn start(script: Vec<Reply>) -> std::io::Result<Self> {
+        let shared = Arc::new(Shared { script: Mutex::new(script.into()), ..Shared::default() });
+        let app = Router::new().fallback(answer).with_state(Arc::clone(&shared));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(ScriptedServer { url, shared, task })
+    }
+
+    /// The base URL for an OpenAI-format provider.
+    pub fn openai_base(&self) -> String {
+        format!("{}/v1", self.url)
+    }
+
+    /// Request bodies received so far, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.shared.requests.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Replies not used yet.
+    pub fn remaining(&self) -> usize {
+        self.shared.script.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Adds replies to the end of the script.
+    pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.shared.script.lock().unwrap_or_else(PoisonError::into_inner).extend(replies);
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn answer(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    _headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    shared.requests.lock().unwrap_or_else(PoisonError::into_inner).push(request);
+    let next = shared.script.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
+    let Some(reply) = next else {
+        return plain(500, r#"{"error":{"message":"the test script has no more replies"}}"#);
+    };
+    let anthropic = uri.path().ends_with("/messages");
+    let first_id = {
+        let mut next = shared.next_call.lock().unwrap_or_else(PoisonError::into_inner);
+        let id = *next;
+        *next += 16;
+        id
+    };
+    if let Reply::Error { status, headers, body } = &reply {
+        let mut response = plain(*status, body);
+        for (name, value) in headers {
+            if let (Ok(name), Ok(value)) = (
+                axum::http::HeaderName::from_bytes(name.as_bytes()),
+                axum::http::HeaderValue::from_str(value),
+            ) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        return response;
+    }
+    let (events, ending) = if anthropic {
+        anthropic_events(&reply, first_id)
+    } else {
+        openai_events(&reply, first_id)
+    };
+    let chunks = stream::iter(events.into_iter().map(|e| Ok::<_, Infallible>(Bytes::from(e))));
+    let body = match ending {
+        Ending::Close => Body::from_stream(chunks),
+        Ending::Stall => Body::from_stream(chunks.chain(stream::pending())),
+    };
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(body)
+        .unwrap_or_else(|_| plain(500, "cannot build the response"))
+}
+
+fn plain(status: u16, body: &str) -> Response {
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    response
+        .headers_mut()
+        .insert("content-type", axum::http::HeaderValue::from_static("application/json"));
+    response
+}
+
+enum Ending {
+    Close,
+    Stall,
+}
+
+/// Splits text into pieces of a few characters, as models stream.
+fn pieces(text: &str, size: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(size.max(1)).map(|c| c.iter().collect()).collect()
+}
+
+fn openai_events(reply: &Reply, first_id: u64) -> (Vec<String>, Ending) {
+    let data = |v: Value| format!("data: {v}\n\n");
+    let chunk = |delta: Value, finish: Value| {
+        data(json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": "scripted",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+    };
+    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+    let (text, reasoning, calls, fault) = parts(reply);
+    for piece in pieces(reasoning, 5) {
+        events.push(chunk(json!({"reasoning_content": piece}), Value::Null));
+    }
+    for piece in pieces(text, 4) {
+        events.push(chunk(json!({"content": piece}), Value::Null));
+    }
+    for (i, (name, arguments)) in calls.iter().enumerate() {
+        let id = format!("call_{}", first_id + i as u64);
+        events.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
+            Value::Null,
+        ));
+        for piece in pieces(arguments, 7) {
+            events.push(chunk(
+                json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                Value::Null,
+            ));
+        }
+    }
+    match fault {
+        Some(Fault::Truncate) => return (events, Ending::Close),
+        Some(Fault::Stall) => return (events, Ending::Stall),
+        Some(Fault::Corrupt) => {
+            events.push("data: {\"choices\": [{\"delta\": {\"content\": \"x\"\n\n".to_string());
+            return (events, Ending::Close);
+        }
+        None => {}
+    }
+    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+    events.push(chunk(json!({}), json!(finish)));
+    events.push(data(json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
+                            "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}})));
+    events.push("data: [DONE]\n\n".to_string());
+    (events, Ending::Close)
+}
+
+fn anthropic_events(reply: &Reply, first_id: u64) -> (Vec<String>, Ending) {
+    let event = |name: &str, v: Value| format!("event: {name}\ndata: {v}\n\n");
+    let mut events = vec![event(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_test", "type": "message", "role": "assistant",
+               "content": [], "model": "scripted", "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+    )];
+    let (text, reasoning, calls, fault) = parts(reply);
+    let mut index = 0;
+    if !reasoning.is_empty() {
+        events.push(event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "thinking", "thinking": ""}}),
+        ));
+        for piece in pieces(reasoning, 5) {
+            events.push(event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": "thinking_delta", "thinking": piece}}),
+            ));
+        }
+        events.push(event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index,
+            "delta": {"type": "signature_delta", "signature": "sig-test"}}),
+        ));
+        events.push(event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    }
+    if !text.is_empty() {
+        events.push(event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "text", "text": ""}}),
+        ));
+        for piece in pieces(text, 4) {
+            events.push(event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": "text_delta", "text": piece}}),
+            ));
+        }
+        events.push(event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    }
+    events.push(event("ping", json!({"type": "ping"})));
+    for (i, (name, arguments)) in calls.iter().enumerate() {
+        let id = format!("toolu_{}", first_id + i as u64);
+        events.push(event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+        ));
+        for piece in pieces(arguments, 7) {
+            events.push(event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": piece}}),
+            ));
+        }
+        events.push(event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    }
+    match fault {
+        Some(Fault::Truncate) => return (events, Ending::Close),
+        Some(Fault::Stall) => return (events, Ending::Stall),
+        Some(Fault::Corrupt) => {
+            events.push(
+                "event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"ind\n\n"
+                    .to_string(),
+            );
+            return (events, Ending::Close);
+        }
+        None => {}
+    }
+    let stop = if calls.is_empty() { "end_turn" } else { "tool_use" };
+    events.push(event(
+        "message_delta",
+        json!({"type": "message_delta",
+        "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 7}}),
+    ));
+    events.push(event("message_stop", json!({"type": "message_stop"})));
+    (events, Ending::Close)
+}
+
+enum Fault {
+    Truncate,
+    Stall,
+    Corrupt,
+}
+
+type Parts<'a> = (&'a str, &'a str, &'a [(String, String)], Option<Fault>);
+
+fn parts(reply: &Reply) -> Parts<'_> {
+    match reply {
+        Reply::Text(text) => (text, "", &[], None),
+        Reply::Reasoning { reasoning, text } => (text, reasoning, &[], None),
+        Reply::ToolCalls { text, calls } => (text, "", calls, None),
+        Reply::Truncated(text) => (text, "", &[], Some(Fault::Truncate)),
+        Reply::Stall(text) => (text, "", &[], Some(Fault::Stall)),
+        Reply::Corrupt(text) => (text, "", &[], Some(Fault::Corrupt)),
+        Reply::Error { .. } => ("", "", &[], None),
+    }
+}
