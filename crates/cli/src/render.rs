@@ -89,6 +89,15 @@ impl Renderer {
         }
     }
 
+    /// Ends the answer's line however the run ended (an answer does it
+    /// itself; a cancelled or failed run may stop mid-line).
+    pub fn finish(&self) {
+        if !self.json {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            self.end_stdout_line(&mut state);
+        }
+    }
+
     fn end_stdout_line(&self, state: &mut State) {
         if !state.stdout_at_line_start {
             crate::say("");

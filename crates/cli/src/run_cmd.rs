@@ -70,6 +70,7 @@ pub async fn run(args: RunArgs) -> u8 {
     let emit = |event| renderer.event(event);
     let outcome = agent.run(&prompt, &emit, &cancel).await;
     watcher.abort();
+    renderer.finish();
     match outcome {
         RunOutcome::Answered(_) => exit::OK,
         RunOutcome::Failed(_) => exit::FAILED,

@@ -1,0 +1,198 @@
+//! `axon run` end to end: the real binary against a scripted model server on
+//! loopback, configured through the environment as a user would.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin;
+use axon_testkit::{Reply, ScriptedServer};
+use serde_json::{Value, json};
+
+struct Setup {
+    runtime: tokio::runtime::Runtime,
+    server: ScriptedServer,
+    home: tempfile::TempDir,
+    workspace: tempfile::TempDir,
+}
+
+fn setup(script: Vec<Reply>) -> Setup {
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime.block_on(ScriptedServer::start(script)).unwrap();
+    Setup {
+        runtime,
+        server,
+        home: tempfile::tempdir().unwrap(),
+        workspace: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Setup {
+    /// `axon` with a clean environment pointing at the scripted server.
+    fn axon(&self) -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::new(cargo_bin("axon"));
+        self.configure(cmd.env_clear().timeout(Duration::from_secs(60)));
+        cmd
+    }
+
+    fn configure<'a>(&self, cmd: &'a mut assert_cmd::Command) -> &'a mut assert_cmd::Command {
+        cmd.env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("AXON_HOME", self.home.path())
+            .env("AXON_PROVIDER", "openai")
+            .env("AXON_BASE_URL", self.server.openai_base())
+            .env("OPENAI_API_KEY", "sk-test-0000000000")
+            .current_dir(self.workspace.path())
+    }
+}
+
+#[test]
+fn create_then_read_back_answers_and_exits_0() {
+    let s = setup(vec![
+        Reply::tool("write_file", json!({"path": "hello.md", "content": "hi\n"})),
+        Reply::tool("read_file", json!({"path": "hello.md"})),
+        Reply::text("hello.md now says hi."),
+    ]);
+    let output = s
+        .axon()
+        .args(["run", "--yes", "create hello.md saying hi, then read it back"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "hello.md now says hi.\n");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with("✓ write_file ") && lines[0].contains("path=hello.md"),
+        "{stderr}"
+    );
+    assert!(lines[1].starts_with("✓ read_file path=hello.md — 1 | hi"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(s.workspace.path().join("hello.md")).unwrap(), "hi\n");
+    drop(s.runtime);
+}
+
+#[test]
+fn json_mode_prints_one_event_per_line() {
+    let s = setup(vec![Reply::tool("glob", json!({"pattern": "*"})), Reply::text("nothing here")]);
+    let output =
+        s.axon().args(["run", "--json", "list files"]).assert().success().get_output().clone();
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let tokens = kinds.iter().filter(|k| **k == "token").count();
+    assert!(tokens >= 2, "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k != "token").copied().collect::<Vec<_>>(),
+        ["usage", "action", "observation", "usage", "answer"]
+    );
+    assert_eq!(events.last().unwrap()["text"], "nothing here");
+}
+
+#[test]
+fn the_prompt_can_come_from_stdin_and_changes_need_approval() {
+    let s = setup(vec![
+        Reply::tool("write_file", json!({"path": "x.txt", "content": "x"})),
+        Reply::text("could not write"),
+    ]);
+    // No --yes and no terminal to ask on: the change is refused, the run goes on.
+    s.axon()
+        .args(["run", "-"])
+        .write_stdin("write x.txt")
+        .assert()
+        .success()
+        .stdout("could not write\n")
+        .stderr(predicates::str::contains("✗ write_file"));
+    assert!(!s.workspace.path().join("x.txt").exists());
+    let sent = s.server.requests()[1].to_string();
+    assert!(sent.contains("needs the user's approval"), "{sent}");
+    assert!(sent.contains("write x.txt"));
+}
+
+#[test]
+fn exit_codes_for_failure_and_the_iteration_limit() {
+    let s = setup(vec![Reply::error(401, r#"{"error":{"message":"invalid key"}}"#)]);
+    s.axon()
+        .args(["run", "hi"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("OPENAI_API_KEY"));
+    let loops: Vec<Reply> = (0..3).map(|_| Reply::tool("glob", json!({"pattern": "*"}))).collect();
+    let s = setup(loops);
+    s.axon()
+        .args(["run", "--max-iterations", "2", "loop"])
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("stopped after 2 model calls"));
+}
+
+#[test]
+fn without_a_provider_it_says_how_to_configure_one() {
+    let home = tempfile::tempdir().unwrap();
+    assert_cmd::Command::new(cargo_bin("axon"))
+        .env_clear()
+        .env("AXON_HOME", home.path())
+        .args(["run", "hi"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("export DEEPSEEK_API_KEY="))
+        .stderr(predicates::str::contains("provider = \"deepseek\""));
+}
+
+#[test]
+fn config_show_masks_secrets() {
+    let s = setup(vec![]);
+    std::fs::create_dir_all(s.workspace.path().join(".axon")).unwrap();
+    std::fs::write(
+        s.workspace.path().join(".axon/config.toml"),
+        "max_iterations = 7\n[providers.openai]\nmodel = \"gpt-test\"\n",
+    )
+    .unwrap();
+    let output = s.axon().args(["config", "show"]).assert().success().get_output().clone();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("provider = \"openai\""), "{text}");
+    assert!(text.contains("model = \"gpt-test\""), "{text}");
+    assert!(text.contains("api_key = \"****0000\""), "{text}");
+    assert!(!text.contains("sk-test"), "{text}");
+    assert!(text.contains("max_iterations = 7"), "{text}");
+}
+
+#[test]
+fn a_broken_config_file_is_named() {
+    let s = setup(vec![]);
+    std::fs::write(s.home.path().join("config.toml"), "provider = [\n").unwrap();
+    s.axon().args(["run", "hi"]).assert().code(2).stderr(predicates::str::contains("config.toml"));
+}
+
+#[test]
+fn ctrl_c_cancels_cleanly_with_exit_130() {
+    let s = setup(vec![Reply::Stall("thinking about it".into())]);
+    let mut cmd = Command::new(cargo_bin("axon"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("AXON_HOME", s.home.path())
+        .env("AXON_PROVIDER", "openai")
+        .env("AXON_BASE_URL", s.server.openai_base())
+        .env("OPENAI_API_KEY", "sk-test-0000000000")
+        .current_dir(s.workspace.path())
+        .args(["run", "hi"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    // Wait until the partial answer has been requested, then interrupt.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while s.server.requests().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let status = Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "thinking about it\n");
+}
