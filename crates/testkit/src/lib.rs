@@ -29,6 +29,8 @@ pub enum Reply {
     ToolCalls { text: String, calls: Vec<(String, String)> },
     /// An HTTP error response.
     Error { status: u16, headers: Vec<(String, String)>, body: String },
+    /// Everything at once: reasoning, text, then tool calls.
+    Turn { reasoning: String, text: String, calls: Vec<(String, String)> },
     /// Text, then the stream ends without saying why the model stopped.
     Truncated(String),
     /// Text, then the connection stays open and silent.
@@ -337,6 +339,7 @@ fn parts(reply: &Reply) -> Parts<'_> {
         Reply::Text(text) => (text, "", &[], None),
         Reply::Reasoning { reasoning, text } => (text, reasoning, &[], None),
         Reply::ToolCalls { text, calls } => (text, "", calls, None),
+        Reply::Turn { reasoning, text, calls } => (text, reasoning, calls, None),
         Reply::Truncated(text) => (text, "", &[], Some(Fault::Truncate)),
         Reply::Stall(text) => (text, "", &[], Some(Fault::Stall)),
         Reply::Corrupt(text) => (text, "", &[], Some(Fault::Corrupt)),
