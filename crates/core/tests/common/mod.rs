@@ -2,6 +2,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod peers;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -95,4 +97,29 @@ impl Harness {
 
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+/// An agent on any provider, in a fresh workspace, with fast retries.
+pub fn agent_on(provider: ProviderConfig, mut config: AgentConfig) -> (Agent, tempfile::TempDir) {
+    let provider = build_provider(&provider).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    config.retry = fast_retries();
+    let agent = Agent::new(
+        provider,
+        Arc::new(Profile::Code.registry()),
+        ToolContext::new(workspace),
+        config,
+    );
+    (agent, dir)
+}
+
+/// Runs a prompt and collects its events.
+pub async fn run_collecting(agent: &mut Agent, prompt: &str) -> (RunOutcome, Vec<AgentEvent>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let emit = move |event: AgentEvent| sink.lock().unwrap().push(event);
+    let outcome = agent.run(prompt, &emit, &CancellationToken::new()).await;
+    let events = events.lock().unwrap().clone();
+    (outcome, events)
 }
