@@ -43,6 +43,8 @@ pub struct ProviderFile {
     pub tool_protocol: Option<ToolProtocol>,
     pub headers: Option<BTreeMap<String, String>>,
     pub stream_idle_timeout_ms: Option<u64>,
+    /// Anthropic extended thinking budget in tokens.
+    pub thinking_budget: Option<u32>,
 }
 
 impl ConfigFile {
@@ -64,6 +66,7 @@ impl ConfigFile {
             ours.headers = theirs.headers.or(ours.headers.take());
             ours.stream_idle_timeout_ms =
                 theirs.stream_idle_timeout_ms.or(ours.stream_idle_timeout_ms);
+            ours.thinking_budget = theirs.thinking_budget.or(ours.thinking_budget);
         }
     }
 }
@@ -186,6 +189,7 @@ impl Effective {
         config.context_window = layer.context_window.or(config.context_window);
         config.tool_protocol = layer.tool_protocol.unwrap_or(config.tool_protocol);
         config.headers = layer.headers.unwrap_or_default().into_iter().collect();
+        config.thinking_budget = layer.thinking_budget;
         if let Some(ms) = layer.stream_idle_timeout_ms {
             config.stream_idle_timeout = Duration::from_millis(ms);
         }
@@ -210,6 +214,7 @@ fn custom(name: &str, kind: ProviderKind) -> ProviderConfig {
         headers: Vec::new(),
         retry: Default::default(),
         stream_idle_timeout: Duration::from_secs(120),
+        thinking_budget: None,
     }
 }
 

@@ -43,7 +43,7 @@ impl Provider for AnthropicProvider {
 
     fn stream(&self, request: ProviderRequest) -> EventStream {
         let connection = Arc::clone(&self.connection);
-        let body = request_body(&connection.info.model, &request);
+        let body = request_body(&connection.info.model, &request, connection.thinking_budget);
         http::spawn_call(move |emit| async move {
             if let Err(e) = read_answer(&connection, &emit, &body).await {
                 emit.send(Err(e)).await;
@@ -172,11 +172,12 @@ fn stop_reason(reason: &str) -> FinishReason {
     }
 }
 
-/// The JSON body of a streaming Messages request.
-pub fn request_body(model: &str, request: &ProviderRequest) -> Value {
+/// The JSON body of a streaming Messages request; `thinking_budget` turns
+/// extended thinking on.
+pub fn request_body(model: &str, request: &ProviderRequest, thinking_budget: Option<u32>) -> Value {
+    let mut max_tokens = request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let mut body = json!({
         "model": model,
-        "max_tokens": request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         "messages": wire_messages(&request.messages),
         "stream": true,
     });
@@ -190,9 +191,15 @@ pub fn request_body(model: &str, request: &ProviderRequest) -> Value {
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
             .collect();
     }
-    if let Some(temperature) = request.temperature {
+    if let Some(budget) = thinking_budget {
+        // The API requires the answer's budget to exceed the thinking one,
+        // and allows no temperature with thinking.
+        max_tokens = max_tokens.max(budget.saturating_add(1024));
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    } else if let Some(temperature) = request.temperature {
         body["temperature"] = json!(temperature);
     }
+    body["max_tokens"] = json!(max_tokens);
     body
 }
 
@@ -382,6 +389,22 @@ mod tests {
         assert_eq!(wire[1]["content"][2]["type"], "tool_use");
         assert_eq!(wire[2]["content"].as_array().unwrap().len(), 2);
         assert_eq!(wire[2]["content"][1]["is_error"], true);
+    }
+
+    #[test]
+    fn thinking_budget_enables_thinking_within_max_tokens() {
+        let request = ProviderRequest {
+            max_output_tokens: Some(1000),
+            temperature: Some(0.2),
+            ..Default::default()
+        };
+        let body = request_body("claude", &request, Some(4096));
+        assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 4096}));
+        assert!(body["max_tokens"].as_u64().unwrap() > 4096);
+        assert!(body.get("temperature").is_none());
+        let plain = request_body("claude", &request, None);
+        assert!(plain.get("thinking").is_none());
+        assert_eq!(plain["max_tokens"], 1000);
     }
 
     #[test]

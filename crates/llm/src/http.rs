@@ -33,6 +33,9 @@ pub struct Settings {
     pub retry: RetryPolicy,
     /// How long the stream may stay silent before it is abandoned.
     pub stream_idle_timeout: Duration,
+    /// Tokens the model may spend thinking (Anthropic extended thinking);
+    /// `None` leaves thinking off.
+    pub thinking_budget: Option<u32>,
 }
 
 /// How the API key is presented.
@@ -54,6 +57,7 @@ pub(crate) struct Connection {
     headers: Vec<(String, String)>,
     policy: RetryPolicy,
     pub idle: Duration,
+    pub thinking_budget: Option<u32>,
 }
 
 impl Connection {
@@ -73,6 +77,7 @@ impl Connection {
             headers: settings.headers,
             policy: settings.retry,
             idle: settings.stream_idle_timeout,
+            thinking_budget: settings.thinking_budget,
         })
     }
 

@@ -39,6 +39,8 @@ pub struct ProviderConfig {
     pub headers: Vec<(String, String)>,
     pub retry: RetryPolicy,
     pub stream_idle_timeout: Duration,
+    /// Anthropic extended thinking: tokens it may spend; `None` is off.
+    pub thinking_budget: Option<u32>,
 }
 
 /// The built-in presets: `openai`, `deepseek`, `anthropic`, `ollama`,
@@ -87,6 +89,7 @@ pub fn preset(name: &str) -> Option<ProviderConfig> {
         headers: Vec::new(),
         retry: RetryPolicy::default(),
         stream_idle_timeout: Duration::from_secs(120),
+        thinking_budget: None,
     })
 }
 
@@ -128,6 +131,7 @@ pub fn build_provider(config: &ProviderConfig) -> Result<Arc<dyn Provider>, LlmE
         headers: config.headers.clone(),
         retry: config.retry.clone(),
         stream_idle_timeout: config.stream_idle_timeout,
+        thinking_budget: config.thinking_budget,
     };
     Ok(match config.kind {
         ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(settings)?),
