@@ -186,7 +186,7 @@ impl Agent {
         RunOutcome::IterationLimit(last_text)
     }
 
-    fn request(&self) -> ProviderRequest {
+    fn request(&self) -> ProviderRequest<'_> {
         let specs: Vec<ToolSpec> = self.registry.specs().cloned().collect();
         let (system, tools) = match self.provider.info().tool_protocol {
             ToolProtocol::Native => (self.config.system_prompt.clone(), specs),
@@ -197,7 +197,7 @@ impl Agent {
         };
         ProviderRequest {
             system,
-            messages: self.history.clone(),
+            messages: &self.history,
             tools,
             max_output_tokens: self.config.max_output_tokens,
             temperature: None,
@@ -214,7 +214,7 @@ impl Agent {
         let mut trimmed = false;
         let mut attempts = 0;
         loop {
-            let error = match self.stream_turn(self.request(), emit, cancel).await {
+            let error = match self.stream_turn(&self.request(), emit, cancel).await {
                 Ok(turn) => return Ok(turn),
                 Err(Err(partial)) => return Err(TurnEnd::Cancelled(partial)),
                 Err(Ok(error)) => error,
@@ -261,7 +261,7 @@ impl Agent {
     /// `Err(Err(partial))` a cancellation with the text received so far.
     async fn stream_turn(
         &self,
-        request: ProviderRequest,
+        request: &ProviderRequest<'_>,
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<AssembledTurn, Result<LlmError, String>> {

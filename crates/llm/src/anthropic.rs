@@ -41,9 +41,9 @@ impl Provider for AnthropicProvider {
         &self.connection.info
     }
 
-    fn stream(&self, request: ProviderRequest) -> EventStream {
+    fn stream(&self, request: &ProviderRequest<'_>) -> EventStream {
         let connection = Arc::clone(&self.connection);
-        let body = request_body(&connection.info.model, &request, connection.thinking_budget);
+        let body = request_body(&connection.info.model, request, connection.thinking_budget);
         http::spawn_call(move |emit| async move {
             if let Err(e) = read_answer(&connection, &emit, &body).await {
                 emit.send(Err(e)).await;
@@ -174,7 +174,11 @@ fn stop_reason(reason: &str) -> FinishReason {
 
 /// The JSON body of a streaming Messages request; `thinking_budget` turns
 /// extended thinking on.
-pub fn request_body(model: &str, request: &ProviderRequest, thinking_budget: Option<u32>) -> Value {
+pub fn request_body(
+    model: &str,
+    request: &ProviderRequest<'_>,
+    thinking_budget: Option<u32>,
+) -> Value {
     let mut max_tokens = request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let mut body = json!({
         "model": model,

@@ -44,11 +44,12 @@ pub enum ToolProtocol {
     Text,
 }
 
-/// Everything a provider needs for one model call.
+/// Everything a provider needs for one model call. It borrows the history:
+/// a provider encodes it once, so the agent never copies it per turn.
 #[derive(Debug, Clone, Default)]
-pub struct ProviderRequest {
+pub struct ProviderRequest<'a> {
     pub system: String,
-    pub messages: Vec<Message>,
+    pub messages: &'a [Message],
     /// Empty when the text protocol describes the tools in `system`.
     pub tools: Vec<ToolSpec>,
     pub max_output_tokens: Option<u32>,
@@ -114,5 +115,5 @@ pub struct ProviderInfo {
 pub trait Provider: Send + Sync {
     fn info(&self) -> &ProviderInfo;
     /// Starts a call. Dropping the stream cancels it (the connection closes).
-    fn stream(&self, request: ProviderRequest) -> EventStream;
+    fn stream(&self, request: &ProviderRequest<'_>) -> EventStream;
 }

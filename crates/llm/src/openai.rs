@@ -35,9 +35,9 @@ impl Provider for OpenAiProvider {
         &self.connection.info
     }
 
-    fn stream(&self, request: ProviderRequest) -> EventStream {
+    fn stream(&self, request: &ProviderRequest<'_>) -> EventStream {
         let connection = Arc::clone(&self.connection);
-        let body = request_body(&connection.info.model, &request);
+        let body = request_body(&connection.info.model, request);
         http::spawn_call(move |emit| async move {
             if let Err(e) = read_answer(&connection, &emit, &body).await {
                 emit.send(Err(e)).await;
@@ -174,7 +174,7 @@ fn finish_reason(reason: &str) -> FinishReason {
 }
 
 /// The JSON body of a streaming chat-completions request.
-pub fn request_body(model: &str, request: &ProviderRequest) -> Value {
+pub fn request_body(model: &str, request: &ProviderRequest<'_>) -> Value {
     let mut messages = Vec::new();
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
@@ -389,7 +389,7 @@ mod tests {
         assistant.tool_calls = vec![call];
         let request = ProviderRequest {
             system: "be brief".into(),
-            messages: vec![
+            messages: &[
                 Message::user("hi"),
                 assistant,
                 Message::tool_result("c1", axon_protocol::ToolOutput::text("1 | x")),

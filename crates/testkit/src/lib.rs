@@ -8,6 +8,7 @@
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -68,6 +69,8 @@ struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
     next_call: Mutex<u64>,
+    /// When each request arrived and when its response's last byte went out.
+    timeline: Mutex<Vec<(Instant, Option<Instant>)>>,
 }
 
 /// The running server.
@@ -82,7 +85,10 @@ impl ScriptedServer {
     /// Starts serving `script` on the current Tokio runtime.
     pub async fn start(script: Vec<Reply>) -> std::io::Result<Self> {
         let shared = Arc::new(Shared { script: Mutex::new(script.into()), ..Shared::default() });
-        let app = Router::new().fallback(answer).with_state(Arc::clone(&shared));
+        let app = Router::new()
+            .route("/stats", axum::routing::get(stats))
+            .fallback(answer)
+            .with_state(Arc::clone(&shared));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
         let task = tokio::spawn(async move {
@@ -106,6 +112,13 @@ impl ScriptedServer {
         self.shared.script.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 
+    /// For each request after the first: microseconds between the end of
+    /// the previous response and this request's arrival, which is the time
+    /// the client spent outside the model.
+    pub fn client_gaps_us(&self) -> Vec<u64> {
+        gaps(&self.shared)
+    }
+
     /// Adds replies to the end of the script.
     pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
         self.shared.script.lock().unwrap_or_else(PoisonError::into_inner).extend(replies);
@@ -118,12 +131,34 @@ impl Drop for ScriptedServer {
     }
 }
 
+fn gaps(shared: &Shared) -> Vec<u64> {
+    let timeline = shared.timeline.lock().unwrap_or_else(PoisonError::into_inner);
+    timeline
+        .windows(2)
+        .filter_map(|pair| {
+            let finished = pair[0].1?;
+            let gap = pair[1].0.checked_duration_since(finished)?;
+            u64::try_from(gap.as_micros()).ok()
+        })
+        .collect()
+}
+
+async fn stats(State(shared): State<Arc<Shared>>) -> Response {
+    let requests = shared.timeline.lock().unwrap_or_else(PoisonError::into_inner).len();
+    plain(200, &json!({"requests": requests, "client_gaps_us": gaps(&shared)}).to_string())
+}
+
 async fn answer(
     State(shared): State<Arc<Shared>>,
     uri: Uri,
     _headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let turn = {
+        let mut timeline = shared.timeline.lock().unwrap_or_else(PoisonError::into_inner);
+        timeline.push((Instant::now(), None));
+        timeline.len() - 1
+    };
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     shared.requests.lock().unwrap_or_else(PoisonError::into_inner).push(request);
     let next = shared.script.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
@@ -154,7 +189,16 @@ async fn answer(
     } else {
         openai_events(&reply, first_id)
     };
-    let chunks = stream::iter(events.into_iter().map(|e| Ok::<_, Infallible>(Bytes::from(e))));
+    let done = Arc::clone(&shared);
+    let mark_finished = stream::once(async move {
+        let mut timeline = done.timeline.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = timeline.get_mut(turn) {
+            entry.1 = Some(Instant::now());
+        }
+    })
+    .filter_map(|()| async { None::<Result<Bytes, Infallible>> });
+    let chunks = stream::iter(events.into_iter().map(|e| Ok::<_, Infallible>(Bytes::from(e))))
+        .chain(mark_finished);
     let body = match ending {
         Ending::Close => Body::from_stream(chunks),
         Ending::Stall => Body::from_stream(chunks.chain(stream::pending())),

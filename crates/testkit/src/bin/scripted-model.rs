@@ -1,0 +1,38 @@
+//! A zero-latency scripted model server for benchmarks: `--turns N` tool
+//! calls (`read_file` of `--file`), then one answer, in either wire format.
+//! Prints `listening on URL` when ready; serves until killed. `GET /stats`
+//! returns the client's time between turns.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use axon_testkit::{Reply, ScriptedServer};
+use serde_json::json;
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 1)]
+async fn main() {
+    let mut turns = 200usize;
+    let mut file = "bench.txt".to_string();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next()) {
+            ("--turns", Some(n)) => turns = n.parse().unwrap_or(turns),
+            ("--file", Some(f)) => file = f,
+            _ => {
+                eprintln!("usage: scripted-model [--turns N] [--file PATH]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let mut script: Vec<Reply> =
+        (0..turns).map(|_| Reply::tool("read_file", json!({"path": file}))).collect();
+    script.push(Reply::text("done"));
+    let server = match ScriptedServer::start(script).await {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("scripted-model: cannot listen: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!("listening on {}", server.url);
+    let _ = tokio::signal::ctrl_c().await;
+}
