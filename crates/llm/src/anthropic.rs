@@ -182,7 +182,7 @@ pub fn request_body(
     let mut max_tokens = request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let mut body = json!({
         "model": model,
-        "messages": wire_messages(&request.messages),
+        "messages": wire_messages(request.messages),
         "stream": true,
     });
     if !request.system.is_empty() {
