@@ -40,6 +40,9 @@ pub fn run(command: ConfigCommand) -> u8 {
         if sources.is_empty() { "none".to_string() } else { sources.join(", ") }
     ));
     say(&format!("# user config file: {}", dirs.config_file.display()));
+    for warning in &effective.refused {
+        say(&format!("# warning: {warning}"));
+    }
     match effective.provider(&Overrides::default()) {
         Ok(p) => {
             say(&format!("provider = {:?}", p.name));

@@ -77,5 +77,8 @@ fn main() -> ExitCode {
             Command::Tool(command) => tool_cmd::run(command).await,
         }
     });
+    // A cancelled tool may still be walking a tree on a blocking thread;
+    // it must not keep the process alive after the answer.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(250));
     ExitCode::from(code)
 }

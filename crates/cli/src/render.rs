@@ -77,6 +77,12 @@ impl Renderer {
                 eprintln!("{} {name} {args} — {summary}", self.colour(mark, output.is_error));
             }
             AgentEvent::Answer { .. } => self.end_stdout_line(&mut state),
+            AgentEvent::TurnRestarted { reason } => {
+                // What was printed of the broken reply stays; the new
+                // attempt starts on a line of its own.
+                self.end_stdout_line(&mut state);
+                eprintln!("axon: warning: {reason}");
+            }
             AgentEvent::Warning { message } => {
                 self.end_stdout_line(&mut state);
                 eprintln!("axon: warning: {message}");

@@ -97,6 +97,9 @@ fn prepare(args: &RunArgs) -> Result<(Agent, String)> {
     let workspace = Workspace::new(&args.dir)?;
     let dirs = Dirs::from_env()?;
     let config = Effective::load(&dirs, workspace.root())?;
+    for warning in &config.refused {
+        eprintln!("axon: warning: {warning}");
+    }
     let overrides = Overrides { provider: args.provider.clone(), model: args.model.clone() };
     let provider = build_provider(&config.provider(&overrides)?)?;
 

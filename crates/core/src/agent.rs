@@ -82,6 +82,8 @@ pub struct Agent {
     history: Vec<Message>,
     /// Tools the user allowed for the rest of the session.
     allowed: HashSet<String>,
+    /// Where the request being worked on sits in the history.
+    prompt_index: usize,
 }
 
 /// One tool call as the loop will handle it.
@@ -111,6 +113,7 @@ impl Agent {
             approver: None,
             history: Vec::new(),
             allowed: HashSet::new(),
+            prompt_index: 0,
         }
     }
 
@@ -123,6 +126,7 @@ impl Agent {
     /// Continues an earlier conversation.
     pub fn with_history(mut self, history: Vec<Message>) -> Self {
         self.history = history;
+        context::close_open_calls(&mut self.history);
         self
     }
 
@@ -141,7 +145,11 @@ impl Agent {
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> RunOutcome {
+        // A run dropped mid-tool (its future discarded) leaves calls
+        // without results; close them before the history is sent again.
+        context::close_open_calls(&mut self.history);
         self.history.push(stamped(Message::user(prompt)));
+        self.prompt_index = self.history.len() - 1;
         let mut last_text = String::new();
         for _ in 0..self.config.max_iterations {
             let turn = match self.next_turn(emit, cancel).await {
@@ -222,7 +230,9 @@ impl Agent {
             match error {
                 LlmError::ContextLength { .. } if !trimmed => {
                     trimmed = true;
-                    let dropped = context::trim_half(&mut self.history);
+                    let (dropped, prompt_index) =
+                        context::trim_half(&mut self.history, self.prompt_index);
+                    self.prompt_index = prompt_index;
                     if dropped == 0 {
                         return Err(TurnEnd::Failed(error.to_string()));
                     }
@@ -240,8 +250,8 @@ impl Agent {
                         .retry
                         .delay(RetryClass::Connection, attempts, None)
                         .unwrap_or(Duration::from_secs(1));
-                    emit(AgentEvent::Warning {
-                        message: format!(
+                    emit(AgentEvent::TurnRestarted {
+                        reason: format!(
                             "{e}; asking again in {:.1}s ({attempts}/{})",
                             delay.as_secs_f64(),
                             self.config.turn_retries
@@ -384,7 +394,7 @@ impl Agent {
             let mut runnable = Vec::new();
             for &i in &batch {
                 let planned = &calls[i];
-                match self.check(planned, emit).await {
+                match self.check(planned, emit, cancel).await {
                     Ok(()) => {
                         emit(AgentEvent::Action { call: planned.call.clone() });
                         announced[i] = true;
@@ -457,6 +467,7 @@ impl Agent {
         &mut self,
         planned: &PlannedCall,
         emit: EventSink<'_>,
+        cancel: &CancellationToken,
     ) -> Result<(), ToolOutput> {
         if let Some(problem) = &planned.problem {
             return Err(ToolOutput::error(problem.clone()));
@@ -487,7 +498,11 @@ impl Agent {
                         "Refused: {name} needs the user's approval and no one can give it here."
                     )));
                 };
-                match approver.approve(&planned.call, &spec).await {
+                let answer = tokio::select! {
+                    answer = approver.approve(&planned.call, &spec) => answer,
+                    () = cancel.cancelled() => Approval::Deny("the run was cancelled".to_string()),
+                };
+                match answer {
                     Approval::Allow => Ok(()),
                     Approval::AllowTool => {
                         self.allowed.insert(name.clone());

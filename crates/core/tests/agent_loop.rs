@@ -153,6 +153,12 @@ async fn broken_streams_are_asked_again() {
             // The same request was sent again.
             let requests = h.server.requests();
             assert_eq!(requests[0], requests[1], "{kind:?} {broken:?}");
+            let restarted =
+                h.events().iter().any(|e| matches!(e, AgentEvent::TurnRestarted { .. }));
+            assert!(
+                restarted,
+                "{kind:?} {broken:?}: front ends were not told to discard the partial reply"
+            );
         }
     }
 }
@@ -332,4 +338,33 @@ async fn the_text_protocol_runs_blocks_in_order_and_feeds_results_back() {
     assert!(fed_back.contains("[1] create_note: ok"), "{fed_back}");
     assert!(fed_back.contains("[2] read_note: ok\none"), "{fed_back}");
     assert!(fed_back.contains("[3] (unreadable block): error\nInvalid JSON"), "{fed_back}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_is_retried_not_awaited_forever() {
+    let script = vec![Reply::Silent, Reply::text("answered")];
+    let mut h =
+        Harness::new(script, ProviderKind::OpenAi, ToolProtocol::Native, Profile::Code).await;
+    let outcome =
+        tokio::time::timeout(Duration::from_secs(20), h.run("hi")).await.expect("the run hung");
+    assert_eq!(outcome, RunOutcome::Answered("answered".into()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_dropped_mid_tool_leaves_a_history_that_can_be_sent_again() {
+    let script =
+        vec![Reply::tool("shell", json!({"command": "sleep 20"})), Reply::text("fresh start")];
+    let mut h =
+        Harness::new(script, ProviderKind::OpenAi, ToolProtocol::Native, Profile::Code).await;
+    // A front end that gives up on the run drops its future mid-tool.
+    let dropped = tokio::time::timeout(Duration::from_millis(400), h.run("first")).await;
+    assert!(dropped.is_err());
+    assert_eq!(h.run("second").await, RunOutcome::Answered("fresh start".into()));
+    let sent = &h.server.requests()[1]["messages"];
+    let messages = sent.as_array().unwrap();
+    let call_id = messages[1]["tool_calls"][0]["id"].as_str().unwrap();
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(messages[2]["tool_call_id"], call_id);
+    assert_eq!(messages[2]["content"], "Interrupted before it finished.");
+    assert_eq!(messages[3]["content"], "second");
 }

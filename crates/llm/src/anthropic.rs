@@ -68,6 +68,9 @@ async fn read_answer(
         }
         let parsed: StreamEvent = serde_json::from_str(&event.data)
             .map_err(|e| sse.stream_error(format!("the provider sent a malformed event ({e})")))?;
+        if let StreamEvent::Error { error } = &parsed {
+            return Err(http::in_stream_error(&connection.endpoint, error));
+        }
         let (events, done) = blocks.events(parsed).map_err(|message| sse.stream_error(message))?;
         for event in events {
             if !emit.send(Ok(event)).await {
@@ -151,12 +154,11 @@ impl BlockTracker {
                 out.push(ProviderEvent::Finish(self.finish.take().unwrap_or(FinishReason::Stop)));
                 return Ok((out, true));
             }
-            StreamEvent::Error { error } => {
-                let kind = error.get("type").and_then(Value::as_str).unwrap_or("error");
-                let message = error.get("message").and_then(Value::as_str).unwrap_or("no details");
-                return Err(format!("{kind}: {message}"));
-            }
-            StreamEvent::ContentBlockStop | StreamEvent::Ping | StreamEvent::Other => {}
+            // Errors are mapped by the caller, which knows the endpoint.
+            StreamEvent::Error { .. }
+            | StreamEvent::ContentBlockStop
+            | StreamEvent::Ping
+            | StreamEvent::Other => {}
         }
         Ok((out, false))
     }

@@ -12,8 +12,9 @@ use crate::{FinishReason, ProviderEvent};
 #[derive(Debug, Default)]
 pub struct TurnAssembler {
     text: String,
-    reasoning: String,
-    signature: Option<String>,
+    /// Thinking blocks in order, each with its own signature: Anthropic
+    /// checks every block's signature when they are sent back.
+    thinking: Vec<(String, Option<String>)>,
     calls: BTreeMap<usize, PartialCall>,
     usage: Option<Usage>,
     finish: Option<FinishReason>,
@@ -46,10 +47,15 @@ impl TurnAssembler {
     pub fn push(&mut self, event: &ProviderEvent) {
         match event {
             ProviderEvent::TextDelta(text) => self.text.push_str(text),
-            ProviderEvent::ReasoningDelta(text) => self.reasoning.push_str(text),
-            ProviderEvent::ReasoningSignature(sig) => {
-                self.signature.get_or_insert_with(String::new).push_str(sig);
-            }
+            ProviderEvent::ReasoningDelta(text) => match self.thinking.last_mut() {
+                // A signature closes a block; reasoning after it is a new one.
+                Some((block, None)) => block.push_str(text),
+                _ => self.thinking.push((text.clone(), None)),
+            },
+            ProviderEvent::ReasoningSignature(sig) => match self.thinking.last_mut() {
+                Some((_, signature)) => signature.get_or_insert_with(String::new).push_str(sig),
+                None => self.thinking.push((String::new(), Some(sig.clone()))),
+            },
             ProviderEvent::ToolCallStart { index, id, name } => {
                 let call = self.calls.entry(*index).or_default();
                 call.id.clone_from(id);
@@ -71,8 +77,8 @@ impl TurnAssembler {
 
     pub fn finish(self) -> AssembledTurn {
         let mut content = Vec::new();
-        if !self.reasoning.is_empty() || self.signature.is_some() {
-            content.push(ContentPart::Thinking { text: self.reasoning, signature: self.signature });
+        for (text, signature) in self.thinking {
+            content.push(ContentPart::Thinking { text, signature });
         }
         if !self.text.is_empty() {
             content.push(ContentPart::Text { text: self.text });
@@ -123,6 +129,28 @@ fn parse_arguments(raw: &str) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_thinking_block_keeps_its_own_signature() {
+        let mut turn = TurnAssembler::new();
+        for event in [
+            ProviderEvent::ReasoningDelta("first ".into()),
+            ProviderEvent::ReasoningDelta("block".into()),
+            ProviderEvent::ReasoningSignature("s1".into()),
+            ProviderEvent::ReasoningDelta("second".into()),
+            ProviderEvent::ReasoningSignature("s2".into()),
+        ] {
+            turn.push(&event);
+        }
+        let content = turn.finish().message.content;
+        assert_eq!(
+            content,
+            [
+                ContentPart::Thinking { text: "first block".into(), signature: Some("s1".into()) },
+                ContentPart::Thinking { text: "second".into(), signature: Some("s2".into()) },
+            ]
+        );
+    }
 
     #[test]
     fn calls_assemble_by_index_and_bad_arguments_are_reported() {

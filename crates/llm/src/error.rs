@@ -30,8 +30,9 @@ pub enum LlmError {
 
 impl LlmError {
     /// Whether a fresh attempt at the same turn may succeed: the answer broke
-    /// off mid-way, or the provider stalled.
+    /// off mid-way, or the provider stalled. Connection failures are not:
+    /// the request was already retried before any answer arrived.
     pub fn is_transient(&self) -> bool {
-        matches!(self, LlmError::Stream { .. } | LlmError::Idle { .. } | LlmError::Network { .. })
+        matches!(self, LlmError::Stream { .. } | LlmError::Idle { .. })
     }
 }

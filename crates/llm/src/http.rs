@@ -71,7 +71,7 @@ impl Connection {
                 url,
             },
             info: settings.info,
-            client: client()?,
+            client: client(settings.stream_idle_timeout)?,
             api_key: settings.api_key,
             auth,
             headers: settings.headers,
@@ -123,12 +123,16 @@ pub(crate) struct Endpoint {
     pub url: String,
 }
 
-pub(crate) fn client() -> Result<reqwest::Client, LlmError> {
+/// A client whose every read (the response head included) times out after
+/// `idle`: a server that accepts the connection and never answers cannot
+/// hang a run.
+pub(crate) fn client(idle: Duration) -> Result<reqwest::Client, LlmError> {
     // rustls needs a process-wide crypto provider. Installing it again (or
     // after the embedding program chose one) fails harmlessly.
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(15))
+        .read_timeout(idle)
         .build()
         .map_err(|e| LlmError::Config(format!("cannot set up the HTTP client: {e}")))
 }
@@ -214,6 +218,7 @@ fn is_context_length(body: &str) -> bool {
         "maximum context length",
         "context length",
         "context window",
+        "context limit",
         "prompt is too long",
         "too many tokens",
         "reduce the length",
@@ -227,6 +232,32 @@ pub(crate) fn network_error(endpoint: &Endpoint, error: &reqwest::Error) -> LlmE
         provider: endpoint.provider.clone(),
         url: endpoint.url.clone(),
         message: error_chain(error),
+    }
+}
+
+/// The error an `error` object inside a stream stands for. Permanent ones
+/// (a bad request, a bad key, an oversized context) end the turn; the rest
+/// (overload, a server hiccup) are stream failures worth another attempt.
+pub(crate) fn in_stream_error(endpoint: &Endpoint, error: &serde_json::Value) -> LlmError {
+    let field = |name: &str| error.get(name).and_then(|v| v.as_str()).unwrap_or_default();
+    let (kind, code, message) = (field("type"), field("code"), field("message"));
+    let provider = endpoint.provider.clone();
+    let message =
+        if message.is_empty() { "no details given".to_string() } else { message.to_string() };
+    if is_context_length(&format!("{code} {message}")) {
+        return LlmError::ContextLength { message };
+    }
+    match kind {
+        "invalid_request_error" | "not_found_error" => {
+            LlmError::BadRequest { provider, status: 400, message }
+        }
+        "authentication_error" | "permission_error" => {
+            LlmError::Auth { provider, env_var: endpoint.key_env.clone(), message }
+        }
+        _ => LlmError::Stream {
+            provider,
+            message: format!("{}: {message}", if kind.is_empty() { "error" } else { kind }),
+        },
     }
 }
 
@@ -318,5 +349,44 @@ impl Stream for CallStream {
 impl Drop for CallStream {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn endpoint() -> Endpoint {
+        Endpoint { provider: "p".into(), key_env: "P_KEY".into(), url: "http://x".into() }
+    }
+
+    #[test]
+    fn in_stream_errors_are_permanent_or_transient_by_kind() {
+        let e =
+            in_stream_error(&endpoint(), &json!({"type": "overloaded_error", "message": "busy"}));
+        assert!(e.is_transient(), "{e:?}");
+        let e = in_stream_error(
+            &endpoint(),
+            &json!({"type": "invalid_request_error", "message": "bad"}),
+        );
+        assert!(matches!(e, LlmError::BadRequest { .. }), "{e:?}");
+        let e =
+            in_stream_error(&endpoint(), &json!({"type": "authentication_error", "message": "no"}));
+        assert!(matches!(e, LlmError::Auth { ref env_var, .. } if env_var == "P_KEY"), "{e:?}");
+        let e = in_stream_error(
+            &endpoint(),
+            &json!({"code": "context_length_exceeded", "message": "long"}),
+        );
+        assert!(matches!(e, LlmError::ContextLength { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn anthropic_context_limit_wording_is_recognised() {
+        let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000"}}"#;
+        assert!(matches!(
+            error_for_status(&endpoint(), 400, None, body),
+            LlmError::ContextLength { .. }
+        ));
     }
 }

@@ -77,8 +77,7 @@ async fn read_answer(
         let chunk: Chunk = serde_json::from_str(data)
             .map_err(|e| sse.stream_error(format!("the provider sent a malformed chunk ({e})")))?;
         if let Some(error) = chunk.error {
-            let body = json!({ "error": error }).to_string();
-            return Err(sse.stream_error(http::error_message(&body)));
+            return Err(http::in_stream_error(&connection.endpoint, &error));
         }
         for event in chunk_events(&chunk, &mut calls, &mut finish) {
             if !emit.send(Ok(event)).await {
@@ -218,7 +217,14 @@ fn wire_message(message: &Message) -> Value {
         Role::Assistant => {
             // Reasoning is never sent back: DeepSeek rejects it in input.
             let text = message.text();
-            let mut wire = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+            // `null` content is allowed only beside tool calls; an empty
+            // answer must still be a string or later requests are refused.
+            let content = if text.is_empty() && !message.tool_calls.is_empty() {
+                Value::Null
+            } else {
+                json!(text)
+            };
+            let mut wire = json!({"role": "assistant", "content": content});
             if !message.tool_calls.is_empty() {
                 wire["tool_calls"] = message
                     .tool_calls

@@ -87,13 +87,13 @@ fn jitter(max: Duration) -> Duration {
 pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = value("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
+        && let Ok(wait) = Duration::try_from_secs_f64(ms / 1000.0)
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(wait);
     }
     let seconds = value("retry-after")?.parse::<f64>().ok()?;
-    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+    // Negative, infinite or absurd values are not a wait anyone can honour.
+    Duration::try_from_secs_f64(seconds).ok()
 }
 
 #[cfg(test)]
@@ -139,6 +139,10 @@ mod tests {
         headers.insert("retry-after-ms", HeaderValue::from_static("1500"));
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
         headers.clear();
+        headers.insert("retry-after", HeaderValue::from_static("1e300"));
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", HeaderValue::from_static("-2"));
+        assert_eq!(retry_after(&headers), None);
         headers.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
         assert_eq!(retry_after(&headers), None);
     }

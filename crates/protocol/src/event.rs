@@ -58,6 +58,11 @@ pub enum AgentEvent {
     Answer {
         text: String,
     },
+    /// The reply being streamed broke off and the model is asked again:
+    /// tokens and thoughts since the last model call are void.
+    TurnRestarted {
+        reason: String,
+    },
     Warning {
         message: String,
     },

@@ -38,6 +38,8 @@ pub enum Reply {
     Stall(String),
     /// Text, then an event that is not valid JSON.
     Corrupt(String),
+    /// No response at all: the connection is accepted and left hanging.
+    Silent,
 }
 
 impl Reply {
@@ -172,6 +174,9 @@ async fn answer(
         *next += 16;
         id
     };
+    if let Reply::Silent = reply {
+        std::future::pending::<()>().await;
+    }
     if let Reply::Error { status, headers, body } = &reply {
         let mut response = plain(*status, body);
         for (name, value) in headers {
@@ -387,6 +392,6 @@ fn parts(reply: &Reply) -> Parts<'_> {
         Reply::Truncated(text) => (text, "", &[], Some(Fault::Truncate)),
         Reply::Stall(text) => (text, "", &[], Some(Fault::Stall)),
         Reply::Corrupt(text) => (text, "", &[], Some(Fault::Corrupt)),
-        Reply::Error { .. } => ("", "", &[], None),
+        Reply::Error { .. } | Reply::Silent => ("", "", &[], None),
     }
 }
