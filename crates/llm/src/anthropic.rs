@@ -154,11 +154,13 @@ impl BlockTracker {
                 out.push(ProviderEvent::Finish(self.finish.take().unwrap_or(FinishReason::Stop)));
                 return Ok((out, true));
             }
+            StreamEvent::ContentBlockStop { index } => {
+                if let Some(&call_index) = self.tools.get(&index) {
+                    out.push(ProviderEvent::ToolCallEnd { index: call_index });
+                }
+            }
             // Errors are mapped by the caller, which knows the endpoint.
-            StreamEvent::Error { .. }
-            | StreamEvent::ContentBlockStop
-            | StreamEvent::Ping
-            | StreamEvent::Other => {}
+            StreamEvent::Error { .. } | StreamEvent::Ping | StreamEvent::Other => {}
         }
         Ok((out, false))
     }
@@ -291,7 +293,9 @@ enum StreamEvent {
         index: usize,
         delta: Delta,
     },
-    ContentBlockStop,
+    ContentBlockStop {
+        index: usize,
+    },
     MessageDelta {
         delta: MessageDeltaBody,
         #[serde(default)]
@@ -425,6 +429,7 @@ mod tests {
             r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"pattern\":"}}"#,
             r#"{"type":"ping"}"#,
             r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"*\"}"}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
             r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":12}}"#,
             r#"{"type":"message_stop"}"#,
         ];
@@ -441,6 +446,7 @@ mod tests {
                 ProviderEvent::ToolCallStart { index: 0, id: "t1".into(), name: "glob".into() },
                 ProviderEvent::ToolCallDelta { index: 0, arguments: "{\"pattern\":".into() },
                 ProviderEvent::ToolCallDelta { index: 0, arguments: "\"*\"}".into() },
+                ProviderEvent::ToolCallEnd { index: 0 },
                 ProviderEvent::Usage(Usage {
                     input_tokens: 7,
                     output_tokens: 12,

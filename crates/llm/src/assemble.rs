@@ -66,7 +66,7 @@ impl TurnAssembler {
             }
             ProviderEvent::Usage(usage) => self.usage = Some(*usage),
             ProviderEvent::Finish(reason) => self.finish = Some(reason.clone()),
-            ProviderEvent::Retrying { .. } => {}
+            ProviderEvent::Retrying { .. } | ProviderEvent::ToolCallEnd { .. } => {}
         }
     }
 

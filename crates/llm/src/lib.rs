@@ -87,6 +87,10 @@ pub enum ProviderEvent {
         index: usize,
         arguments: String,
     },
+    /// A tool call's arguments are complete.
+    ToolCallEnd {
+        index: usize,
+    },
     Usage(Usage),
     /// The request failed and will be sent again after `delay`.
     Retrying {

@@ -60,6 +60,9 @@ async fn read_answer(
             // stopped; without that, the answer was cut off.
             return match finish {
                 Some(reason) => {
+                    for index in calls.started_in_order() {
+                        emit.send(Ok(ProviderEvent::ToolCallEnd { index })).await;
+                    }
                     emit.send(Ok(ProviderEvent::Finish(reason))).await;
                     Ok(())
                 }
@@ -68,6 +71,9 @@ async fn read_answer(
         };
         let data = event.data.trim();
         if data == "[DONE]" {
+            for index in calls.started_in_order() {
+                emit.send(Ok(ProviderEvent::ToolCallEnd { index })).await;
+            }
             emit.send(Ok(ProviderEvent::Finish(finish.unwrap_or(FinishReason::Stop)))).await;
             return Ok(());
         }
@@ -94,6 +100,15 @@ struct CallTracker {
     /// Argument pieces that came before the call's name.
     pending: HashMap<usize, String>,
     pending_id: HashMap<usize, String>,
+}
+
+impl CallTracker {
+    /// The calls started in this stream, by index.
+    fn started_in_order(&self) -> Vec<usize> {
+        let mut started: Vec<usize> = self.started.keys().copied().collect();
+        started.sort_unstable();
+        started
+    }
 }
 
 fn chunk_events(
