@@ -1,0 +1,284 @@
+//! MCP servers as users configure them.
+//!
+//! Two sources, one shape ([`ServerConfig`]): the workspace's `.mcp.json`
+//! (`{"mcpServers": {NAME: {command, args, env, cwd} | {type: "http", url,
+//! headers}}}`, the file other MCP hosts write) and `[mcp_servers.NAME]`
+//! tables in axon's TOML config, which add axon's own settings (timeouts,
+//! tool filters, a bearer token from the environment).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// How long a server may take to start and answer `initialize`.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    pub name: String,
+    pub transport: Transport,
+    pub enabled: bool,
+    pub startup_timeout: Duration,
+    /// Longest one tool call may take; the agent's own limit otherwise.
+    pub tool_timeout: Option<Duration>,
+    /// When set, only these tools are offered to the model.
+    pub enabled_tools: Option<Vec<String>>,
+    /// These tools are never offered.
+    pub disabled_tools: Vec<String>,
+    /// Where it was configured, for messages.
+    pub source: String,
+}
+
+impl ServerConfig {
+    /// Whether the tool `name` may be offered to the model.
+    pub fn offers(&self, name: &str) -> bool {
+        let enabled = self.enabled_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == name));
+        enabled && !self.disabled_tools.iter().any(|t| t == name)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking MCP on its stdin and stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    /// A streamable HTTP endpoint.
+    Http { url: String, headers: BTreeMap<String, String>, bearer_token_env: Option<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: not valid JSON ({message})")]
+    Parse { file: String, message: String },
+    #[error("{file}: MCP server '{name}': {message}")]
+    Invalid { file: String, name: String, message: String },
+}
+
+#[derive(Debug, Deserialize)]
+struct McpJson {
+    #[serde(rename = "mcpServers", default)]
+    mcp_servers: BTreeMap<String, JsonServer>,
+}
+
+/// One entry of `.mcp.json`. Unknown keys are tolerated: other hosts add
+/// their own.
+#[derive(Debug, Deserialize)]
+struct JsonServer {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    disabled: bool,
+}
+
+/// Reads a `.mcp.json` document; `source` names it in errors.
+pub fn parse_mcp_json(text: &str, source: &str) -> Result<Vec<ServerConfig>, ConfigError> {
+    let parsed: McpJson = serde_json::from_str(text)
+        .map_err(|e| ConfigError::Parse { file: source.to_string(), message: e.to_string() })?;
+    parsed
+        .mcp_servers
+        .into_iter()
+        .map(|(name, server)| {
+            let transport = transport(
+                source,
+                &name,
+                server.kind.as_deref(),
+                Endpoint {
+                    command: server.command,
+                    args: server.args,
+                    env: server.env,
+                    cwd: server.cwd,
+                    url: server.url,
+                    headers: server.headers,
+                    bearer_token_env: None,
+                },
+            )?;
+            Ok(ServerConfig {
+                name,
+                transport,
+                enabled: !server.disabled,
+                startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+                tool_timeout: None,
+                enabled_tools: None,
+                disabled_tools: Vec::new(),
+                source: source.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// `[mcp_servers.NAME]` in axon's TOML config.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TomlServer {
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// An environment variable holding a token sent as `Authorization: Bearer`.
+    pub bearer_token_env: Option<String>,
+    pub enabled: Option<bool>,
+    pub startup_timeout_ms: Option<u64>,
+    pub tool_timeout_ms: Option<u64>,
+    pub enabled_tools: Option<Vec<String>>,
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
+}
+
+impl TomlServer {
+    pub fn into_config(self, name: &str, source: &str) -> Result<ServerConfig, ConfigError> {
+        let transport = transport(
+            source,
+            name,
+            None,
+            Endpoint {
+                command: self.command,
+                args: self.args,
+                env: self.env,
+                cwd: self.cwd,
+                url: self.url,
+                headers: self.headers,
+                bearer_token_env: self.bearer_token_env,
+            },
+        )?;
+        Ok(ServerConfig {
+            name: name.to_string(),
+            transport,
+            enabled: self.enabled.unwrap_or(true),
+            startup_timeout: self
+                .startup_timeout_ms
+                .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_millis),
+            tool_timeout: self.tool_timeout_ms.map(Duration::from_millis),
+            enabled_tools: self.enabled_tools,
+            disabled_tools: self.disabled_tools,
+            source: source.to_string(),
+        })
+    }
+}
+
+struct Endpoint {
+    command: Option<String>,
+    args: Vec<String>,
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    headers: BTreeMap<String, String>,
+    bearer_token_env: Option<String>,
+}
+
+fn transport(
+    source: &str,
+    name: &str,
+    kind: Option<&str>,
+    e: Endpoint,
+) -> Result<Transport, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid {
+        file: source.to_string(),
+        name: name.to_string(),
+        message,
+    };
+    let kind = match (kind, &e.command, &e.url) {
+        (Some(kind), _, _) => kind,
+        (None, Some(_), None) => "stdio",
+        (None, None, Some(_)) => "http",
+        (None, Some(_), Some(_)) => {
+            return Err(invalid("give either `command` or `url`, not both".into()));
+        }
+        (None, None, None) => {
+            return Err(invalid(
+                "give a `command` to start, or the `url` of a running server".into(),
+            ));
+        }
+    };
+    match kind {
+        "stdio" => match e.command {
+            Some(command) if !command.trim().is_empty() => {
+                Ok(Transport::Stdio { command, args: e.args, env: e.env, cwd: e.cwd })
+            }
+            _ => Err(invalid("a stdio server needs a `command`".into())),
+        },
+        "http" | "streamable-http" | "streamableHttp" => match e.url {
+            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                Ok(Transport::Http { url, headers: e.headers, bearer_token_env: e.bearer_token_env })
+            }
+            Some(url) => Err(invalid(format!("`url` must start with http:// or https://, not '{url}'"))),
+            None => Err(invalid("an HTTP server needs a `url`".into())),
+        },
+        "sse" => Err(invalid(
+            "the old HTTP+SSE transport is not supported; use the server's streamable HTTP endpoint (type \"http\")".into(),
+        )),
+        other => Err(invalid(format!("unknown type '{other}'; use \"stdio\" or \"http\""))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mcp_json_other_hosts_write_is_understood() {
+        let text = r#"{"mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."], "env": {"A": "1"}},
+            "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Team": "t"}},
+            "off": {"command": "x", "disabled": true, "alwaysAllow": []}
+        }}"#;
+        let servers = parse_mcp_json(text, ".mcp.json").unwrap();
+        assert_eq!(servers.len(), 3);
+        assert!(
+            matches!(&servers[0].transport, Transport::Stdio { command, args, .. } if command == "npx" && args.len() == 3)
+        );
+        assert!(!servers[1].enabled);
+        assert!(
+            matches!(&servers[2].transport, Transport::Http { url, .. } if url == "https://example.com/mcp")
+        );
+    }
+
+    #[test]
+    fn mistakes_name_the_file_and_server() {
+        let err = parse_mcp_json(r#"{"mcpServers": {"x": {}}}"#, "ws/.mcp.json").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ws/.mcp.json: MCP server 'x': give a `command` to start, or the `url` of a running server"
+        );
+        let err =
+            parse_mcp_json(r#"{"mcpServers": {"y": {"type": "sse", "url": "http://h"}}}"#, "f")
+                .unwrap_err();
+        assert!(err.to_string().contains("not supported"));
+        assert!(matches!(parse_mcp_json("{", "f"), Err(ConfigError::Parse { .. })));
+    }
+
+    #[test]
+    fn toml_servers_carry_axon_settings() {
+        let server = TomlServer {
+            url: Some("http://127.0.0.1:9/mcp".into()),
+            bearer_token_env: Some("TOKEN".into()),
+            startup_timeout_ms: Some(500),
+            enabled_tools: Some(vec!["a".into(), "b".into()]),
+            disabled_tools: vec!["b".into()],
+            ..TomlServer::default()
+        }
+        .into_config("remote", "config.toml")
+        .unwrap();
+        assert_eq!(server.startup_timeout, Duration::from_millis(500));
+        assert!(server.offers("a") && !server.offers("b") && !server.offers("c"));
+    }
+}
