@@ -5,6 +5,14 @@
 //!   `[mcp_servers.NAME]` tables in axon's TOML config.
 //! - [`naming`]: how an MCP tool is named for the model
 //!   (`mcp_{server}_{tool}`), and why that name maps back by table.
+//! - [`McpManager`]: every configured server started at once on the official
+//!   SDK (`rmcp`), each with a status; their tools join the agent's
+//!   [`ToolRegistry`](axon_tools::ToolRegistry).
 
+mod client;
 pub mod config;
+mod content;
+mod manager;
 pub mod naming;
+
+pub use manager::{McpManager, ServerState, ServerStatus};

@@ -1,0 +1,356 @@
+//! Every configured MCP server, started together, each with a status.
+//!
+//! Servers start concurrently and independently: one that fails, hangs
+//! (bounded by its startup timeout) or exits never holds up or breaks the
+//! others. A server that dies is marked closed, and every later call to it
+//! fails at once with the same message instead of waiting. Shutdown closes
+//! each session and kills each stdio server's whole process group.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axon_protocol::{ToolAnnotations, ToolOutput, ToolSpec};
+use axon_tools::{Tool, ToolContext, ToolFuture, ToolRegistry};
+use futures_util::future::join_all;
+use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+use rmcp::service::RunningService;
+use rmcp::{Peer, RoleClient, ServiceError};
+use serde_json::Value;
+
+use crate::client::{Connection, Handler, StderrTail, connect, tail_text};
+use crate::config::ServerConfig;
+use crate::content::{resource_text, to_output};
+use crate::naming::ToolNames;
+
+/// Where a server is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    Connecting,
+    Ready,
+    /// It could not start; the message includes the end of its stderr.
+    Error(String),
+    /// It was shut down or went away.
+    Closed,
+}
+
+/// A server's state as front ends show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    pub name: String,
+    pub state: ServerState,
+    /// Tools offered to the model.
+    pub tools: usize,
+    /// The protocol version the server agreed to.
+    pub protocol_version: Option<String>,
+}
+
+struct Server {
+    config: ServerConfig,
+    state: Mutex<ServerState>,
+    peer: Option<Peer<RoleClient>>,
+    tools: Vec<rmcp::model::Tool>,
+    protocol_version: Option<String>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
+    process_group: Option<u32>,
+}
+
+impl Server {
+    fn state(&self) -> ServerState {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    fn set_state(&self, state: ServerState) {
+        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = state;
+    }
+
+    fn disconnected(&self) -> String {
+        format!("MCP server {} disconnected", self.config.name)
+    }
+
+    /// The peer, if the server is usable.
+    fn live_peer(&self) -> Result<&Peer<RoleClient>, String> {
+        match (self.state(), &self.peer) {
+            (ServerState::Ready, Some(peer)) if !peer.is_transport_closed() => Ok(peer),
+            (ServerState::Ready, Some(_)) | (ServerState::Closed, _) => {
+                self.set_state(ServerState::Closed);
+                Err(self.disconnected())
+            }
+            (ServerState::Error(e), _) => {
+                Err(format!("MCP server {} is not running: {e}", self.config.name))
+            }
+            _ => Err(format!("MCP server {} is not ready", self.config.name)),
+        }
+    }
+
+    async fn call(&self, tool: &str, arguments: Value) -> ToolOutput {
+        let peer = match self.live_peer() {
+            Ok(peer) => peer,
+            Err(message) => return ToolOutput::error(message),
+        };
+        let Value::Object(arguments) = arguments else {
+            return ToolOutput::error(format!("arguments for {tool} must be a JSON object"));
+        };
+        let request = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let call = peer.call_tool(request);
+        let result = match self.config.tool_timeout {
+            // Dropping the call on timeout sends the server a cancellation.
+            Some(limit) => match tokio::time::timeout(limit, call).await {
+                Ok(result) => result,
+                Err(_) => {
+                    return ToolOutput::error(format!(
+                        "{tool} on MCP server {} did not finish within {}s",
+                        self.config.name,
+                        limit.as_secs_f64()
+                    ));
+                }
+            },
+            None => call.await,
+        };
+        match result {
+            Ok(result) => to_output(result),
+            Err(error) => ToolOutput::error(self.describe(error, tool)),
+        }
+    }
+
+    fn describe(&self, error: ServiceError, what: &str) -> String {
+        match error {
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                self.set_state(ServerState::Closed);
+                self.disconnected()
+            }
+            ServiceError::McpError(data) => {
+                format!(
+                    "MCP server {} refused {what}: {} (code {})",
+                    self.config.name, data.message, data.code.0
+                )
+            }
+            other => format!("MCP server {} failed on {what}: {other}", self.config.name),
+        }
+    }
+}
+
+/// The running MCP servers of one workspace.
+pub struct McpManager {
+    servers: Vec<Arc<Server>>,
+}
+
+impl std::fmt::Debug for McpManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.statuses()).finish()
+    }
+}
+
+impl McpManager {
+    /// Starts every enabled server at once and waits until each is ready,
+    /// failed, or past its startup timeout.
+    pub async fn start(configs: Vec<ServerConfig>, workspace: &Path) -> McpManager {
+        let http = http_client();
+        let starts = configs
+            .into_iter()
+            .filter(|c| c.enabled)
+            .map(|config| start_server(config, workspace, http.clone()));
+        McpManager { servers: join_all(starts).await }
+    }
+
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.servers
+            .iter()
+            .map(|s| ServerStatus {
+                name: s.config.name.clone(),
+                state: s.state(),
+                tools: s.tools.iter().filter(|t| s.config.offers(&t.name)).count(),
+                protocol_version: s.protocol_version.clone(),
+            })
+            .collect()
+    }
+
+    /// Adds every ready server's offered tools to `registry` as
+    /// `mcp_{server}_{tool}`; returns problems (tools whose schema does not
+    /// compile) as warnings.
+    pub fn register_tools(&self, registry: &mut ToolRegistry) -> Vec<String> {
+        let mut names = ToolNames::new();
+        let mut warnings = Vec::new();
+        for server in self.servers.iter().filter(|s| s.state() == ServerState::Ready) {
+            for tool in server.tools.iter().filter(|t| server.config.offers(&t.name)) {
+                let name = names.assign(&server.config.name, &tool.name, &|n| registry.contains(n));
+                let description = tool.description.as_deref().unwrap_or("").trim();
+                let spec = ToolSpec {
+                    name,
+                    description: format!("[MCP server {}] {description}", server.config.name),
+                    input_schema: Value::Object((*tool.input_schema).clone()),
+                    // Annotations from a server are hints, not guarantees:
+                    // every MCP tool goes through the approval policy.
+                    annotations: ToolAnnotations::DESTRUCTIVE,
+                };
+                let mcp_tool =
+                    McpTool { spec, server: Arc::clone(server), tool: tool.name.to_string() };
+                if let Err(e) = registry.try_register(Arc::new(mcp_tool)) {
+                    warnings.push(format!(
+                        "MCP server {}: tool {} skipped: {e}",
+                        server.config.name, tool.name
+                    ));
+                }
+            }
+        }
+        warnings
+    }
+
+    /// Calls `tool` on `server` directly (by their MCP names).
+    pub async fn call(&self, server: &str, tool: &str, arguments: Value) -> ToolOutput {
+        match self.servers.iter().find(|s| s.config.name == server) {
+            Some(s) => s.call(tool, arguments).await,
+            None => ToolOutput::error(format!("no MCP server named '{server}' is configured")),
+        }
+    }
+
+    /// Tools of `server` as `(name, description)`.
+    pub fn tools_of(&self, server: &str) -> Vec<(String, String)> {
+        self.servers
+            .iter()
+            .filter(|s| s.config.name == server)
+            .flat_map(|s| {
+                s.tools.iter().filter(|t| s.config.offers(&t.name)).map(|t| {
+                    (t.name.to_string(), t.description.as_deref().unwrap_or("").to_string())
+                })
+            })
+            .collect()
+    }
+
+    /// Reads a resource from `server`.
+    pub async fn read_resource(&self, server: &str, uri: &str) -> ToolOutput {
+        let Some(s) = self.servers.iter().find(|s| s.config.name == server) else {
+            return ToolOutput::error(format!("no MCP server named '{server}' is configured"));
+        };
+        let peer = match s.live_peer() {
+            Ok(peer) => peer,
+            Err(message) => return ToolOutput::error(message),
+        };
+        match peer.read_resource(ReadResourceRequestParams::new(uri.to_string())).await {
+            Ok(result) => {
+                let texts: Vec<String> = result.contents.iter().map(resource_text).collect();
+                ToolOutput::text(texts.join("\n\n"))
+            }
+            Err(error) => ToolOutput::error(s.describe(error, &format!("reading {uri}"))),
+        }
+    }
+
+    /// Closes every session and kills every stdio server's process group.
+    pub async fn shutdown(&self) {
+        join_all(self.servers.iter().map(|server| async move {
+            if let Some(mut service) = server.service.lock().await.take() {
+                let _ = service.close_with_timeout(Duration::from_secs(2)).await;
+            }
+            if let Some(group) = server.process_group {
+                kill_group(group);
+            }
+            server.set_state(ServerState::Closed);
+        }))
+        .await;
+    }
+
+    /// Servers still connected.
+    pub fn active(&self) -> usize {
+        self.servers.iter().filter(|s| s.state() == ServerState::Ready).count()
+    }
+}
+
+async fn start_server(
+    config: ServerConfig,
+    workspace: &Path,
+    http: Result<reqwest::Client, String>,
+) -> Arc<Server> {
+    let stderr: StderrTail = Arc::new(Mutex::new(VecDeque::new()));
+    let limit = config.startup_timeout;
+    let started = tokio::time::timeout(limit, async {
+        let connection = connect(&config, workspace, &http, Arc::clone(&stderr)).await?;
+        let peer = connection.service.peer().clone();
+        let offers_tools = peer.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
+        let tools = if offers_tools {
+            peer.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?
+        } else {
+            Vec::new()
+        };
+        Ok::<(Connection, Vec<rmcp::model::Tool>), String>((connection, tools))
+    })
+    .await;
+    let failed = |message: String| {
+        let tail = tail_text(&stderr);
+        let message = if tail.is_empty() {
+            message
+        } else {
+            format!("{message}\nits stderr ended with:\n{tail}")
+        };
+        Arc::new(Server {
+            config: config.clone(),
+            state: Mutex::new(ServerState::Error(message)),
+            peer: None,
+            tools: Vec::new(),
+            protocol_version: None,
+            service: tokio::sync::Mutex::new(None),
+            process_group: None,
+        })
+    };
+    match started {
+        Ok(Ok((connection, tools))) => {
+            let peer = connection.service.peer().clone();
+            let protocol_version = peer.peer_info().map(|i| i.protocol_version.to_string());
+            Arc::new(Server {
+                config: config.clone(),
+                state: Mutex::new(ServerState::Ready),
+                peer: Some(peer),
+                tools,
+                protocol_version,
+                service: tokio::sync::Mutex::new(Some(connection.service)),
+                process_group: connection.process_group,
+            })
+        }
+        Ok(Err(message)) => failed(message),
+        Err(_) => failed(format!("it did not finish starting within {:.1}s", limit.as_secs_f64())),
+    }
+}
+
+/// A tool of an MCP server, as the registry holds it.
+struct McpTool {
+    spec: ToolSpec,
+    server: Arc<Server>,
+    tool: String,
+}
+
+impl Tool for McpTool {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    fn call<'a>(&'a self, _ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
+        Box::pin(async move { Ok(self.server.call(&self.tool, args).await) })
+    }
+}
+
+/// The client HTTP servers are reached with; its failure fails only them.
+fn http_client() -> Result<reqwest::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(15))
+        .build()
+        .map_err(|e| format!("cannot set up the HTTP client: {e}"))
+}
+
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn kill_group(group: u32) {
+    let Ok(group) = i32::try_from(group) else { return };
+    if group <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) takes no pointers; a negative pid names the process
+    // group created for this server (ProcessGroup::leader), so only its
+    // processes are signalled. A group already gone gives ESRCH.
+    unsafe {
+        libc::kill(-group, libc::SIGKILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_group: u32) {}
