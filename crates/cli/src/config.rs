@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use axon_llm::{ProviderConfig, ProviderKind, ToolProtocol, preset};
+use axon_mcp::config::{ServerConfig, TomlServer, parse_mcp_json};
 use serde::Deserialize;
 
 /// One config file, as written. Every field is optional: files are layers.
@@ -27,6 +28,9 @@ pub struct ConfigFile {
     pub profile: Option<String>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderFile>,
+    /// `[mcp_servers.NAME]`: MCP servers (see `axon_mcp::config`).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, TomlServer>,
 }
 
 /// `[providers.NAME]`: overrides a preset, or defines a provider.
@@ -115,6 +119,11 @@ pub struct Effective {
     pub file: ConfigFile,
     /// Settings a workspace file tried to make and was not allowed to.
     pub refused: Vec<String>,
+    /// MCP servers from the user's own config: trusted.
+    pub user_servers: Vec<ServerConfig>,
+    /// MCP servers a workspace asks for (`.axon/config.toml`, `.mcp.json`):
+    /// commands from a repository, started only with the user's consent.
+    pub workspace_servers: Vec<ServerConfig>,
 }
 
 impl ConfigFile {
@@ -172,6 +181,8 @@ impl Effective {
         let mut file = ConfigFile::default();
         let mut sources = Vec::new();
         let mut refused = Vec::new();
+        let mut user_servers = Vec::new();
+        let mut workspace_servers = Vec::new();
         let workspace_file = workspace.join(".axon").join("config.toml");
         for path in [dirs.config_file.clone(), workspace_file.clone()] {
             match std::fs::read_to_string(&path) {
@@ -179,8 +190,15 @@ impl Effective {
                     let mut layer: ConfigFile = toml::from_str(&text).with_context(|| {
                         format!("cannot read the config file {}", path.display())
                     })?;
-                    if path == workspace_file && path != dirs.config_file {
+                    let from_workspace = path == workspace_file && path != dirs.config_file;
+                    if from_workspace {
                         refused.extend(layer.restrict_to_workspace(&path));
+                    }
+                    let source = path.display().to_string();
+                    for (name, server) in std::mem::take(&mut layer.mcp_servers) {
+                        let server = server.into_config(&name, &source)?;
+                        if from_workspace { &mut workspace_servers } else { &mut user_servers }
+                            .push(server);
                     }
                     file.merge(layer);
                     sources.push(path);
@@ -191,7 +209,18 @@ impl Effective {
                 }
             }
         }
-        Ok(Effective { sources, file, refused })
+        let mcp_json = workspace.join(".mcp.json");
+        match std::fs::read_to_string(&mcp_json) {
+            Ok(text) => {
+                workspace_servers.extend(parse_mcp_json(&text, &mcp_json.display().to_string())?);
+                sources.push(mcp_json);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", mcp_json.display())),
+        }
+        // The user's own definition of a server wins over a workspace's.
+        workspace_servers.retain(|w| !user_servers.iter().any(|u| u.name == w.name));
+        Ok(Effective { sources, file, refused, user_servers, workspace_servers })
     }
 
     /// The provider to use, with every layer applied.

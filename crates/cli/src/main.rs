@@ -5,6 +5,7 @@
 
 mod config;
 mod config_cmd;
+mod mcp_cmd;
 mod render;
 mod run_cmd;
 mod tool_cmd;
@@ -28,6 +29,9 @@ enum Command {
     /// Show the configuration in effect.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
+    /// Start, inspect and call the workspace's MCP servers.
+    #[command(subcommand)]
+    Mcp(mcp_cmd::McpCommand),
     /// List and call the built-in tools directly, without a model.
     #[command(subcommand)]
     Tool(tool_cmd::ToolCommand),
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run_cmd::run(args).await,
             Command::Config(command) => config_cmd::run(command),
+            Command::Mcp(command) => mcp_cmd::run(command).await,
             Command::Tool(command) => tool_cmd::run(command).await,
         }
     });

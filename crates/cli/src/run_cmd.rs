@@ -12,6 +12,8 @@ use axon_core::{
     prompt::base_system_prompt,
 };
 use axon_llm::build_provider;
+use axon_mcp::config::{ServerConfig, Transport};
+use axon_mcp::{McpManager, ServerState};
 use axon_protocol::{ToolCall, ToolSpec};
 use axon_tools::{Profile, ToolContext, Workspace};
 use clap::Args;
@@ -56,14 +58,14 @@ const CANCELLED: u8 = 130;
 const ITERATION_LIMIT: u8 = 3;
 
 pub async fn run(args: RunArgs) -> u8 {
-    let prepared = match prepare(&args) {
+    let prepared = match prepare(&args).await {
         Ok(prepared) => prepared,
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::USAGE;
         }
     };
-    let (mut agent, prompt) = prepared;
+    let (mut agent, prompt, mcp) = prepared;
     let renderer = Renderer::new(args.json);
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(watch_ctrl_c(cancel.clone()));
@@ -71,6 +73,7 @@ pub async fn run(args: RunArgs) -> u8 {
     let outcome = agent.run(&prompt, &emit, &cancel).await;
     watcher.abort();
     renderer.finish();
+    mcp.shutdown().await;
     match outcome {
         RunOutcome::Answered(_) => exit::OK,
         RunOutcome::Failed(_) => exit::FAILED,
@@ -92,7 +95,7 @@ async fn watch_ctrl_c(cancel: CancellationToken) {
     }
 }
 
-fn prepare(args: &RunArgs) -> Result<(Agent, String)> {
+async fn prepare(args: &RunArgs) -> Result<(Agent, String, McpManager)> {
     let prompt = read_prompt(&args.prompt)?;
     let workspace = Workspace::new(&args.dir)?;
     let dirs = Dirs::from_env()?;
@@ -129,15 +132,74 @@ fn prepare(args: &RunArgs) -> Result<(Agent, String)> {
         approval,
         ..AgentConfig::default()
     };
-    let registry = Arc::new(profile.registry());
-    let mut agent = Agent::new(provider, registry, ToolContext::new(workspace), agent_config);
     // Asking needs someone at a terminal who is not also the prompt's source.
     let interactive =
         args.prompt != "-" && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let mut registry = profile.registry();
+    let servers =
+        servers_to_start(args, interactive, config.user_servers, config.workspace_servers);
+    let mcp = McpManager::start(servers, workspace.root()).await;
+    for status in mcp.statuses() {
+        if let ServerState::Error(message) = status.state {
+            eprintln!("axon: warning: MCP server {} failed to start: {message}", status.name);
+        }
+    }
+    for warning in mcp.register_tools(&mut registry) {
+        eprintln!("axon: warning: {warning}");
+    }
+    let registry = Arc::new(registry);
+    let mut agent = Agent::new(provider, registry, ToolContext::new(workspace), agent_config);
     if approval == ApprovalPolicy::Ask && interactive {
         agent = agent.with_approver(Arc::new(TerminalApprover));
     }
-    Ok((agent, prompt))
+    Ok((agent, prompt, mcp))
+}
+
+/// The user's own MCP servers always start. A workspace's are commands a
+/// repository asks to run: they start with --yes, after a yes at the
+/// terminal, and never in read-only mode.
+fn servers_to_start(
+    args: &RunArgs,
+    interactive: bool,
+    user: Vec<ServerConfig>,
+    workspace: Vec<ServerConfig>,
+) -> Vec<ServerConfig> {
+    let mut servers = user;
+    for server in workspace {
+        let allowed = if args.yes {
+            true
+        } else if args.read_only || !interactive {
+            eprintln!(
+                "axon: warning: MCP server {} from {} was not started: workspace servers run commands; pass --yes to allow them",
+                server.name, server.source
+            );
+            false
+        } else {
+            confirm(&format!(
+                "Start MCP server {} from {} ({})?",
+                server.name,
+                server.source,
+                describe(&server)
+            ))
+        };
+        if allowed {
+            servers.push(server);
+        }
+    }
+    servers
+}
+
+fn describe(server: &ServerConfig) -> String {
+    match &server.transport {
+        Transport::Stdio { command, args, .. } => format!("`{command} {}`", args.join(" ")),
+        Transport::Http { url, .. } => url.clone(),
+    }
+}
+
+fn confirm(question: &str) -> bool {
+    eprint!("{question} [y/N]: ");
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes")
 }
 
 fn read_prompt(arg: &str) -> Result<String> {

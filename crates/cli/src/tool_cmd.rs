@@ -135,7 +135,7 @@ async fn call(name: &str, arguments: Option<&str>, target: &Target, json: bool) 
     if output.is_error { exit::FAILED } else { exit::OK }
 }
 
-fn parse_arguments(arguments: Option<&str>) -> Result<Value, String> {
+pub(crate) fn parse_arguments(arguments: Option<&str>) -> Result<Value, String> {
     let text = match arguments {
         None => return Ok(Value::Object(Default::default())),
         Some("-") => {

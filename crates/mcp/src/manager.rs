@@ -240,7 +240,7 @@ impl McpManager {
     pub async fn shutdown(&self) {
         join_all(self.servers.iter().map(|server| async move {
             if let Some(mut service) = server.service.lock().await.take() {
-                let _ = service.close_with_timeout(Duration::from_secs(2)).await;
+                let _ = service.close_with_timeout(Duration::from_millis(500)).await;
             }
             if let Some(group) = server.process_group {
                 kill_group(group);

@@ -1,0 +1,139 @@
+//! `axon mcp list | tools | call`: the workspace's MCP servers by hand. The
+//! user asked, so every configured server is started, the workspace's too.
+
+use std::path::PathBuf;
+
+use axon_mcp::{McpManager, ServerState};
+use clap::Subcommand;
+use serde_json::Value;
+
+use crate::config::{Dirs, Effective};
+use crate::{exit, say};
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start the configured MCP servers and show each one's status.
+    List {
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+    /// List the tools of one server, or of all.
+    Tools {
+        server: Option<String>,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Call one tool of one server with JSON arguments (`-` reads stdin).
+    Call {
+        server: String,
+        tool: String,
+        arguments: Option<String>,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+        /// Print the output as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn run(command: McpCommand) -> u8 {
+    let dir = match &command {
+        McpCommand::List { dir } | McpCommand::Tools { dir, .. } | McpCommand::Call { dir, .. } => {
+            dir.clone()
+        }
+    };
+    let loaded = Dirs::from_env().and_then(|dirs| Effective::load(&dirs, &dir));
+    let config = match loaded {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::USAGE;
+        }
+    };
+    let servers: Vec<_> = config.user_servers.into_iter().chain(config.workspace_servers).collect();
+    if servers.is_empty() {
+        eprintln!(
+            "axon: no MCP servers are configured. Add one to .mcp.json, e.g.\n  {{\"mcpServers\": {{\"files\": {{\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]}}}}}}\nor under [mcp_servers.NAME] in ~/.config/axon/config.toml"
+        );
+        return exit::USAGE;
+    }
+    let root = std::fs::canonicalize(&dir).unwrap_or(dir);
+    let manager = McpManager::start(servers, &root).await;
+    let code = match command {
+        McpCommand::List { .. } => list(&manager),
+        McpCommand::Tools { server, .. } => tools(&manager, server.as_deref()),
+        McpCommand::Call { server, tool, arguments, json, .. } => {
+            call(&manager, &server, &tool, arguments.as_deref(), json).await
+        }
+    };
+    manager.shutdown().await;
+    code
+}
+
+fn list(manager: &McpManager) -> u8 {
+    let width = manager.statuses().iter().map(|s| s.name.len()).max().unwrap_or(0);
+    for status in manager.statuses() {
+        let line = match &status.state {
+            ServerState::Ready => format!(
+                "✓ {:width$}  ready   {} tools  (protocol {})",
+                status.name,
+                status.tools,
+                status.protocol_version.as_deref().unwrap_or("?")
+            ),
+            ServerState::Error(message) => {
+                let indented = message.replace('\n', "\n      ");
+                format!("✗ {:width$}  failed  {indented}", status.name)
+            }
+            other => format!("  {:width$}  {other:?}", status.name),
+        };
+        say(&line);
+    }
+    exit::OK
+}
+
+fn tools(manager: &McpManager, only: Option<&str>) -> u8 {
+    let statuses = manager.statuses();
+    if let Some(name) = only
+        && !statuses.iter().any(|s| s.name == name)
+    {
+        eprintln!("axon: no MCP server named '{name}' is configured");
+        return exit::USAGE;
+    }
+    for status in statuses.iter().filter(|s| only.is_none_or(|n| n == s.name)) {
+        for (tool, description) in manager.tools_of(&status.name) {
+            let summary = description.lines().next().unwrap_or("");
+            say(&format!("{}  {tool}  {summary}", status.name));
+        }
+    }
+    exit::OK
+}
+
+async fn call(
+    manager: &McpManager,
+    server: &str,
+    tool: &str,
+    arguments: Option<&str>,
+    json: bool,
+) -> u8 {
+    if !manager.statuses().iter().any(|s| s.name == server) {
+        eprintln!("axon: no MCP server named '{server}' is configured");
+        return exit::USAGE;
+    }
+    let arguments = match crate::tool_cmd::parse_arguments(arguments) {
+        Ok(value) => value,
+        Err(message) => {
+            eprintln!("axon: {message}");
+            return exit::USAGE;
+        }
+    };
+    let output = manager.call(server, tool, arguments).await;
+    if json {
+        say(&serde_json::to_string(&output)
+            .unwrap_or_else(|e| Value::String(e.to_string()).to_string()));
+    } else if output.is_error {
+        eprintln!("{}", output.text_content());
+    } else {
+        say(&output.text_content());
+    }
+    if output.is_error { exit::FAILED } else { exit::OK }
+}

@@ -1,0 +1,109 @@
+//! MCP end to end through the binary: `axon mcp` and `axon run` with the
+//! reference server `server-everything` (npm, pinned in tests/peers/).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use assert_cmd::cargo::cargo_bin;
+use axon_testkit::{Reply, ScriptedServer};
+use serde_json::json;
+
+fn everything_js() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../../tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    assert!(path.exists(), "{} is missing: run scripts/peers", path.display());
+    path.display().to_string()
+}
+
+fn workspace_with_everything() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {"everything": {"command": "node", "args": [everything_js(), "stdio"]}}});
+    std::fs::write(dir.path().join(".mcp.json"), config.to_string()).unwrap();
+    dir
+}
+
+fn axon(dir: &std::path::Path, home: &std::path::Path) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(cargo_bin("axon"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("AXON_HOME", home)
+        .current_dir(dir)
+        .timeout(Duration::from_secs(90));
+    cmd
+}
+
+#[test]
+fn mcp_list_tools_and_call() {
+    let dir = workspace_with_everything();
+    let home = tempfile::tempdir().unwrap();
+    axon(dir.path(), home.path())
+        .args(["mcp", "list"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("✓ everything  ready"))
+        .stdout(predicates::str::contains("(protocol 2025-11-25)"));
+    axon(dir.path(), home.path())
+        .args(["mcp", "tools", "everything"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("everything  echo  "));
+    axon(dir.path(), home.path())
+        .args(["mcp", "call", "everything", "echo", r#"{"message": "over MCP"}"#])
+        .assert()
+        .success()
+        .stdout("Echo: over MCP\n");
+    axon(dir.path(), home.path()).args(["mcp", "call", "nobody", "echo", "{}"]).assert().code(2);
+}
+
+fn run_env(cmd: &mut assert_cmd::Command, server: &ScriptedServer) {
+    cmd.env("AXON_PROVIDER", "openai")
+        .env("AXON_BASE_URL", server.openai_base())
+        .env("OPENAI_API_KEY", "sk-test-0000000000");
+}
+
+#[test]
+fn the_agent_uses_mcp_tools_when_allowed() {
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime
+        .block_on(ScriptedServer::start(vec![
+            Reply::tool("mcp_everything_echo", json!({"message": "from the model"})),
+            Reply::text("The server echoed it."),
+        ]))
+        .unwrap();
+    let dir = workspace_with_everything();
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = axon(dir.path(), home.path());
+    run_env(&mut cmd, &server);
+    cmd.args(["run", "--yes", "echo something over MCP"])
+        .assert()
+        .success()
+        .stdout("The server echoed it.\n")
+        .stderr(predicates::str::contains(
+            "✓ mcp_everything_echo message=from the model — Echo: from the model",
+        ));
+    let first = server.requests()[0].to_string();
+    assert!(first.contains("\"mcp_everything_echo\""), "the MCP tool was not offered");
+    assert!(first.contains("[MCP server everything]"));
+}
+
+#[test]
+fn workspace_servers_need_consent() {
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime.block_on(ScriptedServer::start(vec![Reply::text("ok")])).unwrap();
+    let dir = workspace_with_everything();
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = axon(dir.path(), home.path());
+    run_env(&mut cmd, &server);
+    cmd.args(["run", "hello"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("MCP server everything from"))
+        .stderr(predicates::str::contains("was not started"));
+    let first = server.requests()[0].to_string();
+    assert!(!first.contains("mcp_everything"), "an unapproved workspace server was started");
+}
