@@ -23,6 +23,33 @@ pub enum McpCommand {
         #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
         dir: PathBuf,
     },
+    /// List the resources of one server, or of all.
+    Resources {
+        server: Option<String>,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Read one resource.
+    Read {
+        server: String,
+        uri: String,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+    /// List the prompts of one server, or of all.
+    Prompts {
+        server: Option<String>,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Get one prompt, filled in with JSON arguments.
+    Prompt {
+        server: String,
+        name: String,
+        arguments: Option<String>,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
     /// Call one tool of one server with JSON arguments (`-` reads stdin).
     Call {
         server: String,
@@ -38,9 +65,13 @@ pub enum McpCommand {
 
 pub async fn run(command: McpCommand) -> u8 {
     let dir = match &command {
-        McpCommand::List { dir } | McpCommand::Tools { dir, .. } | McpCommand::Call { dir, .. } => {
-            dir.clone()
-        }
+        McpCommand::List { dir }
+        | McpCommand::Tools { dir, .. }
+        | McpCommand::Resources { dir, .. }
+        | McpCommand::Read { dir, .. }
+        | McpCommand::Prompts { dir, .. }
+        | McpCommand::Prompt { dir, .. }
+        | McpCommand::Call { dir, .. } => dir.clone(),
     };
     let loaded = Dirs::from_env().and_then(|dirs| Effective::load(&dirs, &dir));
     let config = match loaded {
@@ -64,6 +95,15 @@ pub async fn run(command: McpCommand) -> u8 {
         McpCommand::Tools { server, .. } => tools(&manager, server.as_deref()),
         McpCommand::Call { server, tool, arguments, json, .. } => {
             call(&manager, &server, &tool, arguments.as_deref(), json).await
+        }
+        McpCommand::Resources { server, .. } => resources(&manager, server.as_deref()).await,
+        McpCommand::Read { server, uri, .. } => {
+            let output = manager.read_resource(&server, &uri).await;
+            print_output(&output)
+        }
+        McpCommand::Prompts { server, .. } => prompts(&manager, server.as_deref()).await,
+        McpCommand::Prompt { server, name, arguments, .. } => {
+            prompt(&manager, &server, &name, arguments.as_deref()).await
         }
     };
     manager.shutdown().await;
@@ -136,4 +176,107 @@ async fn call(
         say(&output.text_content());
     }
     if output.is_error { exit::FAILED } else { exit::OK }
+}
+
+fn print_output(output: &axon_protocol::ToolOutput) -> u8 {
+    if output.is_error {
+        eprintln!("{}", output.text_content());
+        exit::FAILED
+    } else {
+        say(&output.text_content());
+        exit::OK
+    }
+}
+
+/// The servers a listing covers: one by name, or every ready one.
+fn chosen(manager: &McpManager, only: Option<&str>) -> Result<Vec<String>, u8> {
+    let statuses = manager.statuses();
+    match only {
+        Some(name) if !statuses.iter().any(|s| s.name == name) => {
+            eprintln!("axon: no MCP server named '{name}' is configured");
+            Err(exit::USAGE)
+        }
+        Some(name) => Ok(vec![name.to_string()]),
+        None => Ok(statuses
+            .into_iter()
+            .filter(|s| s.state == ServerState::Ready)
+            .map(|s| s.name)
+            .collect()),
+    }
+}
+
+async fn resources(manager: &McpManager, only: Option<&str>) -> u8 {
+    let servers = match chosen(manager, only) {
+        Ok(servers) => servers,
+        Err(code) => return code,
+    };
+    let mut code = exit::OK;
+    for server in servers {
+        match manager.list_resources(&server).await {
+            Ok(list) => {
+                for (uri, name, description) in list {
+                    say(&format!(
+                        "{server}  {uri}  {name}  {}",
+                        description.lines().next().unwrap_or("")
+                    ));
+                }
+            }
+            Err(message) => {
+                eprintln!("axon: {message}");
+                code = exit::FAILED;
+            }
+        }
+    }
+    code
+}
+
+async fn prompts(manager: &McpManager, only: Option<&str>) -> u8 {
+    let servers = match chosen(manager, only) {
+        Ok(servers) => servers,
+        Err(code) => return code,
+    };
+    let mut code = exit::OK;
+    for server in servers {
+        match manager.list_prompts(&server).await {
+            Ok(list) => {
+                for (name, description, arguments) in list {
+                    let arguments = if arguments.is_empty() {
+                        String::new()
+                    } else {
+                        format!("({})", arguments.join(", "))
+                    };
+                    say(&format!(
+                        "{server}  {name}{arguments}  {}",
+                        description.lines().next().unwrap_or("")
+                    ));
+                }
+            }
+            Err(message) => {
+                eprintln!("axon: {message}");
+                code = exit::FAILED;
+            }
+        }
+    }
+    code
+}
+
+async fn prompt(manager: &McpManager, server: &str, name: &str, arguments: Option<&str>) -> u8 {
+    let arguments = match crate::tool_cmd::parse_arguments(arguments) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => Default::default(),
+        Err(message) => {
+            eprintln!("axon: {message}");
+            return exit::USAGE;
+        }
+    };
+    match manager.get_prompt(server, name, arguments).await {
+        Ok(text) => {
+            say(&text);
+            exit::OK
+        }
+        Err(message) => {
+            eprintln!("axon: {message}");
+            exit::FAILED
+        }
+    }
 }

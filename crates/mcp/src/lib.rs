@@ -15,4 +15,4 @@ mod content;
 mod manager;
 pub mod naming;
 
-pub use manager::{McpManager, ServerState, ServerStatus};
+pub use manager::{McpErrorKind, McpManager, READ_RESOURCE, ServerState, ServerStatus};

@@ -14,7 +14,9 @@ use std::time::Duration;
 use axon_protocol::{ToolAnnotations, ToolOutput, ToolSpec};
 use axon_tools::{Tool, ToolContext, ToolFuture, ToolRegistry};
 use futures_util::future::join_all;
-use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, ReadResourceRequestParams,
+};
 use rmcp::service::RunningService;
 use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
@@ -52,6 +54,7 @@ struct Server {
     peer: Option<Peer<RoleClient>>,
     tools: Vec<rmcp::model::Tool>,
     protocol_version: Option<String>,
+    offers_resources: bool,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     process_group: Option<u32>,
 }
@@ -121,8 +124,9 @@ impl Server {
                 self.disconnected()
             }
             ServiceError::McpError(data) => {
+                let kind = McpErrorKind::of(data.code.0, &data.message, what);
                 format!(
-                    "MCP server {} refused {what}: {} (code {})",
+                    "[{kind}] MCP server {} refused {what}: {} (code {})",
                     self.config.name, data.message, data.code.0
                 )
             }
@@ -194,6 +198,20 @@ impl McpManager {
                 }
             }
         }
+        let with_resources: Vec<Arc<Server>> = self
+            .servers
+            .iter()
+            .filter(|s| s.state() == ServerState::Ready && s.offers_resources)
+            .cloned()
+            .collect();
+        if !with_resources.is_empty() && !registry.contains(READ_RESOURCE) {
+            let names: Vec<String> = with_resources.iter().map(|s| s.config.name.clone()).collect();
+            if let Err(e) =
+                registry.try_register(Arc::new(ReadResource { servers: with_resources, names }))
+            {
+                warnings.push(format!("{READ_RESOURCE} skipped: {e}"));
+            }
+        }
         warnings
     }
 
@@ -218,21 +236,83 @@ impl McpManager {
             .collect()
     }
 
+    /// Resources of `server`: `(uri, name, description)`.
+    pub async fn list_resources(
+        &self,
+        server: &str,
+    ) -> Result<Vec<(String, String, String)>, String> {
+        let s = self.server(server)?;
+        let resources = s
+            .live_peer()?
+            .list_all_resources()
+            .await
+            .map_err(|e| s.describe(e, "listing resources"))?;
+        Ok(resources
+            .into_iter()
+            .map(|r| (r.uri.clone(), r.name.clone(), r.description.clone().unwrap_or_default()))
+            .collect())
+    }
+
+    /// Prompts of `server`: `(name, description, argument names)`.
+    pub async fn list_prompts(
+        &self,
+        server: &str,
+    ) -> Result<Vec<(String, String, Vec<String>)>, String> {
+        let s = self.server(server)?;
+        let prompts = s
+            .live_peer()?
+            .list_all_prompts()
+            .await
+            .map_err(|e| s.describe(e, "listing prompts"))?;
+        Ok(prompts
+            .into_iter()
+            .map(|p| {
+                let arguments =
+                    p.arguments.unwrap_or_default().into_iter().map(|a| a.name).collect();
+                (p.name, p.description.unwrap_or_default(), arguments)
+            })
+            .collect())
+    }
+
+    /// A prompt of `server`, filled in with `arguments`, as text.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<String, String> {
+        let s = self.server(server)?;
+        let request = GetPromptRequestParams::new(name.to_string()).with_arguments(arguments);
+        let result = s
+            .live_peer()?
+            .get_prompt(request)
+            .await
+            .map_err(|e| s.describe(e, &format!("prompt {name}")))?;
+        let messages: Vec<String> = result
+            .messages
+            .into_iter()
+            .map(|m| {
+                let role =
+                    serde_json::to_value(&m.role).ok().and_then(|v| v.as_str().map(String::from));
+                let text = to_output(CallToolResult::success(vec![m.content])).text_content();
+                format!("[{}]\n{text}", role.unwrap_or_else(|| "message".into()))
+            })
+            .collect();
+        Ok(messages.join("\n\n"))
+    }
+
+    fn server(&self, name: &str) -> Result<&Arc<Server>, String> {
+        self.servers
+            .iter()
+            .find(|s| s.config.name == name)
+            .ok_or_else(|| format!("no MCP server named '{name}' is configured"))
+    }
+
     /// Reads a resource from `server`.
     pub async fn read_resource(&self, server: &str, uri: &str) -> ToolOutput {
-        let Some(s) = self.servers.iter().find(|s| s.config.name == server) else {
-            return ToolOutput::error(format!("no MCP server named '{server}' is configured"));
-        };
-        let peer = match s.live_peer() {
-            Ok(peer) => peer,
-            Err(message) => return ToolOutput::error(message),
-        };
-        match peer.read_resource(ReadResourceRequestParams::new(uri.to_string())).await {
-            Ok(result) => {
-                let texts: Vec<String> = result.contents.iter().map(resource_text).collect();
-                ToolOutput::text(texts.join("\n\n"))
-            }
-            Err(error) => ToolOutput::error(s.describe(error, &format!("reading {uri}"))),
+        match self.server(server) {
+            Ok(s) => read_resource(s, uri).await,
+            Err(message) => ToolOutput::error(message),
         }
     }
 
@@ -288,6 +368,7 @@ async fn start_server(
             peer: None,
             tools: Vec::new(),
             protocol_version: None,
+            offers_resources: false,
             service: tokio::sync::Mutex::new(None),
             process_group: None,
         })
@@ -296,12 +377,15 @@ async fn start_server(
         Ok(Ok((connection, tools))) => {
             let peer = connection.service.peer().clone();
             let protocol_version = peer.peer_info().map(|i| i.protocol_version.to_string());
+            let offers_resources =
+                peer.peer_info().is_some_and(|i| i.capabilities.resources.is_some());
             Arc::new(Server {
                 config: config.clone(),
                 state: Mutex::new(ServerState::Ready),
                 peer: Some(peer),
                 tools,
                 protocol_version,
+                offers_resources,
                 service: tokio::sync::Mutex::new(Some(connection.service)),
                 process_group: connection.process_group,
             })
@@ -354,3 +438,115 @@ fn kill_group(group: u32) {
 
 #[cfg(not(unix))]
 fn kill_group(_group: u32) {}
+
+/// The model-facing name of the tool that reads MCP resources.
+pub const READ_RESOURCE: &str = "mcp_read_resource";
+
+/// Lets the model read any resource of the servers that offer them.
+struct ReadResource {
+    servers: Vec<Arc<Server>>,
+    names: Vec<String>,
+}
+
+impl Tool for ReadResource {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: READ_RESOURCE.to_string(),
+            description: format!(
+                "Read a resource (a document, file or record) that an MCP server provides, by its URI. \
+                 Servers with resources: {}.",
+                self.names.join(", ")
+            ),
+            input_schema: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "server": {"type": "string", "enum": self.names, "description": "The MCP server that has the resource."},
+                    "uri": {"type": "string", "description": "The resource's URI, e.g. from a resource link."}
+                },
+                "required": ["server", "uri"]
+            }),
+            // Reading may still reach a remote system: not read-only for
+            // the approval policy.
+            annotations: ToolAnnotations::DESTRUCTIVE,
+        }
+    }
+
+    fn call<'a>(&'a self, _ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let server = args["server"].as_str().unwrap_or_default();
+            let uri = args["uri"].as_str().unwrap_or_default();
+            let Some(s) = self.servers.iter().find(|s| s.config.name == server) else {
+                return Ok(ToolOutput::error(format!(
+                    "no MCP server named '{server}' has resources"
+                )));
+            };
+            Ok(read_resource(s, uri).await)
+        })
+    }
+}
+
+async fn read_resource(server: &Server, uri: &str) -> ToolOutput {
+    let peer = match server.live_peer() {
+        Ok(peer) => peer,
+        Err(message) => return ToolOutput::error(message),
+    };
+    match peer.read_resource(ReadResourceRequestParams::new(uri.to_string())).await {
+        Ok(result) => {
+            let texts: Vec<String> = result.contents.iter().map(resource_text).collect();
+            ToolOutput::text(texts.join("\n\n"))
+        }
+        Err(error) => ToolOutput::error(server.describe(error, &format!("reading {uri}"))),
+    }
+}
+
+/// What kind of MCP failure an error is, as seed 003's error types name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpErrorKind {
+    ToolNotFound,
+    ExecutionFailed,
+    ResourceNotFound,
+    PromptNotFound,
+    Network,
+    PermissionDenied,
+    Unknown,
+}
+
+impl McpErrorKind {
+    /// Classifies a JSON-RPC error from a server, given what was asked.
+    pub fn of(code: i32, message: &str, what: &str) -> McpErrorKind {
+        let message = message.to_lowercase();
+        let not_found = message.contains("not found") || message.contains("unknown");
+        match code {
+            -32002 => McpErrorKind::ResourceNotFound,
+            _ if message.contains("permission")
+                || message.contains("unauthorized")
+                || message.contains("forbidden") =>
+            {
+                McpErrorKind::PermissionDenied
+            }
+            -32602 | -32601 if not_found && what.starts_with("prompt") => {
+                McpErrorKind::PromptNotFound
+            }
+            -32602 | -32601 if not_found && what.starts_with("reading") => {
+                McpErrorKind::ResourceNotFound
+            }
+            -32602 | -32601 if not_found => McpErrorKind::ToolNotFound,
+            -32603 => McpErrorKind::ExecutionFailed,
+            _ => McpErrorKind::Unknown,
+        }
+    }
+}
+
+impl std::fmt::Display for McpErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            McpErrorKind::ToolNotFound => "tool not found",
+            McpErrorKind::ExecutionFailed => "execution failed",
+            McpErrorKind::ResourceNotFound => "resource not found",
+            McpErrorKind::PromptNotFound => "prompt not found",
+            McpErrorKind::Network => "network",
+            McpErrorKind::PermissionDenied => "permission denied",
+            McpErrorKind::Unknown => "unknown",
+        })
+    }
+}

@@ -116,7 +116,9 @@ async fn everything_works_while_broken_servers_fail_cleanly() {
     let builtin = registry.len();
     let warnings = manager.register_tools(&mut registry);
     assert!(warnings.is_empty(), "{warnings:?}");
-    assert_eq!(registry.len(), builtin + tools.len());
+    // Every offered tool, plus the one that reads resources.
+    assert_eq!(registry.len(), builtin + tools.len() + 1);
+    assert!(registry.contains(axon_mcp::READ_RESOURCE));
     let ctx = ToolContext::new(Workspace::new(dir.path()).unwrap());
     let via_registry =
         registry.call(&ctx, "mcp_everything_echo", json!({"message": "via registry"})).await;

@@ -171,3 +171,53 @@ fn find_process_with_env(marker: &str) -> Option<u32> {
                     .is_ok_and(|c| String::from_utf8_lossy(&c).contains("node"))
         })
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_and_prompts_are_listed_read_and_offered_to_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let transport = Transport::Stdio {
+        command: "node".into(),
+        args: vec![everything_js(), "stdio".into()],
+        env: BTreeMap::new(),
+        cwd: None,
+    };
+    let manager = McpManager::start(vec![server("everything", transport)], dir.path()).await;
+    let resources = manager.list_resources("everything").await.unwrap();
+    let (uri, _, _) =
+        resources.iter().find(|r| r.0.ends_with("architecture.md")).expect("a static document");
+    let read = manager.read_resource("everything", uri).await;
+    assert!(read.text_content().starts_with(&format!("[resource {uri}]\n")), "{read:?}");
+    let missing = manager.read_resource("everything", "demo://nope").await;
+    assert!(
+        missing.is_error && missing.text_content().starts_with("[resource not found]"),
+        "{missing:?}"
+    );
+
+    let prompts = manager.list_prompts("everything").await.unwrap();
+    assert!(
+        prompts
+            .iter()
+            .any(|(name, _, args)| name == "args-prompt" && args.contains(&"city".to_string()))
+    );
+    let filled = manager
+        .get_prompt(
+            "everything",
+            "args-prompt",
+            serde_json::Map::from_iter([("city".to_string(), json!("Lyon"))]),
+        )
+        .await
+        .unwrap();
+    assert!(filled.contains("Lyon"), "{filled}");
+    let unknown = manager.get_prompt("everything", "nope", Default::default()).await.unwrap_err();
+    assert!(unknown.starts_with("[prompt not found]"), "{unknown}");
+
+    // The model reads resources through one tool.
+    let mut registry = axon_tools::Profile::Code.registry();
+    manager.register_tools(&mut registry);
+    let ctx = axon_tools::ToolContext::new(axon_tools::Workspace::new(dir.path()).unwrap());
+    let via_tool = registry
+        .call(&ctx, axon_mcp::READ_RESOURCE, json!({"server": "everything", "uri": uri}))
+        .await;
+    assert_eq!(via_tool.text_content(), read.text_content());
+    manager.shutdown().await;
+}
