@@ -50,6 +50,31 @@ pub enum McpCommand {
         #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
         dir: PathBuf,
     },
+    /// Add a server to the workspace's .mcp.json: `add NAME -- COMMAND ARGS…`
+    /// for a local server, `add NAME --url URL` for a remote one.
+    Add {
+        name: String,
+        /// The server's streamable HTTP endpoint.
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// An HTTP header as NAME=VALUE (repeatable).
+        #[arg(long = "header", value_name = "NAME=VALUE", requires = "url")]
+        headers: Vec<String>,
+        /// An environment variable for a local server as NAME=VALUE (repeatable).
+        #[arg(long = "env", value_name = "NAME=VALUE")]
+        env: Vec<String>,
+        /// The command that starts a local server, and its arguments.
+        #[arg(last = true)]
+        command: Vec<String>,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Remove a server from the workspace's .mcp.json.
+    Remove {
+        name: String,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
     /// Call one tool of one server with JSON arguments (`-` reads stdin).
     Call {
         server: String,
@@ -64,6 +89,14 @@ pub enum McpCommand {
 }
 
 pub async fn run(command: McpCommand) -> u8 {
+    // Editing the file needs no server.
+    match command {
+        McpCommand::Add { name, url, headers, env, command, dir } => {
+            return report(add(&dir, &name, url, &headers, &env, &command));
+        }
+        McpCommand::Remove { name, dir } => return report(remove(&dir, &name)),
+        _ => {}
+    }
     let dir = match &command {
         McpCommand::List { dir }
         | McpCommand::Tools { dir, .. }
@@ -71,7 +104,9 @@ pub async fn run(command: McpCommand) -> u8 {
         | McpCommand::Read { dir, .. }
         | McpCommand::Prompts { dir, .. }
         | McpCommand::Prompt { dir, .. }
-        | McpCommand::Call { dir, .. } => dir.clone(),
+        | McpCommand::Call { dir, .. }
+        | McpCommand::Add { dir, .. }
+        | McpCommand::Remove { dir, .. } => dir.clone(),
     };
     let loaded = Dirs::from_env().and_then(|dirs| Effective::load(&dirs, &dir));
     let config = match loaded {
@@ -105,6 +140,7 @@ pub async fn run(command: McpCommand) -> u8 {
         McpCommand::Prompt { server, name, arguments, .. } => {
             prompt(&manager, &server, &name, arguments.as_deref()).await
         }
+        McpCommand::Add { .. } | McpCommand::Remove { .. } => exit::OK,
     };
     manager.shutdown().await;
     code
@@ -279,4 +315,116 @@ async fn prompt(manager: &McpManager, server: &str, name: &str, arguments: Optio
             exit::FAILED
         }
     }
+}
+
+fn report(result: Result<String, String>) -> u8 {
+    match result {
+        Ok(message) => {
+            say(&message);
+            exit::OK
+        }
+        Err(message) => {
+            eprintln!("axon: {message}");
+            exit::USAGE
+        }
+    }
+}
+
+fn pairs(items: &[String], what: &str) -> Result<serde_json::Map<String, Value>, String> {
+    items
+        .iter()
+        .map(|item| match item.split_once('=') {
+            Some((name, value)) if !name.is_empty() => {
+                Ok((name.to_string(), Value::String(value.to_string())))
+            }
+            _ => Err(format!("{what} '{item}' is not NAME=VALUE")),
+        })
+        .collect()
+}
+
+/// The workspace's .mcp.json as JSON, or an empty one; keys other hosts
+/// wrote are kept, in their order.
+fn read_mcp_json(path: &std::path::Path) -> Result<serde_json::Map<String, Value>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => match serde_json::from_str(&text) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(_) => Err(format!("{} is not a JSON object", path.display())),
+            Err(e) => {
+                Err(format!("{} is not valid JSON ({e}); fix it by hand first", path.display()))
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(serde_json::Map::new()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+fn write_mcp_json(
+    path: &std::path::Path,
+    document: serde_json::Map<String, Value>,
+) -> Result<(), String> {
+    let mut text =
+        serde_json::to_string_pretty(&Value::Object(document)).map_err(|e| e.to_string())?;
+    text.push('\n');
+    axon_tools::atomic_write(path, text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn add(
+    dir: &std::path::Path,
+    name: &str,
+    url: Option<String>,
+    headers: &[String],
+    env: &[String],
+    command: &[String],
+) -> Result<String, String> {
+    let path = dir.join(".mcp.json");
+    let mut document = read_mcp_json(&path)?;
+    let entry = match (url, command.split_first()) {
+        (Some(url), None) => {
+            let mut entry = serde_json::json!({"type": "http", "url": url});
+            if !headers.is_empty() {
+                entry["headers"] = Value::Object(pairs(headers, "header")?);
+            }
+            entry
+        }
+        (None, Some((program, args))) => {
+            let mut entry = serde_json::json!({"command": program, "args": args});
+            if !env.is_empty() {
+                entry["env"] = Value::Object(pairs(env, "environment variable")?);
+            }
+            entry
+        }
+        _ => return Err("give the server's command after `--`, or its --url".to_string()),
+    };
+    // Checked the way axon will read it, before anything is written.
+    let check = serde_json::json!({"mcpServers": {name: entry.clone()}}).to_string();
+    axon_mcp::config::parse_mcp_json(&check, &path.display().to_string())
+        .map_err(|e| e.to_string())?;
+    let servers = document.entry("mcpServers").or_insert_with(|| Value::Object(Default::default()));
+    let Value::Object(servers) = servers else {
+        return Err(format!("\"mcpServers\" in {} is not an object", path.display()));
+    };
+    if servers.contains_key(name) {
+        return Err(format!(
+            "{} already has a server named '{name}'; remove it first",
+            path.display()
+        ));
+    }
+    servers.insert(name.to_string(), entry);
+    write_mcp_json(&path, document)?;
+    Ok(format!("Added MCP server '{name}' to {}", path.display()))
+}
+
+fn remove(dir: &std::path::Path, name: &str) -> Result<String, String> {
+    let path = dir.join(".mcp.json");
+    let mut document = read_mcp_json(&path)?;
+    let removed = document
+        .get_mut("mcpServers")
+        .and_then(Value::as_object_mut)
+        .and_then(|servers| servers.shift_remove(name));
+    if removed.is_none() {
+        return Err(format!("{} has no server named '{name}'", path.display()));
+    }
+    write_mcp_json(&path, document)?;
+    Ok(format!("Removed MCP server '{name}' from {}", path.display()))
 }

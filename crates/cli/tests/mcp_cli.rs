@@ -107,3 +107,45 @@ fn workspace_servers_need_consent() {
     let first = server.requests()[0].to_string();
     assert!(!first.contains("mcp_everything"), "an unapproved workspace server was started");
 }
+
+#[test]
+fn mcp_add_and_remove_edit_mcp_json_keeping_other_hosts_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".mcp.json"),
+        r#"{"zed": 1, "mcpServers": {"keep": {"command": "x", "alwaysAllow": []}}}"#,
+    )
+    .unwrap();
+    axon(dir.path(), home.path())
+        .args(["mcp", "add", "files", "--env", "A=1", "--", "npx", "-y", "server-filesystem", "."])
+        .assert()
+        .success();
+    axon(dir.path(), home.path())
+        .args([
+            "mcp",
+            "add",
+            "remote",
+            "--url",
+            "https://example.com/mcp",
+            "--header",
+            "X-Team=core",
+        ])
+        .assert()
+        .success();
+    axon(dir.path(), home.path()).args(["mcp", "add", "files", "--", "x"]).assert().code(2);
+    axon(dir.path(), home.path()).args(["mcp", "add", "bad", "--url", "ftp://x"]).assert().code(2);
+    axon(dir.path(), home.path()).args(["mcp", "remove", "keep"]).assert().success();
+    axon(dir.path(), home.path()).args(["mcp", "remove", "keep"]).assert().code(2);
+    let text = std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap();
+    let document: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(document["zed"], 1);
+    let servers: Vec<&String> = document["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(servers, ["files", "remote"]);
+    assert_eq!(document["mcpServers"]["files"]["args"], json!(["-y", "server-filesystem", "."]));
+    assert_eq!(document["mcpServers"]["remote"]["headers"]["X-Team"], "core");
+    assert!(
+        text.find("\"zed\"").unwrap() < text.find("\"mcpServers\"").unwrap(),
+        "key order changed"
+    );
+}
