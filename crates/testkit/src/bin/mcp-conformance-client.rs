@@ -15,7 +15,7 @@ use serde_json::json;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let Some(url) = std::env::args().last().filter(|u| u.starts_with("http")) else {
+    let Some(url) = std::env::args().next_back().filter(|u| u.starts_with("http")) else {
         eprintln!(
             "usage: mcp-conformance-client SERVER_URL (scenario in MCP_CONFORMANCE_SCENARIO)"
         );
