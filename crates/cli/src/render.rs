@@ -23,6 +23,8 @@ struct State {
     /// Calls announced but not finished, for the one-line summary.
     pending: HashMap<String, ToolCall>,
     in_thought: bool,
+    /// The run is over: closing servers is routine, not news.
+    finished: bool,
 }
 
 impl Renderer {
@@ -77,6 +79,15 @@ impl Renderer {
                 eprintln!("{} {name} {args} — {summary}", self.colour(mark, output.is_error));
             }
             AgentEvent::Answer { .. } => self.end_stdout_line(&mut state),
+            AgentEvent::McpStatus { server, state: status, message } if !state.finished => {
+                match (status.as_str(), message) {
+                    ("error", Some(message)) => {
+                        eprintln!("axon: warning: MCP server {server} failed to start: {message}");
+                    }
+                    ("closed", _) => eprintln!("axon: warning: MCP server {server} disconnected"),
+                    _ => {}
+                }
+            }
             AgentEvent::TurnRestarted { reason } => {
                 // What was printed of the broken reply stays; the new
                 // attempt starts on a line of its own.
@@ -101,6 +112,7 @@ impl Renderer {
         if !self.json {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             self.end_stdout_line(&mut state);
+            state.finished = true;
         }
     }
 

@@ -13,7 +13,8 @@ use axon_core::{
 };
 use axon_llm::build_provider;
 use axon_mcp::config::{ServerConfig, Transport};
-use axon_mcp::{McpManager, ServerState};
+use axon_mcp::{McpManager, ServerState, StatusObserver};
+use axon_protocol::AgentEvent;
 use axon_protocol::{ToolCall, ToolSpec};
 use axon_tools::{Profile, ToolContext, Workspace};
 use clap::Args;
@@ -58,7 +59,8 @@ const CANCELLED: u8 = 130;
 const ITERATION_LIMIT: u8 = 3;
 
 pub async fn run(args: RunArgs) -> u8 {
-    let prepared = match prepare(&args).await {
+    let renderer = Arc::new(Renderer::new(args.json));
+    let prepared = match prepare(&args, Arc::clone(&renderer)).await {
         Ok(prepared) => prepared,
         Err(e) => {
             eprintln!("axon: {e:#}");
@@ -66,7 +68,6 @@ pub async fn run(args: RunArgs) -> u8 {
         }
     };
     let (mut agent, prompt, mcp) = prepared;
-    let renderer = Renderer::new(args.json);
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(watch_ctrl_c(cancel.clone()));
     let emit = |event| renderer.event(event);
@@ -95,7 +96,7 @@ async fn watch_ctrl_c(cancel: CancellationToken) {
     }
 }
 
-async fn prepare(args: &RunArgs) -> Result<(Agent, String, McpManager)> {
+async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, String, McpManager)> {
     let prompt = read_prompt(&args.prompt)?;
     let workspace = Workspace::new(&args.dir)?;
     let dirs = Dirs::from_env()?;
@@ -138,12 +139,20 @@ async fn prepare(args: &RunArgs) -> Result<(Agent, String, McpManager)> {
     let mut registry = profile.registry();
     let servers =
         servers_to_start(args, interactive, config.user_servers, config.workspace_servers);
-    let mcp = McpManager::start(servers, workspace.root()).await;
-    for status in mcp.statuses() {
-        if let ServerState::Error(message) = status.state {
-            eprintln!("axon: warning: MCP server {} failed to start: {message}", status.name);
-        }
-    }
+    let observer: StatusObserver = Arc::new(move |server: &str, state: &ServerState| {
+        let (state, message) = match state {
+            ServerState::Connecting => ("connecting", None),
+            ServerState::Ready => ("ready", None),
+            ServerState::Error(message) => ("error", Some(message.clone())),
+            ServerState::Closed => ("closed", None),
+        };
+        renderer.event(AgentEvent::McpStatus {
+            server: server.to_string(),
+            state: state.to_string(),
+            message,
+        });
+    });
+    let mcp = McpManager::start_observed(servers, workspace.root(), Some(observer)).await;
     for warning in mcp.register_tools(&mut registry) {
         eprintln!("axon: warning: {warning}");
     }

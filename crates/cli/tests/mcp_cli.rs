@@ -149,3 +149,35 @@ fn mcp_add_and_remove_edit_mcp_json_keeping_other_hosts_keys() {
         "key order changed"
     );
 }
+
+#[test]
+fn server_statuses_are_events_in_json_mode() {
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime.block_on(ScriptedServer::start(vec![Reply::text("ok")])).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {
+        "everything": {"command": "node", "args": [everything_js(), "stdio"]},
+        "broken": {"command": "sh", "args": ["-c", "echo 'cannot open the database' >&2; exit 1"]},
+    }});
+    std::fs::write(dir.path().join(".mcp.json"), config.to_string()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = axon(dir.path(), home.path());
+    run_env(&mut cmd, &server);
+    let output = cmd.args(["run", "--yes", "--json", "hi"]).assert().success().get_output().clone();
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let statuses = |name: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["type"] == "mcp_status" && e["server"] == name)
+            .map(|e| e["state"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(statuses("everything"), ["connecting", "ready", "closed"]);
+    assert_eq!(statuses("broken"), ["connecting", "error"]);
+    let error = events.iter().find(|e| e["type"] == "mcp_status" && e["state"] == "error").unwrap();
+    assert!(error["message"].as_str().unwrap().contains("cannot open the database"), "{error}");
+}

@@ -15,4 +15,6 @@ mod content;
 mod manager;
 pub mod naming;
 
-pub use manager::{McpErrorKind, McpManager, READ_RESOURCE, ServerState, ServerStatus};
+pub use manager::{
+    McpErrorKind, McpManager, READ_RESOURCE, ServerState, ServerStatus, StatusObserver,
+};

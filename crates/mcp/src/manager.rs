@@ -48,8 +48,12 @@ pub struct ServerStatus {
     pub protocol_version: Option<String>,
 }
 
+/// Told of every server's state changes, as they happen.
+pub type StatusObserver = Arc<dyn Fn(&str, &ServerState) + Send + Sync>;
+
 struct Server {
     config: ServerConfig,
+    observer: Option<StatusObserver>,
     state: Mutex<ServerState>,
     peer: Option<Peer<RoleClient>>,
     tools: Vec<rmcp::model::Tool>,
@@ -65,7 +69,13 @@ impl Server {
     }
 
     fn set_state(&self, state: ServerState) {
-        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = state;
+        let mut current = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if *current != state {
+            if let Some(observer) = &self.observer {
+                observer(&self.config.name, &state);
+            }
+            *current = state;
+        }
     }
 
     fn disconnected(&self) -> String {
@@ -150,11 +160,21 @@ impl McpManager {
     /// Starts every enabled server at once and waits until each is ready,
     /// failed, or past its startup timeout.
     pub async fn start(configs: Vec<ServerConfig>, workspace: &Path) -> McpManager {
+        Self::start_observed(configs, workspace, None).await
+    }
+
+    /// Like [`McpManager::start`], telling `observer` of every state change
+    /// (connecting, then ready or error; later closed) as it happens.
+    pub async fn start_observed(
+        configs: Vec<ServerConfig>,
+        workspace: &Path,
+        observer: Option<StatusObserver>,
+    ) -> McpManager {
         let http = http_client();
         let starts = configs
             .into_iter()
             .filter(|c| c.enabled)
-            .map(|config| start_server(config, workspace, http.clone()));
+            .map(|config| start_server(config, workspace, http.clone(), observer.clone()));
         McpManager { servers: join_all(starts).await }
     }
 
@@ -325,7 +345,10 @@ impl McpManager {
             if let Some(group) = server.process_group {
                 kill_group(group);
             }
-            server.set_state(ServerState::Closed);
+            // A server that never started keeps its error.
+            if !matches!(server.state(), ServerState::Error(_)) {
+                server.set_state(ServerState::Closed);
+            }
         }))
         .await;
     }
@@ -340,7 +363,11 @@ async fn start_server(
     config: ServerConfig,
     workspace: &Path,
     http: Result<reqwest::Client, String>,
+    observer: Option<StatusObserver>,
 ) -> Arc<Server> {
+    if let Some(observer) = &observer {
+        observer(&config.name, &ServerState::Connecting);
+    }
     let stderr: StderrTail = Arc::new(Mutex::new(VecDeque::new()));
     let limit = config.startup_timeout;
     let started = tokio::time::timeout(limit, async {
@@ -362,8 +389,12 @@ async fn start_server(
         } else {
             format!("{message}\nits stderr ended with:\n{tail}")
         };
+        if let Some(observer) = &observer {
+            observer(&config.name, &ServerState::Error(message.clone()));
+        }
         Arc::new(Server {
             config: config.clone(),
+            observer: observer.clone(),
             state: Mutex::new(ServerState::Error(message)),
             peer: None,
             tools: Vec::new(),
@@ -379,8 +410,12 @@ async fn start_server(
             let protocol_version = peer.peer_info().map(|i| i.protocol_version.to_string());
             let offers_resources =
                 peer.peer_info().is_some_and(|i| i.capabilities.resources.is_some());
+            if let Some(observer) = &observer {
+                observer(&config.name, &ServerState::Ready);
+            }
             Arc::new(Server {
                 config: config.clone(),
+                observer: observer.clone(),
                 state: Mutex::new(ServerState::Ready),
                 peer: Some(peer),
                 tools,

@@ -58,6 +58,14 @@ pub enum AgentEvent {
     Answer {
         text: String,
     },
+    /// An MCP server changed state: `connecting`, `ready`, `error` (with
+    /// the reason) or `closed`.
+    McpStatus {
+        server: String,
+        state: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     /// The reply being streamed broke off and the model is asked again:
     /// tokens and thoughts since the last model call are void.
     TurnRestarted {
