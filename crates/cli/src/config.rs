@@ -146,6 +146,11 @@ impl ConfigFile {
             refuse(format!("approval = \"{approval}\""));
             self.approval = None;
         }
+        for (name, server) in &mut self.mcp_servers {
+            if server.bearer_token_env.take().is_some() {
+                refuse(format!("mcp_servers.{name}.bearer_token_env"));
+            }
+        }
         for (name, provider) in &mut self.providers {
             if provider.base_url.take().is_some() {
                 refuse(format!("providers.{name}.base_url"));

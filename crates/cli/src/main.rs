@@ -57,12 +57,19 @@ pub(crate) fn say(text: &str) {
     let result = result.and_then(|()| stdout.flush());
     match result {
         Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => leave(exit::OK),
         Err(e) => {
             eprintln!("axon: cannot write to stdout: {e}");
-            std::process::exit(exit::FAILED.into());
+            leave(exit::FAILED);
         }
     }
+}
+
+/// Ends the process now. `process::exit` runs no destructors, so the MCP
+/// servers' process groups are killed first.
+pub(crate) fn leave(code: u8) -> ! {
+    axon_mcp::kill_all();
+    std::process::exit(code.into())
 }
 
 fn main() -> ExitCode {

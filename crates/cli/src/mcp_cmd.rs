@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+use std::io::IsTerminal;
+
+use axon_mcp::config::ServerConfig;
 use axon_mcp::{McpManager, ServerState};
 use clap::Subcommand;
 use serde_json::Value;
@@ -116,34 +119,96 @@ pub async fn run(command: McpCommand) -> u8 {
             return exit::USAGE;
         }
     };
-    let servers: Vec<_> = config.user_servers.into_iter().chain(config.workspace_servers).collect();
-    if servers.is_empty() {
-        eprintln!(
-            "axon: no MCP servers are configured. Add one to .mcp.json, e.g.\n  {{\"mcpServers\": {{\"files\": {{\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]}}}}}}\nor under [mcp_servers.NAME] in ~/.config/axon/config.toml"
-        );
-        return exit::USAGE;
-    }
+    let named = match &command {
+        McpCommand::Tools { server: Some(name), .. }
+        | McpCommand::Resources { server: Some(name), .. }
+        | McpCommand::Prompts { server: Some(name), .. }
+        | McpCommand::Call { server: name, .. }
+        | McpCommand::Read { server: name, .. }
+        | McpCommand::Prompt { server: name, .. } => Some(name.clone()),
+        _ => None,
+    };
+    let servers =
+        match choose_servers(named.as_deref(), config.user_servers, config.workspace_servers) {
+            Ok(servers) => servers,
+            Err(code) => return code,
+        };
     let root = std::fs::canonicalize(&dir).unwrap_or(dir);
     let manager = McpManager::start(servers, &root).await;
-    let code = match command {
-        McpCommand::List { .. } => list(&manager),
-        McpCommand::Tools { server, .. } => tools(&manager, server.as_deref()),
-        McpCommand::Call { server, tool, arguments, json, .. } => {
-            call(&manager, &server, &tool, arguments.as_deref(), json).await
+    // Ctrl-C still shuts the servers down: they run in their own process
+    // groups, out of the terminal's reach.
+    let code = tokio::select! {
+        code = execute(&manager, command) => code,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("axon: cancelled");
+            130
         }
-        McpCommand::Resources { server, .. } => resources(&manager, server.as_deref()).await,
-        McpCommand::Read { server, uri, .. } => {
-            let output = manager.read_resource(&server, &uri).await;
-            print_output(&output)
-        }
-        McpCommand::Prompts { server, .. } => prompts(&manager, server.as_deref()).await,
-        McpCommand::Prompt { server, name, arguments, .. } => {
-            prompt(&manager, &server, &name, arguments.as_deref()).await
-        }
-        McpCommand::Add { .. } | McpCommand::Remove { .. } => exit::OK,
     };
     manager.shutdown().await;
     code
+}
+
+/// The servers a command starts. Naming a server is consent to start it;
+/// otherwise the user's own servers start, and a workspace's (commands a
+/// repository asks to run) only after a yes at the terminal.
+fn choose_servers(
+    named: Option<&str>,
+    user: Vec<ServerConfig>,
+    workspace: Vec<ServerConfig>,
+) -> Result<Vec<ServerConfig>, u8> {
+    if user.is_empty() && workspace.is_empty() {
+        eprintln!(
+            "axon: no MCP servers are configured. Add one to .mcp.json, e.g.\n  axon mcp add files -- npx -y @modelcontextprotocol/server-filesystem .\nor under [mcp_servers.NAME] in ~/.config/axon/config.toml"
+        );
+        return Err(exit::USAGE);
+    }
+    if let Some(name) = named {
+        let chosen: Vec<ServerConfig> =
+            user.into_iter().chain(workspace).filter(|s| s.name == name).collect();
+        if chosen.is_empty() {
+            eprintln!("axon: no MCP server named '{name}' is configured");
+            return Err(exit::USAGE);
+        }
+        return Ok(chosen);
+    }
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let mut servers = user;
+    for server in workspace {
+        let question = format!(
+            "Start MCP server {:?} from {} ({})?",
+            server.name,
+            server.source,
+            crate::run_cmd::describe(&server)
+        );
+        if interactive && crate::run_cmd::confirm(&question) {
+            servers.push(server);
+        } else {
+            eprintln!(
+                "axon: MCP server {:?} from {} was not started (a workspace's servers start after a yes at the terminal, or by naming them: axon mcp tools {})",
+                server.name, server.source, server.name
+            );
+        }
+    }
+    Ok(servers)
+}
+
+async fn execute(manager: &McpManager, command: McpCommand) -> u8 {
+    match command {
+        McpCommand::List { .. } => list(manager),
+        McpCommand::Tools { server, .. } => tools(manager, server.as_deref()),
+        McpCommand::Call { server, tool, arguments, json, .. } => {
+            call(manager, &server, &tool, arguments.as_deref(), json).await
+        }
+        McpCommand::Resources { server, .. } => resources(manager, server.as_deref()).await,
+        McpCommand::Read { server, uri, .. } => {
+            print_output(&manager.read_resource(&server, &uri).await)
+        }
+        McpCommand::Prompts { server, .. } => prompts(manager, server.as_deref()).await,
+        McpCommand::Prompt { server, name, arguments, .. } => {
+            prompt(manager, &server, &name, arguments.as_deref()).await
+        }
+        McpCommand::Add { .. } | McpCommand::Remove { .. } => exit::OK,
+    }
 }
 
 fn list(manager: &McpManager) -> u8 {
@@ -379,6 +444,9 @@ fn add(
 ) -> Result<String, String> {
     let path = dir.join(".mcp.json");
     let mut document = read_mcp_json(&path)?;
+    if url.is_some() && !env.is_empty() {
+        return Err("--env is for servers axon starts; a --url server takes --header".to_string());
+    }
     let entry = match (url, command.split_first()) {
         (Some(url), None) => {
             let mut entry = serde_json::json!({"type": "http", "url": url});

@@ -55,7 +55,7 @@ impl Renderer {
                 let mut out = std::io::stdout().lock();
                 if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
                     // The reader went away (`| head`); nothing more to show.
-                    std::process::exit(0);
+                    crate::leave(crate::exit::OK);
                 }
                 if let Some(last) = text.chars().last() {
                     state.stdout_at_line_start = last == '\n';

@@ -91,7 +91,7 @@ async fn watch_ctrl_c(cancel: CancellationToken) {
     if tokio::signal::ctrl_c().await.is_ok() {
         cancel.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
-            std::process::exit(CANCELLED.into());
+            crate::leave(CANCELLED);
         }
     }
 }
@@ -137,8 +137,13 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
     let interactive =
         args.prompt != "-" && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut registry = profile.registry();
-    let servers =
-        servers_to_start(args, interactive, config.user_servers, config.workspace_servers);
+    let servers = servers_to_start(
+        args,
+        approval,
+        interactive,
+        config.user_servers,
+        config.workspace_servers,
+    );
     let observer: StatusObserver = Arc::new(move |server: &str, state: &ServerState| {
         let (state, message) = match state {
             ServerState::Connecting => ("connecting", None),
@@ -169,6 +174,7 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
 /// terminal, and never in read-only mode.
 fn servers_to_start(
     args: &RunArgs,
+    approval: ApprovalPolicy,
     interactive: bool,
     user: Vec<ServerConfig>,
     workspace: Vec<ServerConfig>,
@@ -177,7 +183,7 @@ fn servers_to_start(
     for server in workspace {
         let allowed = if args.yes {
             true
-        } else if args.read_only || !interactive {
+        } else if approval == ApprovalPolicy::ReadOnly || !interactive {
             eprintln!(
                 "axon: warning: MCP server {} from {} was not started: workspace servers run commands; pass --yes to allow them",
                 server.name, server.source
@@ -185,7 +191,7 @@ fn servers_to_start(
             false
         } else {
             confirm(&format!(
-                "Start MCP server {} from {} ({})?",
+                "Start MCP server {:?} from {} ({})?",
                 server.name,
                 server.source,
                 describe(&server)
@@ -198,14 +204,34 @@ fn servers_to_start(
     servers
 }
 
-fn describe(server: &ServerConfig) -> String {
+/// Everything about a server that decides what it runs or where secrets go,
+/// quoted so control characters cannot disguise it.
+pub(crate) fn describe(server: &ServerConfig) -> String {
     match &server.transport {
-        Transport::Stdio { command, args, .. } => format!("`{command} {}`", args.join(" ")),
-        Transport::Http { url, .. } => url.clone(),
+        Transport::Stdio { command, args, env, cwd } => {
+            let mut text = format!("command {command:?} args {args:?}");
+            if !env.is_empty() {
+                text.push_str(&format!(" env {env:?}"));
+            }
+            if let Some(cwd) = cwd {
+                text.push_str(&format!(" cwd {cwd:?}"));
+            }
+            text
+        }
+        Transport::Http { url, headers, bearer_token_env } => {
+            let mut text = format!("url {url:?}");
+            if !headers.is_empty() {
+                text.push_str(&format!(" headers {:?}", headers.keys().collect::<Vec<_>>()));
+            }
+            if let Some(var) = bearer_token_env {
+                text.push_str(&format!(" sending ${var} as a bearer token"));
+            }
+            text
+        }
     }
 }
 
-fn confirm(question: &str) -> bool {
+pub(crate) fn confirm(question: &str) -> bool {
     eprint!("{question} [y/N]: ");
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes")

@@ -39,12 +39,26 @@ fn axon(dir: &std::path::Path, home: &std::path::Path) -> assert_cmd::Command {
 fn mcp_list_tools_and_call() {
     let dir = workspace_with_everything();
     let home = tempfile::tempdir().unwrap();
+    // Not named, not asked: a workspace's server does not start.
     axon(dir.path(), home.path())
         .args(["mcp", "list"])
         .assert()
         .success()
-        .stdout(predicates::str::contains("✓ everything  ready"))
+        .stderr(predicates::str::contains("\"everything\" from"))
+        .stderr(predicates::str::contains("was not started"));
+    // The user's own servers are trusted.
+    let user_config = format!(
+        "[mcp_servers.mine]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        everything_js()
+    );
+    std::fs::write(home.path().join("config.toml"), user_config).unwrap();
+    axon(dir.path(), home.path())
+        .args(["mcp", "list"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("✓ mine  ready"))
         .stdout(predicates::str::contains("(protocol 2025-11-25)"));
+    // Naming a workspace server is consent to start it.
     axon(dir.path(), home.path())
         .args(["mcp", "tools", "everything"])
         .assert()

@@ -25,6 +25,16 @@ const STDERR_LINES: usize = 20;
 
 /// The last lines a server wrote to stderr.
 pub(crate) type StderrTail = Arc<Mutex<VecDeque<String>>>;
+/// Longest stderr line kept; longer ones are cut.
+const MAX_STDERR_LINE: u64 = 4096;
+
+/// What is known of a stdio server's processes from the moment it is
+/// spawned, so one that fails later can still be cleaned up.
+#[derive(Default)]
+pub(crate) struct Spawned {
+    pub group: Option<u32>,
+    pub stderr_reader: Option<tokio::task::JoinHandle<()>>,
+}
 
 pub(crate) fn tail_text(tail: &StderrTail) -> String {
     let lines = tail.lock().unwrap_or_else(PoisonError::into_inner);
@@ -91,6 +101,29 @@ impl ClientHandler for Handler {
     }
 }
 
+/// Keeps the last lines of a server's stderr, reading to the end so the
+/// server never blocks on a full pipe; bytes that are not UTF-8 and very
+/// long lines are tolerated.
+async fn drain_stderr(pipe: tokio::process::ChildStderr, tail: StderrTail) {
+    use tokio::io::AsyncReadExt;
+    let mut reader = tokio::io::BufReader::new(pipe);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader).take(MAX_STDERR_LINE).read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line).trim_end().to_string();
+                let mut kept = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                if kept.len() == STDERR_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(text);
+            }
+        }
+    }
+}
+
 /// A live session with one server.
 pub(crate) struct Connection {
     pub service: RunningService<RoleClient, Handler>,
@@ -105,11 +138,17 @@ pub(crate) async fn connect(
     workspace: &Path,
     http: &Result<reqwest::Client, String>,
     stderr: StderrTail,
+    spawned: Arc<Mutex<Spawned>>,
 ) -> Result<Connection, String> {
     let handler = Handler::new(workspace);
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
-            let dir = cwd.clone().unwrap_or_else(|| workspace.to_path_buf());
+            // A relative cwd is relative to the workspace, not to axon's own.
+            let dir = match cwd {
+                Some(dir) if dir.is_relative() => workspace.join(dir),
+                Some(dir) => dir.clone(),
+                None => workspace.to_path_buf(),
+            };
             let mut wrapped = CommandWrap::with_new(command, |c| {
                 c.args(args).envs(env).current_dir(&dir);
             });
@@ -121,18 +160,14 @@ pub(crate) async fn connect(
                 .spawn()
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
             let process_group = transport.id();
-            if let Some(pipe) = pipe {
-                // Drained to the end, or the server blocks on a full pipe.
-                tokio::spawn(async move {
-                    let mut lines = tokio::io::BufReader::new(pipe).lines();
-                    while let Ok(Some(line)) = lines.next_line().await {
-                        let mut tail = stderr.lock().unwrap_or_else(PoisonError::into_inner);
-                        if tail.len() == STDERR_LINES {
-                            tail.pop_front();
-                        }
-                        tail.push_back(line);
-                    }
-                });
+            if let Some(group) = process_group {
+                crate::process::track(group);
+            }
+            let reader = pipe.map(|pipe| tokio::spawn(drain_stderr(pipe, stderr)));
+            {
+                let mut known = spawned.lock().unwrap_or_else(PoisonError::into_inner);
+                known.group = process_group;
+                known.stderr_reader = reader;
             }
             let service = handler.serve(transport).await.map_err(|e| e.to_string())?;
             Ok(Connection { service, process_group })

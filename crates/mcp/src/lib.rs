@@ -14,6 +14,9 @@ pub mod config;
 mod content;
 mod manager;
 pub mod naming;
+mod process;
+
+pub use process::kill_all;
 
 pub use manager::{
     McpErrorKind, McpManager, READ_RESOURCE, ServerState, ServerStatus, StatusObserver,

@@ -21,10 +21,14 @@ use rmcp::service::RunningService;
 use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
 
-use crate::client::{Connection, Handler, StderrTail, connect, tail_text};
+use crate::client::{Connection, Handler, Spawned, StderrTail, connect, tail_text};
 use crate::config::ServerConfig;
 use crate::content::{resource_text, to_output};
 use crate::naming::ToolNames;
+
+/// Longest a listing, read or prompt may take when the server has no
+/// `tool_timeout`.
+const OPERATION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +82,23 @@ impl Server {
         }
     }
 
+    /// Runs one request to this server within its time limit.
+    async fn bounded<T>(
+        &self,
+        what: &str,
+        request: impl std::future::Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, String> {
+        let limit = self.config.tool_timeout.unwrap_or(OPERATION_TIMEOUT);
+        match tokio::time::timeout(limit, request).await {
+            Ok(result) => result.map_err(|e| self.describe(e, what)),
+            Err(_) => Err(format!(
+                "[network] MCP server {} did not answer {what} within {}s",
+                self.config.name,
+                limit.as_secs_f64()
+            )),
+        }
+    }
+
     fn disconnected(&self) -> String {
         format!("MCP server {} disconnected", self.config.name)
     }
@@ -113,7 +134,7 @@ impl Server {
                 Ok(result) => result,
                 Err(_) => {
                     return ToolOutput::error(format!(
-                        "{tool} on MCP server {} did not finish within {}s",
+                        "[network] {tool} on MCP server {} did not finish within {}s",
                         self.config.name,
                         limit.as_secs_f64()
                     ));
@@ -122,7 +143,15 @@ impl Server {
             None => call.await,
         };
         match result {
-            Ok(result) => to_output(result),
+            Ok(result) => {
+                let mut output = to_output(result);
+                if output.is_error {
+                    output
+                        .content
+                        .insert(0, axon_protocol::ContentPart::text("[execution failed]"));
+                }
+                output
+            }
             Err(error) => ToolOutput::error(self.describe(error, tool)),
         }
     }
@@ -140,7 +169,20 @@ impl Server {
                     self.config.name, data.message, data.code.0
                 )
             }
-            other => format!("MCP server {} failed on {what}: {other}", self.config.name),
+            ServiceError::Timeout { .. } => {
+                format!("[network] MCP server {} did not answer {what} in time", self.config.name)
+            }
+            other => format!("[unknown] MCP server {} failed on {what}: {other}", self.config.name),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // A manager dropped without shutdown (an error path, a panic) still
+        // takes its servers with it.
+        if let Some(group) = self.process_group {
+            crate::process::kill(group);
         }
     }
 }
@@ -198,7 +240,9 @@ impl McpManager {
         let mut warnings = Vec::new();
         for server in self.servers.iter().filter(|s| s.state() == ServerState::Ready) {
             for tool in server.tools.iter().filter(|t| server.config.offers(&t.name)) {
-                let name = names.assign(&server.config.name, &tool.name, &|n| registry.contains(n));
+                let name = names.assign(&server.config.name, &tool.name, &|n| {
+                    registry.contains(n) || n == READ_RESOURCE
+                });
                 let description = tool.description.as_deref().unwrap_or("").trim();
                 let spec = ToolSpec {
                     name,
@@ -262,11 +306,7 @@ impl McpManager {
         server: &str,
     ) -> Result<Vec<(String, String, String)>, String> {
         let s = self.server(server)?;
-        let resources = s
-            .live_peer()?
-            .list_all_resources()
-            .await
-            .map_err(|e| s.describe(e, "listing resources"))?;
+        let resources = s.bounded("listing resources", s.live_peer()?.list_all_resources()).await?;
         Ok(resources
             .into_iter()
             .map(|r| (r.uri.clone(), r.name.clone(), r.description.clone().unwrap_or_default()))
@@ -279,11 +319,7 @@ impl McpManager {
         server: &str,
     ) -> Result<Vec<(String, String, Vec<String>)>, String> {
         let s = self.server(server)?;
-        let prompts = s
-            .live_peer()?
-            .list_all_prompts()
-            .await
-            .map_err(|e| s.describe(e, "listing prompts"))?;
+        let prompts = s.bounded("listing prompts", s.live_peer()?.list_all_prompts()).await?;
         Ok(prompts
             .into_iter()
             .map(|p| {
@@ -303,11 +339,8 @@ impl McpManager {
     ) -> Result<String, String> {
         let s = self.server(server)?;
         let request = GetPromptRequestParams::new(name.to_string()).with_arguments(arguments);
-        let result = s
-            .live_peer()?
-            .get_prompt(request)
-            .await
-            .map_err(|e| s.describe(e, &format!("prompt {name}")))?;
+        let result =
+            s.bounded(&format!("prompt {name}"), s.live_peer()?.get_prompt(request)).await?;
         let messages: Vec<String> = result
             .messages
             .into_iter()
@@ -343,7 +376,7 @@ impl McpManager {
                 let _ = service.close_with_timeout(Duration::from_millis(500)).await;
             }
             if let Some(group) = server.process_group {
-                kill_group(group);
+                crate::process::kill(group);
             }
             // A server that never started keeps its error.
             if !matches!(server.state(), ServerState::Error(_)) {
@@ -369,9 +402,11 @@ async fn start_server(
         observer(&config.name, &ServerState::Connecting);
     }
     let stderr: StderrTail = Arc::new(Mutex::new(VecDeque::new()));
+    let spawned = Arc::new(Mutex::new(Spawned::default()));
     let limit = config.startup_timeout;
     let started = tokio::time::timeout(limit, async {
-        let connection = connect(&config, workspace, &http, Arc::clone(&stderr)).await?;
+        let connection =
+            connect(&config, workspace, &http, Arc::clone(&stderr), Arc::clone(&spawned)).await?;
         let peer = connection.service.peer().clone();
         let offers_tools = peer.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
         let tools = if offers_tools {
@@ -382,7 +417,18 @@ async fn start_server(
         Ok::<(Connection, Vec<rmcp::model::Tool>), String>((connection, tools))
     })
     .await;
-    let failed = |message: String| {
+    let failed = async |message: String| {
+        // Whatever was started goes, and its last words are read to the end.
+        let (group, reader) = {
+            let mut known = spawned.lock().unwrap_or_else(PoisonError::into_inner);
+            (known.group.take(), known.stderr_reader.take())
+        };
+        if let Some(group) = group {
+            crate::process::kill(group);
+        }
+        if let Some(reader) = reader {
+            let _ = tokio::time::timeout(Duration::from_millis(300), reader).await;
+        }
         let tail = tail_text(&stderr);
         let message = if tail.is_empty() {
             message
@@ -425,8 +471,10 @@ async fn start_server(
                 process_group: connection.process_group,
             })
         }
-        Ok(Err(message)) => failed(message),
-        Err(_) => failed(format!("it did not finish starting within {:.1}s", limit.as_secs_f64())),
+        Ok(Err(message)) => failed(message).await,
+        Err(_) => {
+            failed(format!("it did not finish starting within {:.1}s", limit.as_secs_f64())).await
+        }
     }
 }
 
@@ -455,24 +503,6 @@ fn http_client() -> Result<reqwest::Client, String> {
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))
 }
-
-#[cfg(unix)]
-#[allow(unsafe_code)]
-fn kill_group(group: u32) {
-    let Ok(group) = i32::try_from(group) else { return };
-    if group <= 1 {
-        return;
-    }
-    // SAFETY: kill(2) takes no pointers; a negative pid names the process
-    // group created for this server (ProcessGroup::leader), so only its
-    // processes are signalled. A group already gone gives ESRCH.
-    unsafe {
-        libc::kill(-group, libc::SIGKILL);
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(_group: u32) {}
 
 /// The model-facing name of the tool that reads MCP resources.
 pub const READ_RESOURCE: &str = "mcp_read_resource";
@@ -525,12 +555,13 @@ async fn read_resource(server: &Server, uri: &str) -> ToolOutput {
         Ok(peer) => peer,
         Err(message) => return ToolOutput::error(message),
     };
-    match peer.read_resource(ReadResourceRequestParams::new(uri.to_string())).await {
+    let request = peer.read_resource(ReadResourceRequestParams::new(uri.to_string()));
+    match server.bounded(&format!("reading {uri}"), request).await {
         Ok(result) => {
             let texts: Vec<String> = result.contents.iter().map(resource_text).collect();
             ToolOutput::text(texts.join("\n\n"))
         }
-        Err(error) => ToolOutput::error(server.describe(error, &format!("reading {uri}"))),
+        Err(message) => ToolOutput::error(message),
     }
 }
 

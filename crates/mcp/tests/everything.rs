@@ -67,7 +67,8 @@ async fn everything_works_while_broken_servers_fail_cleanly() {
         stdio(
             "crashes",
             "sh",
-            &["-c", "echo 'boom: missing config' >&2; exit 3"],
+            // Bytes that are not UTF-8 must not stop the stderr reader.
+            &["-c", r"printf '\377\376 garbled\n' >&2; echo 'boom: missing config' >&2; exit 3"],
             Duration::from_secs(10),
         ),
         stdio(

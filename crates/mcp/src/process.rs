@@ -1,0 +1,48 @@
+//! The process groups of running stdio servers, so each is killed exactly
+//! once however axon ends: shutdown, a dropped manager, or a front end that
+//! must exit at once (`kill_all`).
+
+use std::collections::BTreeSet;
+use std::sync::{Mutex, PoisonError};
+
+static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+pub(crate) fn track(group: u32) {
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner).insert(group);
+}
+
+/// Kills `group` if it is still ours; a group killed before is left alone,
+/// since its id may since belong to someone else.
+pub(crate) fn kill(group: u32) {
+    let ours = LIVE.lock().unwrap_or_else(PoisonError::into_inner).remove(&group);
+    if ours {
+        kill_group(group);
+    }
+}
+
+/// Kills every server process group still running. For front ends that
+/// leave with `process::exit`, which runs no destructors.
+pub fn kill_all() {
+    let groups = std::mem::take(&mut *LIVE.lock().unwrap_or_else(PoisonError::into_inner));
+    for group in groups {
+        kill_group(group);
+    }
+}
+
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn kill_group(group: u32) {
+    let Ok(group) = i32::try_from(group) else { return };
+    if group <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) takes no pointers; a negative pid names the process
+    // group created for one server (ProcessGroup::leader) and still tracked
+    // as ours, so only its processes are signalled.
+    unsafe {
+        libc::kill(-group, libc::SIGKILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_group: u32) {}
