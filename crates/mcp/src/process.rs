@@ -29,20 +29,9 @@ pub fn kill_all() {
     }
 }
 
-#[cfg(unix)]
-#[allow(unsafe_code)]
 fn kill_group(group: u32) {
-    let Ok(group) = i32::try_from(group) else { return };
-    if group <= 1 {
-        return;
-    }
-    // SAFETY: kill(2) takes no pointers; a negative pid names the process
-    // group created for one server (ProcessGroup::leader) and still tracked
-    // as ours, so only its processes are signalled.
-    unsafe {
-        libc::kill(-group, libc::SIGKILL);
+    // Never the init or session-wide groups, whatever the id says.
+    if group > 1 {
+        axon_tools::kill_process_group(group);
     }
 }
-
-#[cfg(not(unix))]
-fn kill_group(_group: u32) {}

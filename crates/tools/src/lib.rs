@@ -30,6 +30,7 @@ pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
 pub use registry::{Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool};
 pub use search::{FileMatches, SearchMatch, SearchOptions, SearchResults, search_workspace};
+pub use shell::kill_process_group;
 pub use workspace::Workspace;
 
 /// Which set of built-in tools an agent gets.

@@ -151,13 +151,15 @@ struct ProcessGroup(u32);
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
-        kill_group(self.0);
+        kill_process_group(self.0);
     }
 }
 
+/// Sends SIGKILL to the process group `pgid` (a group this process created);
+/// the workspace's one place that signals processes.
 #[cfg(unix)]
 #[allow(unsafe_code)]
-fn kill_group(pgid: u32) {
+pub fn kill_process_group(pgid: u32) {
     let Ok(pgid) = i32::try_from(pgid) else {
         return;
     };
@@ -173,7 +175,7 @@ fn kill_group(pgid: u32) {
 }
 
 #[cfg(not(unix))]
-fn kill_group(_pgid: u32) {}
+pub fn kill_process_group(_pgid: u32) {}
 
 /// One output stream, read in the background, keeping its first and last
 /// bytes and counting what was dropped between them.
