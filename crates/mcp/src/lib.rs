@@ -12,12 +12,14 @@
 mod client;
 pub mod config;
 mod content;
+mod errors;
 mod manager;
 pub mod naming;
 mod process;
+mod resource_tool;
 
 pub use process::kill_all;
 
-pub use manager::{
-    McpErrorKind, McpManager, READ_RESOURCE, ServerState, ServerStatus, StatusObserver,
-};
+pub use errors::McpErrorKind;
+pub use manager::{McpManager, ServerState, ServerStatus, StatusObserver};
+pub use resource_tool::READ_RESOURCE;

@@ -24,7 +24,9 @@ use serde_json::Value;
 use crate::client::{Connection, Handler, Spawned, StderrTail, connect, tail_text};
 use crate::config::ServerConfig;
 use crate::content::{resource_text, to_output};
+use crate::errors::McpErrorKind;
 use crate::naming::ToolNames;
+use crate::resource_tool::{READ_RESOURCE, ReadResource};
 
 /// Longest a listing, read or prompt may take when the server has no
 /// `tool_timeout`.
@@ -55,8 +57,8 @@ pub struct ServerStatus {
 /// Told of every server's state changes, as they happen.
 pub type StatusObserver = Arc<dyn Fn(&str, &ServerState) + Send + Sync>;
 
-struct Server {
-    config: ServerConfig,
+pub(crate) struct Server {
+    pub(crate) config: ServerConfig,
     observer: Option<StatusObserver>,
     state: Mutex<ServerState>,
     peer: Option<Peer<RoleClient>>,
@@ -504,53 +506,8 @@ fn http_client() -> Result<reqwest::Client, String> {
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))
 }
 
-/// The model-facing name of the tool that reads MCP resources.
-pub const READ_RESOURCE: &str = "mcp_read_resource";
-
-/// Lets the model read any resource of the servers that offer them.
-struct ReadResource {
-    servers: Vec<Arc<Server>>,
-    names: Vec<String>,
-}
-
-impl Tool for ReadResource {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: READ_RESOURCE.to_string(),
-            description: format!(
-                "Read a resource (a document, file or record) that an MCP server provides, by its URI. \
-                 Servers with resources: {}.",
-                self.names.join(", ")
-            ),
-            input_schema: serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "server": {"type": "string", "enum": self.names, "description": "The MCP server that has the resource."},
-                    "uri": {"type": "string", "description": "The resource's URI, e.g. from a resource link."}
-                },
-                "required": ["server", "uri"]
-            }),
-            // Reading may still reach a remote system: not read-only for
-            // the approval policy.
-            annotations: ToolAnnotations::DESTRUCTIVE,
-        }
-    }
-
-    fn call<'a>(&'a self, _ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let server = args["server"].as_str().unwrap_or_default();
-            let uri = args["uri"].as_str().unwrap_or_default();
-            let Some(s) = self.servers.iter().find(|s| s.config.name == server) else {
-                return Ok(ToolOutput::error(format!(
-                    "no MCP server named '{server}' has resources"
-                )));
-            };
-            Ok(read_resource(s, uri).await)
-        })
-    }
-}
-
-async fn read_resource(server: &Server, uri: &str) -> ToolOutput {
+/// Reads one resource of `server`, within its time limit.
+pub(crate) async fn read_resource(server: &Server, uri: &str) -> ToolOutput {
     let peer = match server.live_peer() {
         Ok(peer) => peer,
         Err(message) => return ToolOutput::error(message),
@@ -562,57 +519,5 @@ async fn read_resource(server: &Server, uri: &str) -> ToolOutput {
             ToolOutput::text(texts.join("\n\n"))
         }
         Err(message) => ToolOutput::error(message),
-    }
-}
-
-/// What kind of MCP failure an error is, as seed 003's error types name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum McpErrorKind {
-    ToolNotFound,
-    ExecutionFailed,
-    ResourceNotFound,
-    PromptNotFound,
-    Network,
-    PermissionDenied,
-    Unknown,
-}
-
-impl McpErrorKind {
-    /// Classifies a JSON-RPC error from a server, given what was asked.
-    pub fn of(code: i32, message: &str, what: &str) -> McpErrorKind {
-        let message = message.to_lowercase();
-        let not_found = message.contains("not found") || message.contains("unknown");
-        match code {
-            -32002 => McpErrorKind::ResourceNotFound,
-            _ if message.contains("permission")
-                || message.contains("unauthorized")
-                || message.contains("forbidden") =>
-            {
-                McpErrorKind::PermissionDenied
-            }
-            -32602 | -32601 if not_found && what.starts_with("prompt") => {
-                McpErrorKind::PromptNotFound
-            }
-            -32602 | -32601 if not_found && what.starts_with("reading") => {
-                McpErrorKind::ResourceNotFound
-            }
-            -32602 | -32601 if not_found => McpErrorKind::ToolNotFound,
-            -32603 => McpErrorKind::ExecutionFailed,
-            _ => McpErrorKind::Unknown,
-        }
-    }
-}
-
-impl std::fmt::Display for McpErrorKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            McpErrorKind::ToolNotFound => "tool not found",
-            McpErrorKind::ExecutionFailed => "execution failed",
-            McpErrorKind::ResourceNotFound => "resource not found",
-            McpErrorKind::PromptNotFound => "prompt not found",
-            McpErrorKind::Network => "network",
-            McpErrorKind::PermissionDenied => "permission denied",
-            McpErrorKind::Unknown => "unknown",
-        })
     }
 }
