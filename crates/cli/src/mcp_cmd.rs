@@ -306,22 +306,24 @@ fn chosen(manager: &McpManager, only: Option<&str>) -> Result<Vec<String>, u8> {
     }
 }
 
-async fn resources(manager: &McpManager, only: Option<&str>) -> u8 {
+/// Prints `lines` for each chosen server; a server that fails is reported
+/// and the others are still listed.
+async fn list_each<Fut>(
+    manager: &McpManager,
+    only: Option<&str>,
+    lines: impl Fn(String) -> Fut,
+) -> u8
+where
+    Fut: std::future::Future<Output = Result<Vec<String>, String>>,
+{
     let servers = match chosen(manager, only) {
         Ok(servers) => servers,
         Err(code) => return code,
     };
     let mut code = exit::OK;
     for server in servers {
-        match manager.list_resources(&server).await {
-            Ok(list) => {
-                for (uri, name, description) in list {
-                    say(&format!(
-                        "{server}  {uri}  {name}  {}",
-                        description.lines().next().unwrap_or("")
-                    ));
-                }
-            }
+        match lines(server).await {
+            Ok(lines) => lines.iter().for_each(|line| say(line)),
             Err(message) => {
                 eprintln!("axon: {message}");
                 code = exit::FAILED;
@@ -331,34 +333,35 @@ async fn resources(manager: &McpManager, only: Option<&str>) -> u8 {
     code
 }
 
+async fn resources(manager: &McpManager, only: Option<&str>) -> u8 {
+    list_each(manager, only, async |server| {
+        let list = manager.list_resources(&server).await?;
+        Ok(list
+            .into_iter()
+            .map(|(uri, name, description)| {
+                format!("{server}  {uri}  {name}  {}", description.lines().next().unwrap_or(""))
+            })
+            .collect())
+    })
+    .await
+}
+
 async fn prompts(manager: &McpManager, only: Option<&str>) -> u8 {
-    let servers = match chosen(manager, only) {
-        Ok(servers) => servers,
-        Err(code) => return code,
-    };
-    let mut code = exit::OK;
-    for server in servers {
-        match manager.list_prompts(&server).await {
-            Ok(list) => {
-                for (name, description, arguments) in list {
-                    let arguments = if arguments.is_empty() {
-                        String::new()
-                    } else {
-                        format!("({})", arguments.join(", "))
-                    };
-                    say(&format!(
-                        "{server}  {name}{arguments}  {}",
-                        description.lines().next().unwrap_or("")
-                    ));
-                }
-            }
-            Err(message) => {
-                eprintln!("axon: {message}");
-                code = exit::FAILED;
-            }
-        }
-    }
-    code
+    list_each(manager, only, async |server| {
+        let list = manager.list_prompts(&server).await?;
+        Ok(list
+            .into_iter()
+            .map(|(name, description, arguments)| {
+                let arguments = if arguments.is_empty() {
+                    String::new()
+                } else {
+                    format!("({})", arguments.join(", "))
+                };
+                format!("{server}  {name}{arguments}  {}", description.lines().next().unwrap_or(""))
+            })
+            .collect())
+    })
+    .await
 }
 
 async fn prompt(manager: &McpManager, server: &str, name: &str, arguments: Option<&str>) -> u8 {

@@ -288,48 +288,38 @@ fn anthropic_events(reply: &Reply, first_id: u64) -> (Vec<String>, Ending) {
                "content": [], "model": "scripted", "usage": {"input_tokens": 12, "output_tokens": 1}}}),
     )];
     let (text, reasoning, calls, fault) = parts(reply);
-    let mut index = 0;
-    if !reasoning.is_empty() {
+    // One content block: its start, its deltas, then (for thinking) the
+    // signature, and its stop.
+    let mut block = |index: usize, start: Value, deltas: Vec<Value>| {
         events.push(event(
             "content_block_start",
-            json!({"type": "content_block_start", "index": index,
-            "content_block": {"type": "thinking", "thinking": ""}}),
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
         ));
-        for piece in pieces(reasoning, 5) {
+        for delta in deltas {
             events.push(event(
                 "content_block_delta",
-                json!({"type": "content_block_delta", "index": index,
-                "delta": {"type": "thinking_delta", "thinking": piece}}),
+                json!({"type": "content_block_delta", "index": index, "delta": delta}),
             ));
         }
-        events.push(event(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": index,
-            "delta": {"type": "signature_delta", "signature": "sig-test"}}),
-        ));
         events.push(event(
             "content_block_stop",
             json!({"type": "content_block_stop", "index": index}),
         ));
+    };
+    let mut index = 0;
+    if !reasoning.is_empty() {
+        let mut deltas: Vec<Value> = pieces(reasoning, 5)
+            .into_iter()
+            .map(|p| json!({"type": "thinking_delta", "thinking": p}))
+            .collect();
+        deltas.push(json!({"type": "signature_delta", "signature": "sig-test"}));
+        block(index, json!({"type": "thinking", "thinking": ""}), deltas);
         index += 1;
     }
     if !text.is_empty() {
-        events.push(event(
-            "content_block_start",
-            json!({"type": "content_block_start", "index": index,
-            "content_block": {"type": "text", "text": ""}}),
-        ));
-        for piece in pieces(text, 4) {
-            events.push(event(
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": index,
-                "delta": {"type": "text_delta", "text": piece}}),
-            ));
-        }
-        events.push(event(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": index}),
-        ));
+        let deltas =
+            pieces(text, 4).into_iter().map(|p| json!({"type": "text_delta", "text": p})).collect();
+        block(index, json!({"type": "text", "text": ""}), deltas);
         index += 1;
     }
     events.push(event("ping", json!({"type": "ping"})));
