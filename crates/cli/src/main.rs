@@ -8,6 +8,7 @@ mod config_cmd;
 mod mcp_cmd;
 mod render;
 mod run_cmd;
+mod serve_cmd;
 mod tool_cmd;
 
 use std::process::ExitCode;

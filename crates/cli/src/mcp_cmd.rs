@@ -1,5 +1,6 @@
-//! `axon mcp list | tools | call`: the workspace's MCP servers by hand. The
-//! user asked, so every configured server is started, the workspace's too.
+//! `axon mcp list | tools | call | …`: the workspace's MCP servers by hand.
+//! Naming a server is consent to start it. `axon mcp serve` is the other
+//! direction and lives in `serve_cmd`.
 
 use std::path::PathBuf;
 
@@ -15,6 +16,8 @@ use crate::{exit, say};
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
+    /// Serve this workspace's tools to other MCP hosts, over stdio or HTTP.
+    Serve(crate::serve_cmd::ServeArgs),
     /// Start the configured MCP servers and show each one's status.
     List {
         #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
@@ -98,6 +101,7 @@ pub async fn run(command: McpCommand) -> u8 {
             return report(add(&dir, &name, url, &headers, &env, &command));
         }
         McpCommand::Remove { name, dir } => return report(remove(&dir, &name)),
+        McpCommand::Serve(args) => return crate::serve_cmd::run(args).await,
         _ => {}
     }
     let dir = match &command {
@@ -110,6 +114,7 @@ pub async fn run(command: McpCommand) -> u8 {
         | McpCommand::Call { dir, .. }
         | McpCommand::Add { dir, .. }
         | McpCommand::Remove { dir, .. } => dir.clone(),
+        McpCommand::Serve(_) => return exit::USAGE,
     };
     let loaded = Dirs::from_env().and_then(|dirs| Effective::load(&dirs, &dir));
     let config = match loaded {
@@ -207,7 +212,7 @@ async fn execute(manager: &McpManager, command: McpCommand) -> u8 {
         McpCommand::Prompt { server, name, arguments, .. } => {
             prompt(manager, &server, &name, arguments.as_deref()).await
         }
-        McpCommand::Add { .. } | McpCommand::Remove { .. } => exit::OK,
+        McpCommand::Add { .. } | McpCommand::Remove { .. } | McpCommand::Serve(_) => exit::OK,
     }
 }
 

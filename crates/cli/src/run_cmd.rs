@@ -107,12 +107,7 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
     let overrides = Overrides { provider: args.provider.clone(), model: args.model.clone() };
     let provider = build_provider(&config.provider(&overrides)?)?;
 
-    let profile = match (args.profile, config.file.profile.as_deref()) {
-        (Some(p), _) => p.into(),
-        (None, None | Some("code")) => Profile::Code,
-        (None, Some("vault")) => Profile::Vault,
-        (None, Some(other)) => bail!("unknown profile '{other}' in the config; use code or vault"),
-    };
+    let profile = choose_profile(args.profile, &config)?;
     let approval = if args.yes {
         ApprovalPolicy::Auto
     } else if args.read_only {
@@ -167,6 +162,16 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
         agent = agent.with_approver(Arc::new(TerminalApprover));
     }
     Ok((agent, prompt, mcp))
+}
+
+/// The tool set: the command line's choice, else the config's, else code.
+pub(crate) fn choose_profile(arg: Option<ProfileArg>, config: &Effective) -> Result<Profile> {
+    Ok(match (arg, config.file.profile.as_deref()) {
+        (Some(p), _) => p.into(),
+        (None, None | Some("code")) => Profile::Code,
+        (None, Some("vault")) => Profile::Vault,
+        (None, Some(other)) => bail!("unknown profile '{other}' in the config; use code or vault"),
+    })
 }
 
 /// The user's own MCP servers always start. A workspace's are commands a

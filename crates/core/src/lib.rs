@@ -8,11 +8,13 @@
 //! [`AgentEvent`](axon_protocol::AgentEvent)s; front ends only render those.
 
 mod agent;
+mod agent_tool;
 mod approval;
 mod batch;
 pub mod context;
 pub mod prompt;
 
 pub use agent::{Agent, AgentConfig, RunOutcome};
+pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use approval::{Approval, ApprovalPolicy, Approver};
 pub use tokio_util::sync::CancellationToken;

@@ -8,6 +8,8 @@
 //! - [`McpManager`]: every configured server started at once on the official
 //!   SDK (`rmcp`), each with a status; their tools join the agent's
 //!   [`ToolRegistry`](axon_tools::ToolRegistry).
+//! - [`server`]: the other direction, a `ToolRegistry` served to any MCP host
+//!   over stdio or streamable HTTP (`axon mcp serve`).
 
 mod client;
 pub mod config;
@@ -17,6 +19,7 @@ mod manager;
 pub mod naming;
 mod process;
 mod resource_tool;
+pub mod server;
 
 pub use process::kill_all;
 

@@ -28,7 +28,7 @@ mod write;
 pub use atomic::{atomic_replace, atomic_write};
 pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
-pub use registry::{Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool};
+pub use registry::{ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool};
 pub use search::{FileMatches, SearchMatch, SearchOptions, SearchResults, search_workspace};
 pub use shell::kill_process_group;
 pub use workspace::Workspace;

@@ -19,15 +19,42 @@ use serde_json::Value;
 use crate::error::ToolError;
 use crate::workspace::Workspace;
 
+/// Receives a running tool's progress messages: an MCP host that asked for
+/// progress, or a front end showing what a long call is doing.
+pub type ProgressSink = Arc<dyn Fn(String) + Send + Sync>;
+
 /// What a tool runs with.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ToolContext {
     pub workspace: Arc<Workspace>,
+    progress: Option<ProgressSink>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("workspace", &self.workspace)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 impl ToolContext {
     pub fn new(workspace: Workspace) -> Self {
-        ToolContext { workspace: Arc::new(workspace) }
+        ToolContext { workspace: Arc::new(workspace), progress: None }
+    }
+
+    /// The same context for one call whose progress goes to `sink`.
+    pub fn with_progress(&self, sink: ProgressSink) -> Self {
+        ToolContext { workspace: Arc::clone(&self.workspace), progress: Some(sink) }
+    }
+
+    /// Tells whoever watches this call how it is getting on; nothing happens
+    /// when nobody does.
+    pub fn report_progress(&self, message: impl Into<String>) {
+        if let Some(sink) = &self.progress {
+            sink(message.into());
+        }
     }
 
     /// Runs blocking work (file I/O, directory walks) for `tool` on a
@@ -178,6 +205,14 @@ impl ToolRegistry {
         self.entries.iter().map(|e| e.spec.name.as_str())
     }
 
+    /// Keeps only the tools whose spec passes `keep` (e.g. the read-only
+    /// ones for a server that must not change anything).
+    pub fn retain(&mut self, keep: impl Fn(&ToolSpec) -> bool) {
+        self.entries.retain(|e| keep(&e.spec));
+        self.by_name =
+            self.entries.iter().enumerate().map(|(i, e)| (e.spec.name.clone(), i)).collect();
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -262,5 +297,15 @@ mod tests {
         let mut registry = Profile::Code.registry();
         let err = registry.try_register(Arc::new(crate::read::ReadFile)).unwrap_err();
         assert!(err.to_string().contains("already registered"));
+    }
+
+    #[test]
+    fn retain_keeps_lookups_consistent() {
+        let mut registry = Profile::Code.registry();
+        registry.retain(|spec| spec.annotations.read_only);
+        let names: Vec<&str> = registry.names().collect();
+        assert_eq!(names, ["read_file", "list_dir", "search", "glob"]);
+        assert!(!registry.contains("shell"));
+        assert_eq!(registry.spec("glob").map(|s| s.name.as_str()), Some("glob"));
     }
 }

@@ -1,0 +1,230 @@
+//! `axon mcp serve`: the workspace's built-in tools, and the agent itself as
+//! `axon_run` when a provider is configured, served to any MCP host over
+//! stdio (the default) or streamable HTTP.
+//!
+//! Stdout belongs to the protocol on stdio: everything this command says
+//! goes to stderr.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use axon_core::{AgentConfig, AgentTool, ApprovalPolicy, prompt::base_system_prompt};
+use axon_llm::build_provider;
+use axon_mcp::server::http::{HttpOptions, HttpServer};
+use axon_mcp::server::{ToolServer, serve_stdio};
+use axon_tools::{Profile, ToolContext, ToolRegistry, Workspace};
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Dirs, Effective, Overrides};
+use crate::exit;
+use crate::run_cmd::choose_profile;
+use crate::tool_cmd::ProfileArg;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The workspace folder the tools are confined to.
+    #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// Which tool set: a code workspace (default) or a notes vault.
+    #[arg(long, value_enum)]
+    profile: Option<ProfileArg>,
+    /// Serve only the tools that change nothing (no writes, no shell).
+    #[arg(long)]
+    read_only: bool,
+    /// Serve streamable HTTP on ADDR (`127.0.0.1:8765`, or just a port)
+    /// instead of stdio. The endpoint is /mcp.
+    #[arg(long, value_name = "ADDR", value_parser = parse_addr)]
+    http: Option<SocketAddr>,
+    /// Require `Authorization: Bearer $VAR` on every HTTP request. Needed to
+    /// bind anything but loopback.
+    #[arg(long, value_name = "VAR", requires = "http")]
+    token_env: Option<String>,
+    /// Also accept this Host header (NAME or NAME:PORT), e.g. behind a proxy.
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+    allow_hosts: Vec<String>,
+    /// Also accept requests from pages of this origin (scheme://host:port).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    allow_origins: Vec<String>,
+    /// Do not offer `axon_run`, even with a provider configured.
+    #[arg(long)]
+    no_agent: bool,
+    /// Provider for `axon_run` (default: the configured one).
+    #[arg(long, conflicts_with = "no_agent")]
+    provider: Option<String>,
+    /// Model for `axon_run`.
+    #[arg(long, conflicts_with = "no_agent")]
+    model: Option<String>,
+}
+
+/// `8765`, `localhost:8765` or any socket address.
+fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if let Some(port) = text.strip_prefix("localhost:") {
+        let port = port.parse::<u16>().map_err(|e| format!("bad port '{port}': {e}"))?;
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    text.parse().map_err(|_| format!("'{text}' is not an address like 127.0.0.1:8765 or a port"))
+}
+
+pub async fn run(args: ServeArgs) -> u8 {
+    let (server, summary) = match prepare(&args) {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::USAGE;
+        }
+    };
+    let shutdown = CancellationToken::new();
+    tokio::spawn(stop_on_signal(shutdown.clone()));
+    let result = match args.http {
+        None => {
+            eprintln!("axon: serving {summary} over MCP on stdio");
+            tokio::select! {
+                result = serve_stdio(server) => result,
+                () = shutdown.cancelled() => Ok(()),
+            }
+        }
+        Some(addr) => {
+            let options = match http_options(&args) {
+                Ok(options) => options,
+                Err(e) => {
+                    eprintln!("axon: {e:#}");
+                    return exit::USAGE;
+                }
+            };
+            let http = match HttpServer::bind(addr, options).await {
+                Ok(http) => http,
+                Err(e) => {
+                    eprintln!("axon: {e}");
+                    return exit::USAGE;
+                }
+            };
+            eprintln!("axon: serving {summary} over MCP at {}", http.url());
+            http.serve(move || server.session(), shutdown).await
+        }
+    };
+    match result {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("axon: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+/// The server, and a line saying what it serves.
+fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
+    let workspace = Workspace::new(&args.dir)?;
+    let dirs = Dirs::from_env()?;
+    let config = Effective::load(&dirs, workspace.root())?;
+    for warning in &config.refused {
+        eprintln!("axon: warning: {warning}");
+    }
+    let profile = choose_profile(args.profile, &config)?;
+    let root = workspace.root().display().to_string();
+    let context = ToolContext::new(workspace);
+
+    let mut registry = served_tools(profile, args.read_only);
+    if !args.no_agent {
+        let overrides = Overrides { provider: args.provider.clone(), model: args.model.clone() };
+        match config.provider(&overrides).and_then(|p| Ok(build_provider(&p)?)) {
+            Ok(provider) => {
+                let agent_config = AgentConfig {
+                    system_prompt: base_system_prompt(&root),
+                    max_iterations: config.file.max_iterations.unwrap_or(25).max(1),
+                    approval: if args.read_only {
+                        ApprovalPolicy::ReadOnly
+                    } else {
+                        ApprovalPolicy::Auto
+                    },
+                    ..AgentConfig::default()
+                };
+                let inner = Arc::new(served_tools(profile, args.read_only));
+                let tool = AgentTool::new(provider, inner, agent_config);
+                registry.try_register(Arc::new(tool)).context("cannot offer axon_run")?;
+            }
+            // Asked for by name: not having it is an error, not a note.
+            Err(e) if args.provider.is_some() || args.model.is_some() => return Err(e),
+            Err(e) => eprintln!("axon: axon_run is not offered: {e:#}"),
+        }
+    }
+
+    let mode = if args.read_only { ", read-only" } else { "" };
+    let summary = format!("{} tools for {root}{mode}", registry.len());
+    let instructions = format!(
+        "axon's tools for the workspace at {root}. Paths are relative to that folder, and nothing \
+         outside it can be read or written through them.{}",
+        if args.read_only { " This server is read-only." } else { "" }
+    );
+    Ok((ToolServer::new(Arc::new(registry), context, instructions), summary))
+}
+
+fn served_tools(profile: Profile, read_only: bool) -> ToolRegistry {
+    let mut registry = profile.registry();
+    if read_only {
+        registry.retain(|spec| spec.annotations.read_only);
+    }
+    registry
+}
+
+fn http_options(args: &ServeArgs) -> Result<HttpOptions> {
+    let token = match &args.token_env {
+        None => None,
+        Some(var) => match std::env::var(var) {
+            Ok(token) if !token.trim().is_empty() => Some(token.trim().to_string()),
+            Ok(_) => bail!("the environment variable {var} named by --token-env is empty"),
+            Err(_) => bail!("the environment variable {var} named by --token-env is not set"),
+        },
+    };
+    Ok(HttpOptions {
+        token,
+        allowed_hosts: args.allow_hosts.clone(),
+        allowed_origins: args.allow_origins.clone(),
+    })
+}
+
+/// Ctrl-C or SIGTERM stops serving; in-flight calls are dropped with the
+/// runtime, which kills any shell they started.
+async fn stop_on_signal(shutdown: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            shutdown.cancel();
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    shutdown.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_accept_a_bare_port_and_localhost() {
+        assert_eq!(parse_addr("8765").unwrap(), "127.0.0.1:8765".parse().unwrap());
+        assert_eq!(parse_addr("localhost:0").unwrap(), "127.0.0.1:0".parse().unwrap());
+        assert_eq!(parse_addr("[::1]:9").unwrap(), "[::1]:9".parse().unwrap());
+        assert!(parse_addr("example.com:80").is_err());
+        assert!(parse_addr("localhost:x").is_err());
+    }
+
+    #[test]
+    fn read_only_serves_only_tools_that_change_nothing() {
+        let registry = served_tools(Profile::Code, true);
+        assert!(registry.specs().all(|spec| spec.annotations.read_only));
+        assert!(!registry.contains("shell") && !registry.contains("write_file"));
+        assert!(registry.contains("read_file"));
+    }
+}
