@@ -91,19 +91,19 @@ impl TypedTool for Shell {
         let started = Instant::now();
         let mut child =
             command.spawn().map_err(|e| ToolError::failed(format!("Failed to start `sh`: {e}")))?;
-        let group = child.id().map(ProcessGroup);
         let stdout = Capture::spawn_reader(child.stdout.take());
         let stderr = Capture::spawn_reader(child.stderr.take());
+        let mut running = Running::new(child);
 
-        let status = tokio::time::timeout(timeout, child.wait()).await;
+        let status = tokio::time::timeout(timeout, running.wait()).await;
         // Whatever the command left running goes with it.
-        drop(group);
+        running.kill_group();
         let (stdout_text, stderr_text) = (stdout.finish().await, stderr.finish().await);
         let elapsed = started.elapsed();
 
         match status {
             Err(_) => {
-                let _ = child.wait().await;
+                let _ = running.wait().await;
                 Ok(ToolOutput::error(format!(
                     "Command timed out after {} ms and was killed.\n{}",
                     timeout.as_millis(),
@@ -145,13 +145,45 @@ fn describe_status(status: &std::process::ExitStatus) -> String {
     "exit status unknown".to_string()
 }
 
-/// Kills a whole process group when dropped: on the command's end, on
-/// timeout, and when the call's future is dropped (cancellation).
-struct ProcessGroup(u32);
+/// The running command and its process group. The group is killed when the
+/// command ends, on timeout, and when the call's future is dropped
+/// (cancellation); a dropped call also leaves a task behind that reaps `sh`,
+/// so no zombie waits for the runtime's next SIGCHLD.
+struct Running {
+    child: Option<tokio::process::Child>,
+    group: Option<u32>,
+}
 
-impl Drop for ProcessGroup {
+impl Running {
+    fn new(child: tokio::process::Child) -> Self {
+        Running { group: child.id(), child: Some(child) }
+    }
+
+    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match &mut self.child {
+            Some(child) => child.wait().await,
+            None => Err(std::io::Error::other("the command was already reaped")),
+        }
+    }
+
+    fn kill_group(&mut self) {
+        if let Some(group) = self.group.take() {
+            kill_process_group(group);
+        }
+    }
+}
+
+impl Drop for Running {
     fn drop(&mut self) {
-        kill_process_group(self.0);
+        self.kill_group();
+        if let Some(mut child) = self.child.take()
+            && matches!(child.try_wait(), Ok(None))
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = child.wait().await;
+            });
+        }
     }
 }
 
