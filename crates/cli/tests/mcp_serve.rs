@@ -450,3 +450,94 @@ fn axons_own_client_uses_axon_mcp_serve() {
         manager.shutdown().await;
     });
 }
+
+/// `axon mcp serve` with a provider configured: a scripted model on loopback.
+fn serve_with_model(
+    dirs: &Dirs,
+    script: Vec<axon_testkit::Reply>,
+) -> (tokio::runtime::Runtime, axon_testkit::ScriptedServer, Raw) {
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let model = runtime.block_on(axon_testkit::ScriptedServer::start(script)).unwrap();
+    let env = [
+        ("AXON_PROVIDER", "openai".to_string()),
+        ("AXON_BASE_URL", model.openai_base()),
+        ("OPENAI_API_KEY", "sk-test-0000000000".to_string()),
+    ];
+    let raw = Raw::start(dirs, &[], &env);
+    (runtime, model, raw)
+}
+
+#[test]
+fn axon_run_hands_the_agent_a_task_and_reports_progress() {
+    use axon_testkit::Reply;
+    let dirs = dirs();
+    let script =
+        vec![Reply::tool("read_file", json!({"path": "a.txt"})), Reply::text("a.txt says hello.")];
+    let (runtime, model, mut raw) = serve_with_model(&dirs, script);
+
+    raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let reply = raw.until(|m| m["id"] == 1, Duration::from_secs(5)).pop().unwrap();
+    let tools = reply["result"]["tools"].as_array().unwrap();
+    let run = tools.iter().find(|t| t["name"] == "axon_run").expect("axon_run is offered");
+    assert_eq!(run["inputSchema"]["required"], json!(["prompt"]));
+    assert_eq!(run["annotations"]["destructiveHint"], true);
+
+    raw.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "axon_run", "arguments": {"prompt": "what does a.txt say?"},
+        "_meta": {"progressToken": "run-1"}}}));
+    let messages = raw.until(|m| m["id"] == 2, Duration::from_secs(30));
+    let result = &messages.last().unwrap()["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["content"][0]["text"], "a.txt says hello.");
+    let progress: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .inspect(|m| assert_eq!(m["params"]["progressToken"], "run-1"))
+        .filter_map(|m| m["params"]["message"].as_str())
+        .collect();
+    assert!(progress.contains(&"calling read_file"), "{progress:?}");
+    // The model saw the file through the tool.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].to_string().contains("1 | hello"), "{}", requests[1]);
+    drop(raw);
+    drop(runtime);
+}
+
+#[test]
+fn axon_run_reports_a_run_that_ran_out_of_iterations_as_an_error() {
+    use axon_testkit::Reply;
+    let dirs = dirs();
+    let script = vec![Reply::tool("glob", json!({"pattern": "*"}))];
+    let (runtime, _model, mut raw) = serve_with_model(&dirs, script);
+    raw.send(&call(1, "axon_run", json!({"prompt": "list files", "max_iterations": 1})));
+    let reply = raw.until(|m| m["id"] == 1, Duration::from_secs(30)).pop().unwrap();
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("stopped after 1 model calls"), "{text}");
+    raw.send(&call(2, "axon_run", json!({"prompt": "  "})));
+    let reply = raw.until(|m| m["id"] == 2, Duration::from_secs(10)).pop().unwrap();
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert!(reply["result"]["content"][0]["text"].as_str().unwrap().contains("prompt"));
+    drop(raw);
+    drop(runtime);
+}
+
+#[test]
+fn without_a_provider_axon_run_is_not_offered() {
+    let dirs = dirs();
+    let mut raw = Raw::start(&dirs, &[], &[]);
+    raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let reply = raw.until(|m| m["id"] == 1, Duration::from_secs(5)).pop().unwrap();
+    let names: Vec<&str> = reply["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["read_file", "write_file", "edit_file", "list_dir", "search", "glob", "shell"]
+    );
+}
