@@ -9,20 +9,16 @@
 # 1.2x the single start.
 #
 # Usage: bench/mcp_client.sh [CALLS]   (default 2000)
-# Needs: node (>= 20.15), python3; installs the test peers (scripts/peers)
-# and the Python SDK into bench/out/venv.
+# Needs: node (>= 20.15), python3; installs the test peers (scripts/peers),
+# which include the Python SDK pinned in tests/peers/requirements.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 calls=${1:-2000}
-python_sdk="mcp==2.3.0"
+python=tests/peers/.venv/bin/python
+python_sdk=$(grep '^mcp==' tests/peers/requirements.txt)
 
 scripts/peers >/dev/null
 cargo build --release --locked -p axon-testkit --bins
-if [ ! -x bench/out/venv/bin/python ] || ! bench/out/venv/bin/python -c "import mcp" 2>/dev/null; then
-  mkdir -p bench/out
-  python3 -m venv bench/out/venv
-  bench/out/venv/bin/pip install --quiet --disable-pip-version-check "$python_sdk"
-fi
 server=(node "$PWD/tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js" stdio)
 
 median() { sort -n | sed -n 2p; }
@@ -31,7 +27,7 @@ rate() { for _ in 1 2 3; do "$@"; done | sort -n | sed -n 2p; }
 echo "== $calls echo calls over stdio (calls/s, p99 ms; median of 3 runs by rate)"
 read -r axon_rate axon_p99 < <(rate target/release/mcp-bench calls "$calls" -- "${server[@]}")
 read -r ts_rate ts_p99 < <(rate node bench/mcp_echo_client.mjs "$PWD/tests/peers" "$calls" "${server[@]}")
-read -r py_rate py_p99 < <(rate bench/out/venv/bin/python bench/mcp_echo_client.py "$calls" "${server[@]}")
+read -r py_rate py_p99 < <(rate "$python" bench/mcp_py_client.py "$calls" echo '{"message": "m"}' stdio "${server[@]}")
 printf '| client | calls/s | p99 ms |\n|---|---|---|\n'
 printf '| axon (rmcp) | %s | %s |\n| TypeScript SDK | %s | %s |\n| Python SDK (%s) | %s | %s |\n' \
   "$axon_rate" "$axon_p99" "$ts_rate" "$ts_p99" "$python_sdk" "$py_rate" "$py_p99"

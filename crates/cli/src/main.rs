@@ -75,7 +75,17 @@ pub(crate) fn leave(code: u8) -> ! {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // Serving one host over stdio is one conversation: a single thread
+    // answers it with the least latency (no cross-thread wake-ups), and
+    // blocking tool work still runs on the blocking pool.
+    let one_thread =
+        matches!(&cli.command, Command::Mcp(mcp_cmd::McpCommand::Serve(args)) if args.over_stdio());
+    let mut builder = if one_thread {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("axon: cannot start the async runtime: {e}");

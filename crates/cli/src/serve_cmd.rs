@@ -59,6 +59,12 @@ pub struct ServeArgs {
     model: Option<String>,
 }
 
+impl ServeArgs {
+    pub fn over_stdio(&self) -> bool {
+        self.http.is_none()
+    }
+}
+
 /// `8765`, `localhost:8765` or any socket address.
 fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = text.parse::<u16>() {

@@ -2,8 +2,9 @@
 //!
 //! Logging is deprecated in newer protocol revisions (SEP-2577) but hosts
 //! still show it, so each session keeps its own threshold (info until the
-//! host sets one) and gets one message per call: debug when it starts, info
-//! when it finishes, warning when it fails.
+//! host sets one). A call is logged at debug when it starts and finishes, at
+//! warning when it fails: by default a host hears only about failures, and
+//! a busy session's successful calls cost no extra messages.
 
 #![allow(deprecated)]
 

@@ -123,7 +123,7 @@ impl ToolServer {
             let first_line = output.text_content().lines().next().unwrap_or_default().to_string();
             self.log.send(&context.peer, LogLevel::Warning, name, &first_line, Some(elapsed)).await;
         } else {
-            self.log.send(&context.peer, LogLevel::Info, name, "finished", Some(elapsed)).await;
+            self.log.send(&context.peer, LogLevel::Debug, name, "finished", Some(elapsed)).await;
         }
         Ok(output)
     }

@@ -1,7 +1,8 @@
 //! Benchmark driver for axon's MCP client (used by bench/mcp_client.sh).
 //!
 //! `mcp-bench calls N -- COMMAND ARGS…`: starts one stdio server, makes N
-//! sequential `echo` calls, prints `calls_per_second P99_MS`.
+//! sequential `echo` calls (or calls of `$MCP_BENCH_TOOL` with the JSON
+//! arguments in `$MCP_BENCH_ARGS`), prints `calls_per_second P99_MS`.
 //! `mcp-bench startup K -- COMMAND ARGS…`: starts K copies at once, prints
 //! the seconds until all are ready.
 
@@ -54,12 +55,23 @@ async fn main() {
                 eprintln!("mcp-bench: the server did not start: {:?}", manager.statuses());
                 std::process::exit(1);
             }
+            let tool = std::env::var("MCP_BENCH_TOOL").ok();
+            let fixed_args = std::env::var("MCP_BENCH_ARGS").ok().map(|text| {
+                serde_json::from_str::<serde_json::Value>(&text).unwrap_or_else(|e| {
+                    eprintln!("mcp-bench: MCP_BENCH_ARGS is not JSON: {e}");
+                    std::process::exit(2);
+                })
+            });
             let mut latencies = Vec::with_capacity(count);
             let started = Instant::now();
             for i in 0..count {
                 let one = Instant::now();
-                let output =
-                    manager.call("bench", "echo", json!({"message": format!("m{i}")})).await;
+                let (name, arguments) = match (&tool, &fixed_args) {
+                    (Some(tool), Some(args)) => (tool.as_str(), args.clone()),
+                    (Some(tool), None) => (tool.as_str(), json!({})),
+                    (None, _) => ("echo", json!({"message": format!("m{i}")})),
+                };
+                let output = manager.call("bench", name, arguments).await;
                 if output.is_error {
                     eprintln!("mcp-bench: call failed: {}", output.text_content());
                     std::process::exit(1);
