@@ -154,6 +154,20 @@ fn the_inspector_cli_calls_a_tool() {
     let result: Value = serde_json::from_str(log[start..].trim_end()).expect(&log);
     assert_eq!(result["isError"], false, "{log}");
     assert_eq!(result["content"][0]["text"], "1 | hello", "{log}");
+
+    // Its portability check finds nothing to warn about in the schemas.
+    let mut command = Command::new(&node);
+    command
+        .arg(&launcher)
+        .args(["--cli", "--method", "tools/list", "--strict"])
+        .arg(cargo_bin("axon"))
+        .args(["mcp", "serve", "--no-agent", "-C"])
+        .arg(dirs.workspace.path())
+        .env("HOME", dirs.home.path())
+        .env("AXON_HOME", dirs.home.path())
+        .env("NO_COLOR", "1");
+    let (ok, log) = run_bounded(&mut command, Duration::from_secs(60));
+    assert!(ok && log.contains("\"read_file\"") && !log.contains("Warning"), "{log}");
 }
 
 /// A stdio session spoken in raw JSON-RPC lines.

@@ -129,7 +129,63 @@ fn schema_for<A: JsonSchema>() -> Value {
     if let Some(object) = schema.as_object_mut() {
         object.remove("title");
     }
+    make_optionals_plain(&mut schema);
     schema
+}
+
+/// An optional argument is published as its plain type (`"integer"`, not
+/// `["integer", "null"]` with `"default": null`): single-type schemas are
+/// what every provider and MCP host accepts (Gemini's function declarations
+/// reject type arrays). A `null` the model sends anyway is read as absent
+/// by [`drop_null_optionals`].
+fn make_optionals_plain(schema: &mut Value) {
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).map(String::from).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (name, property) in properties.iter_mut() {
+        if required.contains(name) {
+            continue;
+        }
+        let Some(property) = property.as_object_mut() else { continue };
+        if property.get("default") == Some(&Value::Null) {
+            property.remove("default");
+        }
+        if let Some(Value::Array(types)) = property.get("type") {
+            let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+            if kept.len() == 1 {
+                property.insert("type".into(), kept[0].clone());
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = property.get_mut(key) {
+                branches.retain(|b| b.get("type").and_then(Value::as_str) != Some("null"));
+                if branches.len() == 1
+                    && let Some(Value::Object(only)) = branches.pop()
+                {
+                    property.remove(key);
+                    for (k, v) in only {
+                        property.entry(k).or_insert(v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Top-level `null`s for arguments the schema does not require, removed:
+/// many models send `null` for "not given".
+fn drop_null_optionals(schema: &Value, args: Value) -> Value {
+    let Value::Object(mut object) = args else { return args };
+    let required = schema.get("required").and_then(Value::as_array);
+    object.retain(|key, value| {
+        !value.is_null() || required.is_some_and(|r| r.iter().any(|k| k == key.as_str()))
+    });
+    Value::Object(object)
 }
 
 struct Entry {
@@ -221,9 +277,18 @@ impl ToolRegistry {
         self.entries.is_empty()
     }
 
-    /// Checks `args` against `name`'s schema without running anything.
+    /// Checks `args` against `name`'s schema without running anything
+    /// (a `null` for an optional argument is checked as [`ToolRegistry::call`]
+    /// reads it: as absent).
     pub fn validate(&self, name: &str, args: &Value) -> Result<(), ToolError> {
         let entry = self.entry(name)?;
+        let cleaned;
+        let args = if args.as_object().is_some_and(|o| o.values().any(Value::is_null)) {
+            cleaned = drop_null_optionals(&entry.spec.input_schema, args.clone());
+            &cleaned
+        } else {
+            args
+        };
         let problems: Vec<String> =
             entry.validator.iter_errors(args).map(|e| describe_violation(&e)).collect();
         if problems.is_empty() {
@@ -248,8 +313,10 @@ impl ToolRegistry {
         name: &str,
         args: Value,
     ) -> Result<ToolOutput, ToolError> {
+        let entry = self.entry(name)?;
+        let args = drop_null_optionals(&entry.spec.input_schema, args);
         self.validate(name, &args)?;
-        let tool = Arc::clone(&self.entry(name)?.tool);
+        let tool = Arc::clone(&entry.tool);
         tool.call(ctx, args).await
     }
 
@@ -297,6 +364,30 @@ mod tests {
         let mut registry = Profile::Code.registry();
         let err = registry.try_register(Arc::new(crate::read::ReadFile)).unwrap_err();
         assert!(err.to_string().contains("already registered"));
+    }
+
+    #[test]
+    fn optional_arguments_have_one_type_and_accept_null() {
+        for profile in [Profile::Code, Profile::Vault] {
+            for spec in profile.registry().specs() {
+                for (name, property) in spec.input_schema["properties"].as_object().unwrap() {
+                    assert!(!property["type"].is_array(), "{}.{name}: {property}", spec.name);
+                    assert!(property.get("default") != Some(&Value::Null), "{}.{name}", spec.name);
+                    let text = property.to_string();
+                    assert!(!text.contains("\"null\""), "{}.{name}: {text}", spec.name);
+                }
+            }
+        }
+        let registry = Profile::Code.registry();
+        let args = serde_json::json!({"path": "a.txt", "start_line": null});
+        assert!(registry.validate("read_file", &args).is_ok());
+        let args = serde_json::json!({"path": null});
+        assert!(registry.validate("read_file", &args).is_err());
+        assert!(
+            registry
+                .validate("read_file", &serde_json::json!({"path": "a", "start_line": "x"}))
+                .is_err()
+        );
     }
 
     #[test]
