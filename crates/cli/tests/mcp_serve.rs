@@ -555,3 +555,48 @@ fn without_a_provider_axon_run_is_not_offered() {
         ["read_file", "write_file", "edit_file", "list_dir", "search", "glob", "shell"]
     );
 }
+
+#[test]
+fn logging_follows_the_sessions_level() {
+    let dirs = dirs();
+    let mut raw = Raw::start(&dirs, &["--no-agent"], &[]);
+    let logs = |messages: &[Value]| -> Vec<(String, String)> {
+        messages
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .map(|m| {
+                let level = m["params"]["level"].as_str().unwrap_or_default().to_string();
+                let text = m["params"]["data"]["message"].as_str().unwrap_or_default().to_string();
+                (level, text)
+            })
+            .collect()
+    };
+    // By default a session hears about failures only.
+    raw.send(&call(1, "read_file", json!({"path": "a.txt"})));
+    raw.send(&call(2, "read_file", json!({"path": "missing.txt"})));
+    let mut seen = raw.until(|m| m["id"] == 1, Duration::from_secs(5));
+    if !seen.iter().any(|m| m["id"] == 2) {
+        seen.extend(raw.until(|m| m["id"] == 2, Duration::from_secs(5)));
+    }
+    let default = logs(&seen);
+    assert_eq!(default.len(), 1, "{default:?}");
+    assert_eq!(default[0].0, "warning");
+    assert!(default[0].1.contains("missing.txt"), "{default:?}");
+
+    raw.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel",
+                     "params": {"level": "debug"}}));
+    let reply = raw.until(|m| m["id"] == 3, Duration::from_secs(5)).pop().unwrap();
+    assert_eq!(reply["result"], json!({}));
+    raw.send(&call(4, "read_file", json!({"path": "a.txt"})));
+    let debug = logs(&raw.until(|m| m["id"] == 4, Duration::from_secs(5)));
+    assert_eq!(
+        debug,
+        [("debug".to_string(), "started".to_string()), ("debug".into(), "finished".into())]
+    );
+
+    raw.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "logging/setLevel",
+                     "params": {"level": "error"}}));
+    raw.until(|m| m["id"] == 5, Duration::from_secs(5));
+    raw.send(&call(6, "read_file", json!({"path": "missing.txt"})));
+    assert!(logs(&raw.until(|m| m["id"] == 6, Duration::from_secs(5))).is_empty());
+}
