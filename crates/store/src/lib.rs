@@ -1,0 +1,30 @@
+//! axon's sessions, one append-only JSONL file each.
+//!
+//! A session file is a header line (schema version, id, title, workspace,
+//! model, creation time) followed by one [`Record`] per line, appended and
+//! flushed as the run goes, so `kill -9` at any moment loses at most the line
+//! being written. Loading ([`load`]) reads every line it can: a torn last
+//! line is dropped with a warning, an unreadable line in the middle is
+//! skipped with a warning naming it, and only a file without a readable
+//! header fails, with a message naming the file and the line.
+//!
+//! Invariants:
+//! - A file is only ever appended to; nothing rewrites it, so a crash cannot
+//!   lose what was already written.
+//! - Every line goes through the [`Redactor`] first: API keys and
+//!   authorization values never reach a session file.
+//! - The history the agent resumes with is the recorded messages with each
+//!   recorded compaction applied ([`Session::history`]); the file keeps every
+//!   original message.
+
+mod export;
+mod load;
+mod record;
+mod redact;
+mod store;
+
+pub use export::{to_json, to_markdown};
+pub use load::{LoadError, load};
+pub use record::{Header, Record, SESSION_VERSION};
+pub use redact::Redactor;
+pub use store::{Session, SessionStore, SessionSummary, SessionWriter, StoreError};

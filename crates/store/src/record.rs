@@ -1,0 +1,49 @@
+//! The lines of a session file.
+
+use axon_protocol::{Message, Usage};
+use serde::{Deserialize, Serialize};
+
+/// The schema version this build writes. Older versions are migrated on
+/// load (see `load::migrate`); newer ones are refused with a message.
+pub const SESSION_VERSION: u32 = 1;
+
+/// The first line of every session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub version: u32,
+    pub id: String,
+    pub title: String,
+    /// The workspace folder the session ran in.
+    pub workspace: String,
+    pub provider: String,
+    pub model: String,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+}
+
+/// Every line after the header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// A message, as it joined the history.
+    Message { message: Message },
+    /// Tokens a model call used, as the provider reported them.
+    Usage { usage: Usage },
+    /// The session went on with another provider or model.
+    Model { provider: String, model: String, at: i64 },
+    /// The oldest `replaced` messages of the history (as it stood, with
+    /// earlier compactions applied) were replaced by `summary`. The
+    /// messages themselves stay in the file above this line.
+    Compaction { summary: String, replaced: usize, at: i64 },
+}
+
+/// The header line as written: `{"type":"session", …}`.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct HeaderLine {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(flatten)]
+    pub header: Header,
+}
+
+pub(crate) const HEADER_TYPE: &str = "session";

@@ -1,0 +1,421 @@
+//! The session folder: creating, appending to, listing, finding and removing
+//! sessions.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axon_protocol::{Conversation, ConversationMetadata, Message, Role, Usage};
+
+use crate::load::{LoadError, load};
+use crate::record::{HEADER_TYPE, Header, HeaderLine, Record, SESSION_VERSION};
+use crate::redact::Redactor;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot {action} {path}: {source}")]
+    Io { action: &'static str, path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("no session matches '{0}'; `axon sessions list --all` shows them")]
+    NotFound(String),
+    #[error("'{prefix}' matches several sessions ({}); give more of the id", .matches.join(", "))]
+    Ambiguous { prefix: String, matches: Vec<String> },
+}
+
+fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
+    move |source| StoreError::Io { action, path: path.to_path_buf(), source }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The folder holding every session file.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+/// A session as `axon sessions list` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSummary {
+    pub id: String,
+    pub title: String,
+    pub workspace: String,
+    pub model: String,
+    pub created_at: i64,
+    /// When the file was last written (milliseconds since the epoch).
+    pub updated_at: i64,
+    pub messages: usize,
+    pub tokens: u64,
+    pub path: PathBuf,
+}
+
+impl SessionStore {
+    /// Sessions under `data_dir/sessions`.
+    pub fn new(data_dir: &Path) -> Self {
+        SessionStore { dir: data_dir.join("sessions") }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Starts a new session file and writes its header.
+    pub fn create(
+        &self,
+        title: &str,
+        workspace: &Path,
+        provider: &str,
+        model: &str,
+        redactor: Redactor,
+    ) -> Result<SessionWriter, StoreError> {
+        std::fs::create_dir_all(&self.dir).map_err(io("create", &self.dir))?;
+        let created_at = now_ms();
+        let id = new_id(created_at);
+        let header = Header {
+            version: SESSION_VERSION,
+            id: id.clone(),
+            title: title_from(title),
+            workspace: workspace.display().to_string(),
+            provider: provider.to_string(),
+            model: model.to_string(),
+            created_at,
+        };
+        let path = self.dir.join(format!("{id}.jsonl"));
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .map_err(io("create", &path))?;
+        let mut writer = SessionWriter { file, path, redactor, id };
+        let line = HeaderLine { kind: HEADER_TYPE.to_string(), header };
+        writer.write_line(&serde_json::to_string(&line).unwrap_or_default())?;
+        Ok(writer)
+    }
+
+    /// Opens an existing session to append to it.
+    pub fn append_to(
+        &self,
+        session: &Session,
+        redactor: Redactor,
+    ) -> Result<SessionWriter, StoreError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&session.path)
+            .map_err(io("open", &session.path))?;
+        Ok(SessionWriter {
+            file,
+            path: session.path.clone(),
+            redactor,
+            id: session.header.id.clone(),
+        })
+    }
+
+    /// Every session, newest first; those of `workspace` only when given.
+    /// Files that cannot be read are left out of the list, not fatal.
+    pub fn list(&self, workspace: Option<&Path>) -> Result<Vec<SessionSummary>, StoreError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(StoreError::Io { action: "read", path: self.dir.clone(), source: e });
+            }
+        };
+        let wanted = workspace.map(|w| w.display().to_string());
+        let mut sessions: Vec<SessionSummary> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .filter_map(|path| summarize(&path).ok())
+            .filter(|s| wanted.as_ref().is_none_or(|w| &s.workspace == w))
+            .collect();
+        sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| b.id.cmp(&a.id)));
+        Ok(sessions)
+    }
+
+    /// The session whose id is `id` or starts with it.
+    pub fn find(&self, id: &str) -> Result<PathBuf, StoreError> {
+        let exact = self.dir.join(format!("{id}.jsonl"));
+        if !id.is_empty() && !id.contains(['/', '\\']) && exact.is_file() {
+            return Ok(exact);
+        }
+        let mut matches: Vec<String> = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().to_str().map(String::from))
+                .filter_map(|name| name.strip_suffix(".jsonl").map(String::from))
+                .filter(|name| !id.is_empty() && name.starts_with(id))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        matches.sort();
+        match matches.len() {
+            0 => Err(StoreError::NotFound(id.to_string())),
+            1 => Ok(self.dir.join(format!("{}.jsonl", matches[0]))),
+            _ => Err(StoreError::Ambiguous { prefix: id.to_string(), matches }),
+        }
+    }
+
+    /// Loads the session `id` (or unique prefix).
+    pub fn open(&self, id: &str) -> Result<Session, StoreError> {
+        Ok(load(&self.find(id)?)?)
+    }
+
+    /// The newest session of `workspace`.
+    pub fn latest(&self, workspace: &Path) -> Result<Option<Session>, StoreError> {
+        match self.list(Some(workspace))?.first() {
+            Some(summary) => Ok(Some(load(&summary.path)?)),
+            None => Ok(None),
+        }
+    }
+
+    pub fn remove(&self, id: &str) -> Result<String, StoreError> {
+        let path = self.find(id)?;
+        std::fs::remove_file(&path).map_err(io("remove", &path))?;
+        Ok(path.file_stem().and_then(|s| s.to_str()).unwrap_or(id).to_string())
+    }
+}
+
+/// Ids sort by creation time and are unique without coordination:
+/// `YYYYMMDD-HHMMSS-xxxx` (UTC) with a random suffix.
+fn new_id(created_at: i64) -> String {
+    let secs = created_at.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    let suffix: String = (0..4).map(|_| fastrand::alphanumeric().to_ascii_lowercase()).collect();
+    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{suffix}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
+pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// A title from the first prompt: its first line, at most 60 characters.
+fn title_from(prompt: &str) -> String {
+    let line = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    if title.is_empty() { "(untitled)".to_string() } else { title }
+}
+
+/// A list entry without parsing every message: the header, the line count
+/// and the usage lines.
+fn summarize(path: &Path) -> Result<SessionSummary, StoreError> {
+    let file = File::open(path).map_err(io("open", path))?;
+    let updated_at = file
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_millis()).ok())
+        .unwrap_or(0);
+    let mut lines = BufReader::new(file).lines();
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    let header: HeaderLine = serde_json::from_str(&first)
+        .map_err(|e| LoadError::BadHeader { path: path.to_path_buf(), reason: e.to_string() })?;
+    let (mut messages, mut tokens) = (0, 0);
+    for line in lines.map_while(Result::ok) {
+        if line.starts_with(r#"{"type":"message""#) {
+            messages += 1;
+        } else if line.starts_with(r#"{"type":"usage""#)
+            && let Ok(Record::Usage { usage }) = serde_json::from_str(&line)
+        {
+            tokens += usage.total();
+        }
+    }
+    let h = header.header;
+    Ok(SessionSummary {
+        id: h.id,
+        title: h.title,
+        workspace: h.workspace,
+        model: h.model,
+        created_at: h.created_at,
+        updated_at,
+        messages,
+        tokens,
+        path: path.to_path_buf(),
+    })
+}
+
+/// Appends records to one session file, each flushed and synced before the
+/// call returns.
+#[derive(Debug)]
+pub struct SessionWriter {
+    file: File,
+    path: PathBuf,
+    redactor: Redactor,
+    id: String,
+}
+
+impl SessionWriter {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn append(&mut self, record: &Record) -> Result<(), StoreError> {
+        let line = serde_json::to_string(record).unwrap_or_default();
+        let line = self.redactor.redact(&line);
+        self.write_line(&line)
+    }
+
+    fn write_line(&mut self, line: &str) -> Result<(), StoreError> {
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        // One write per line: a crash tears at most this line.
+        self.file.write_all(&bytes).map_err(io("write", &self.path))?;
+        self.file.sync_data().map_err(io("sync", &self.path))
+    }
+}
+
+/// A loaded session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub path: PathBuf,
+    pub header: Header,
+    pub records: Vec<Record>,
+    /// What loading had to skip or repair, one sentence each.
+    pub warnings: Vec<String>,
+}
+
+impl Session {
+    /// Every message recorded, in order.
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.records.iter().filter_map(|r| match r {
+            Record::Message { message } => Some(message),
+            _ => None,
+        })
+    }
+
+    /// The history to resume with: the recorded messages with every
+    /// compaction applied (its summary leads the first kept user message).
+    pub fn history(&self) -> Vec<Message> {
+        let mut history: Vec<Message> = Vec::new();
+        for record in &self.records {
+            match record {
+                Record::Message { message } => history.push(message.clone()),
+                Record::Compaction { summary, replaced, .. } => {
+                    let replaced = (*replaced).min(history.len());
+                    history.drain(..replaced);
+                    prepend_summary(&mut history, summary);
+                }
+                _ => {}
+            }
+        }
+        history
+    }
+
+    /// The model the session last ran with.
+    pub fn model(&self) -> (&str, &str) {
+        let mut current = (self.header.provider.as_str(), self.header.model.as_str());
+        for record in &self.records {
+            if let Record::Model { provider, model, .. } = record {
+                current = (provider, model);
+            }
+        }
+        current
+    }
+
+    pub fn usage(&self) -> Usage {
+        let mut total = Usage::default();
+        for record in &self.records {
+            if let Record::Usage { usage } = record {
+                total.input_tokens += usage.input_tokens;
+                total.output_tokens += usage.output_tokens;
+                total.cached_input_tokens += usage.cached_input_tokens;
+                total.reasoning_tokens += usage.reasoning_tokens;
+            }
+        }
+        total
+    }
+
+    /// The session as the protocol's `Conversation` (seed 002).
+    pub fn conversation(&self) -> Conversation {
+        let messages: Vec<Message> = self.messages().cloned().collect();
+        let mut tools_used: Vec<String> = Vec::new();
+        for message in &messages {
+            for call in &message.tool_calls {
+                if !tools_used.contains(&call.name) {
+                    tools_used.push(call.name.clone());
+                }
+            }
+        }
+        let updated_at =
+            messages.iter().filter_map(|m| m.timestamp_ms).max().unwrap_or(self.header.created_at);
+        let mut extra = serde_json::Map::new();
+        extra.insert("workspace".into(), self.header.workspace.clone().into());
+        extra.insert("provider".into(), self.model().0.into());
+        Conversation {
+            version: axon_protocol::CONVERSATION_VERSION,
+            id: self.header.id.clone(),
+            title: self.header.title.clone(),
+            messages,
+            metadata: ConversationMetadata {
+                model: self.model().1.to_string(),
+                total_tokens: self.usage().total(),
+                tools_used,
+                extra,
+            },
+            created_at: self.header.created_at,
+            updated_at,
+        }
+    }
+}
+
+/// Puts a compaction summary in front of the first user message, or adds it
+/// as one when there is none: the history must start with a user message.
+pub(crate) fn prepend_summary(history: &mut Vec<Message>, summary: &str) {
+    let lead = format!(
+        "[Summary of the earlier conversation, written when it was compacted]\n{summary}\n[End of summary]"
+    );
+    while history.first().is_some_and(|m| m.role != Role::User) {
+        history.remove(0);
+    }
+    match history.first_mut() {
+        Some(first) => {
+            first.content.insert(0, axon_protocol::ContentPart::text(format!("{lead}\n\n")))
+        }
+        None => history.push(Message::user(lead)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_sort_by_time_and_dates_are_right() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_779), (2026, 11, 22));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        let id = new_id(1_795_392_000_000 + 3_723_000);
+        assert!(id.starts_with("20261123-010203-") && id.len() == 20, "{id}");
+        assert!(new_id(1_000_000_000_000) < new_id(2_000_000_000_000));
+    }
+
+    #[test]
+    fn titles_are_one_short_line() {
+        assert_eq!(title_from("\n  fix the bug\nin main"), "fix the bug");
+        assert_eq!(title_from(""), "(untitled)");
+        assert_eq!(title_from(&"x".repeat(70)).chars().count(), 61);
+    }
+}
