@@ -4,13 +4,14 @@
 //! The history handed to the provider is valid at every step: every tool
 //! call gets exactly one result (refused, failed and cancelled calls get an
 //! error result), and a cancelled turn leaves at most the partial text. A
-//! turn whose stream broke off is asked again with the same request; a
-//! context-length error trims the oldest half of the history and retries
-//! once.
+//! turn whose stream broke off is asked again with the same request. Before
+//! every model call the history is fitted to 80 % of the model's window
+//! (trimmed, or summarised with `ContextStrategy::Summarize`); a
+//! context-length error trims the oldest half and retries once.
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axon_llm::retry::{RetryClass, RetryPolicy};
 use axon_llm::{
@@ -26,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::{Approval, ApprovalPolicy, Approver};
 use crate::batch::batches;
-use crate::context;
+use crate::history::{History, Journal};
 
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -41,6 +42,19 @@ pub struct AgentConfig {
     /// Backoff between those attempts.
     pub retry: RetryPolicy,
     pub max_output_tokens: Option<u32>,
+    /// What happens when the history outgrows 80 % of the window.
+    pub context_strategy: ContextStrategy,
+}
+
+/// How a history that no longer fits is made to fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ContextStrategy {
+    /// Drop the oldest turns from what is sent.
+    #[default]
+    Trim,
+    /// Have the model summarise the oldest turns, and send the summary
+    /// instead; trim if that fails.
+    Summarize,
 }
 
 impl Default for AgentConfig {
@@ -53,6 +67,7 @@ impl Default for AgentConfig {
             turn_retries: 3,
             retry: RetryPolicy::default(),
             max_output_tokens: None,
+            context_strategy: ContextStrategy::Trim,
         }
     }
 }
@@ -74,16 +89,16 @@ pub enum RunOutcome {
 pub type EventSink<'a> = &'a (dyn Fn(AgentEvent) + Send + Sync);
 
 pub struct Agent {
-    provider: Arc<dyn Provider>,
+    pub(crate) provider: Arc<dyn Provider>,
     registry: Arc<ToolRegistry>,
     tools: ToolContext,
-    config: AgentConfig,
+    pub(crate) config: AgentConfig,
     approver: Option<Arc<dyn Approver>>,
-    history: Vec<Message>,
+    pub(crate) history: History,
     /// Tools the user allowed for the rest of the session.
     allowed: HashSet<String>,
     /// Where the request being worked on sits in the history.
-    prompt_index: usize,
+    pub(crate) prompt_index: usize,
 }
 
 /// One tool call as the loop will handle it.
@@ -105,13 +120,14 @@ impl Agent {
         tools: ToolContext,
         config: AgentConfig,
     ) -> Self {
+        let history = History::new(&provider.info().model);
         Agent {
             provider,
             registry,
             tools,
             config,
             approver: None,
-            history: Vec::new(),
+            history,
             allowed: HashSet::new(),
             prompt_index: 0,
         }
@@ -125,13 +141,32 @@ impl Agent {
 
     /// Continues an earlier conversation.
     pub fn with_history(mut self, history: Vec<Message>) -> Self {
-        self.history = history;
-        context::close_open_calls(&mut self.history);
+        self.history.replace(history);
+        self
+    }
+
+    /// Where every message, usage report and compaction is recorded.
+    pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Self {
+        self.history.set_journal(journal);
         self
     }
 
     pub fn history(&self) -> &[Message] {
-        &self.history
+        self.history.messages()
+    }
+
+    /// Starts a new conversation: nothing said before is sent again.
+    pub fn clear(&mut self) {
+        self.history.clear();
+        self.prompt_index = 0;
+    }
+
+    /// Estimated tokens the next request would send, corrected by what the
+    /// provider has reported.
+    pub fn context_tokens(&self) -> u64 {
+        let (system, tools) = self.preamble();
+        let fixed = self.history.counter.preamble(&system, &tools);
+        self.history.counter.corrected(fixed + self.history.raw_tokens())
     }
 
     pub fn provider(&self) -> &Arc<dyn Provider> {
@@ -147,8 +182,8 @@ impl Agent {
     ) -> RunOutcome {
         // A run dropped mid-tool (its future discarded) leaves calls
         // without results; close them before the history is sent again.
-        context::close_open_calls(&mut self.history);
-        self.history.push(stamped(Message::user(prompt)));
+        self.history.close_open_calls();
+        self.history.push(Message::user(prompt));
         self.prompt_index = self.history.len() - 1;
         let mut last_text = String::new();
         for _ in 0..self.config.max_iterations {
@@ -156,7 +191,7 @@ impl Agent {
                 Ok(turn) => turn,
                 Err(TurnEnd::Cancelled(partial)) => {
                     if !partial.is_empty() {
-                        self.history.push(stamped(Message::assistant(partial.clone())));
+                        self.history.push(Message::assistant(partial.clone()));
                     }
                     return RunOutcome::Cancelled(partial);
                 }
@@ -172,7 +207,7 @@ impl Agent {
                 });
             }
             let (assistant, text, calls) = self.interpret(turn);
-            self.history.push(stamped(assistant));
+            self.history.push(assistant);
             if calls.is_empty() {
                 emit(AgentEvent::Answer { text: text.clone() });
                 return RunOutcome::Answered(text);
@@ -194,18 +229,23 @@ impl Agent {
         RunOutcome::IterationLimit(last_text)
     }
 
-    fn request(&self) -> ProviderRequest<'_> {
+    /// The system prompt and tool list every request carries.
+    pub(crate) fn preamble(&self) -> (String, Vec<ToolSpec>) {
         let specs: Vec<ToolSpec> = self.registry.specs().cloned().collect();
-        let (system, tools) = match self.provider.info().tool_protocol {
+        match self.provider.info().tool_protocol {
             ToolProtocol::Native => (self.config.system_prompt.clone(), specs),
             ToolProtocol::Text => (
                 format!("{}\n\n{}", self.config.system_prompt, text_protocol::instructions(&specs)),
                 Vec::new(),
             ),
-        };
+        }
+    }
+
+    fn request(&self) -> ProviderRequest<'_> {
+        let (system, tools) = self.preamble();
         ProviderRequest {
             system,
-            messages: &self.history,
+            messages: self.history.messages(),
             tools,
             max_output_tokens: self.config.max_output_tokens,
             temperature: None,
@@ -219,10 +259,14 @@ impl Agent {
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<AssembledTurn, TurnEnd> {
+        self.fit_window(emit, cancel).await;
         let mut trimmed = false;
         let mut attempts = 0;
         loop {
-            let error = match self.stream_turn(&self.request(), emit, cancel).await {
+            let request = self.request();
+            let estimate = self.history.counter.preamble(&request.system, &request.tools)
+                + self.history.raw_tokens();
+            let error = match self.stream_turn(&request, estimate, emit, cancel).await {
                 Ok(turn) => return Ok(turn),
                 Err(Err(partial)) => return Err(TurnEnd::Cancelled(partial)),
                 Err(Ok(error)) => error,
@@ -230,8 +274,7 @@ impl Agent {
             match error {
                 LlmError::ContextLength { .. } if !trimmed => {
                     trimmed = true;
-                    let (dropped, prompt_index) =
-                        context::trim_half(&mut self.history, self.prompt_index);
+                    let (dropped, prompt_index) = self.history.trim_half(self.prompt_index);
                     self.prompt_index = prompt_index;
                     if dropped == 0 {
                         return Err(TurnEnd::Failed(error.to_string()));
@@ -272,6 +315,7 @@ impl Agent {
     async fn stream_turn(
         &self,
         request: &ProviderRequest<'_>,
+        estimate: u64,
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<AssembledTurn, Result<LlmError, String>> {
@@ -298,7 +342,11 @@ impl Agent {
                 ProviderEvent::ReasoningDelta(text) => {
                     emit(AgentEvent::Thought { text: text.clone() });
                 }
-                ProviderEvent::Usage(usage) => emit(AgentEvent::Usage { usage: *usage }),
+                ProviderEvent::Usage(usage) => {
+                    self.history.counter.observe(estimate, usage.input_tokens);
+                    self.history.record_usage(usage);
+                    emit(AgentEvent::Usage { usage: *usage });
+                }
                 ProviderEvent::Retrying { attempt, delay, reason } => emit(AgentEvent::Warning {
                     message: format!(
                         "{reason}; retrying in {:.1}s (retry {attempt})",
@@ -520,8 +568,7 @@ impl Agent {
         match self.provider.info().tool_protocol {
             ToolProtocol::Native => {
                 for (planned, output) in calls.iter().zip(outputs) {
-                    self.history
-                        .push(stamped(Message::tool_result(planned.call.id.clone(), output)));
+                    self.history.push(Message::tool_result(planned.call.id.clone(), output));
                 }
             }
             ToolProtocol::Text => {
@@ -539,7 +586,7 @@ impl Agent {
                         output.text_content()
                     ));
                 }
-                self.history.push(stamped(Message::user(text)));
+                self.history.push(Message::user(text));
             }
         }
     }
@@ -551,10 +598,4 @@ fn observation(call: &ToolCall, output: &ToolOutput) -> AgentEvent {
         name: call.name.clone(),
         output: output.clone(),
     }
-}
-
-fn stamped(mut message: Message) -> Message {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    message.timestamp_ms = i64::try_from(now.as_millis()).ok();
-    message
 }

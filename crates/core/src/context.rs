@@ -1,9 +1,105 @@
 //! Keeping the history a provider sees within its window.
 //!
-//! For now this is the forced trim a context-length error calls for; token
-//! counting and the 80 % rule come with the context manager.
+//! Two trims, both on whole units (a message and the tool results after it,
+//! so a call never loses its results): [`trim_to_budget`] before every model
+//! call, dropping the oldest units until the estimate is under 80 % of the
+//! window; and [`trim_half`], the forced trim a context-length error calls
+//! for. Neither touches system messages or the request being worked on, and
+//! what is left starts with a user message, as every API requires. The
+//! session file keeps every message; only what is sent shrinks.
 
 use axon_protocol::{Message, Role, ToolOutput};
+
+/// The share of the window a request may fill before trimming starts.
+pub const TRIM_AT: f64 = 0.8;
+
+/// What a conversation says when trimming left nothing of it (seed 001).
+pub const CLEARED_NOTICE: &str = "The earlier conversation was cleared to fit the model's context \
+    window. Please describe what you need again.";
+
+/// How much of the window a request may use before it is trimmed.
+pub fn budget(context_window: u64) -> u64 {
+    (context_window as f64 * TRIM_AT) as u64
+}
+
+/// Drops the oldest units of `history` (token costs in `tokens`, one per
+/// message) until `fixed` plus what remains is at most `budget`. System
+/// messages and the unit holding `keep` stay, and so does everything after
+/// it. Returns how many messages went and where `keep` now is.
+pub fn trim_to_budget(
+    history: &mut Vec<Message>,
+    tokens: &mut Vec<u64>,
+    fixed: u64,
+    budget: u64,
+    keep: usize,
+) -> (usize, usize) {
+    let mut total = fixed + tokens.iter().sum::<u64>();
+    if total <= budget || history.len() != tokens.len() {
+        return (0, keep);
+    }
+    let units = units(history);
+    let kept_unit =
+        units.iter().position(|&(start, end)| (start..end).contains(&keep)).unwrap_or(units.len());
+    let mut dropped = vec![false; units.len()];
+    for (i, &(start, end)) in units.iter().enumerate().take(kept_unit) {
+        let role = history[start].role;
+        // Under budget, stop where the kept part starts with a user message.
+        if total <= budget && role == Role::User {
+            break;
+        }
+        if role != Role::System {
+            dropped[i] = true;
+            total -= tokens[start..end].iter().sum::<u64>();
+        }
+    }
+    remove_units(history, tokens, &units, &dropped, keep)
+}
+
+/// Seed 001's `trimMessages`: `messages` (the system message first, if any)
+/// trimmed to at most [`TRIM_AT`] of `max_tokens`, the oldest non-system
+/// messages going first and the latest user message always kept. When
+/// nothing but the system message would remain, [`CLEARED_NOTICE`] is added.
+pub fn trim_messages(messages: &[Message], tokens: &[u64], max_tokens: u64) -> Vec<Message> {
+    let mut history = messages.to_vec();
+    let mut costs = tokens.to_vec();
+    let keep = history.iter().rposition(|m| m.role == Role::User).unwrap_or(history.len());
+    trim_to_budget(&mut history, &mut costs, 0, budget(max_tokens), keep);
+    if history.iter().all(|m| m.role == Role::System) {
+        history.push(Message::user(CLEARED_NOTICE));
+    }
+    history
+}
+
+fn remove_units(
+    history: &mut Vec<Message>,
+    tokens: &mut Vec<u64>,
+    units: &[(usize, usize)],
+    dropped: &[bool],
+    keep: usize,
+) -> (usize, usize) {
+    let count: usize =
+        units.iter().zip(dropped).filter(|(_, d)| **d).map(|(u, _)| u.1 - u.0).sum();
+    if count == 0 {
+        return (0, keep);
+    }
+    let dropped_before: usize = units
+        .iter()
+        .zip(dropped)
+        .filter(|(u, d)| **d && u.1 <= keep)
+        .map(|(u, _)| u.1 - u.0)
+        .sum();
+    let mut kept = Vec::with_capacity(history.len() - count);
+    let mut kept_tokens = Vec::with_capacity(history.len() - count);
+    for (i, &(start, end)) in units.iter().enumerate() {
+        if !dropped[i] {
+            kept.extend_from_slice(&history[start..end]);
+            kept_tokens.extend_from_slice(&tokens[start..end]);
+        }
+    }
+    *history = kept;
+    *tokens = kept_tokens;
+    (count, keep.saturating_sub(dropped_before))
+}
 
 /// Drops the oldest half of `history` (counted in messages) and returns how
 /// many messages went and where the message at `keep` (the request being
@@ -11,12 +107,13 @@ use axon_protocol::{Message, Role, ToolOutput};
 /// together, so every tool call keeps exactly its results; system messages
 /// and the message at `keep` always stay; and what is left starts with a
 /// user message, as every API requires.
-pub fn trim_half(history: &mut Vec<Message>, keep: usize) -> (usize, usize) {
+pub fn trim_half(history: &mut Vec<Message>, tokens: &mut Vec<u64>, keep: usize) -> (usize, usize) {
     let units = units(history);
-    let Some(kept_unit) = units.iter().position(|&(start, end)| (start..end).contains(&keep))
-    else {
+    if history.len() != tokens.len()
+        || !units.iter().any(|&(start, end)| (start..end).contains(&keep))
+    {
         return (0, keep);
-    };
+    }
     let target = history.len().div_ceil(2);
     let mut dropped = vec![false; units.len()];
     let mut count = 0;
@@ -28,26 +125,14 @@ pub fn trim_half(history: &mut Vec<Message>, keep: usize) -> (usize, usize) {
         if count >= target && (past_kept || role == Role::User) {
             break;
         }
-        if i == kept_unit {
+        if (start..end).contains(&keep) {
             past_kept = true;
         } else if role != Role::System {
             dropped[i] = true;
             count += end - start;
         }
     }
-    if count == 0 {
-        return (0, keep);
-    }
-    let dropped_before: usize =
-        units[..kept_unit].iter().zip(&dropped).filter(|(_, d)| **d).map(|(u, _)| u.1 - u.0).sum();
-    let mut kept = Vec::with_capacity(history.len() - count);
-    for (i, &(start, end)) in units.iter().enumerate() {
-        if !dropped[i] {
-            kept.extend_from_slice(&history[start..end]);
-        }
-    }
-    *history = kept;
-    (count, keep - dropped_before)
+    remove_units(history, tokens, &units, &dropped, keep)
 }
 
 /// Gives every tool call without a result an "interrupted" error result, so
@@ -112,7 +197,9 @@ mod tests {
             history.extend(call_turn(id));
         }
         let before = history.len();
-        let (dropped, prompt) = trim_half(&mut history, 2);
+        let mut tokens = vec![1; history.len()];
+        let (dropped, prompt) = trim_half(&mut history, &mut tokens, 2);
+        assert_eq!(tokens.len(), history.len());
         assert!(dropped * 2 >= before, "dropped {dropped} of {before}");
         assert_eq!(history[0].text(), "second");
         assert_eq!(prompt, 0);
@@ -133,7 +220,8 @@ mod tests {
             history.push(Message::assistant(format!("call {n}")));
             history.push(Message::user(format!("results {n}")));
         }
-        let (_, prompt) = trim_half(&mut history, 0);
+        let mut tokens = vec![1; history.len()];
+        let (_, prompt) = trim_half(&mut history, &mut tokens, 0);
         assert_eq!(prompt, 0);
         assert_eq!(history[0].text(), "the task");
         assert_eq!(history.last().unwrap().text(), "results 2");
@@ -160,7 +248,8 @@ mod tests {
     #[test]
     fn a_lone_user_message_cannot_be_trimmed() {
         let mut history = vec![Message::user("only")];
-        assert_eq!(trim_half(&mut history, 0), (0, 0));
+        let mut tokens = vec![1; history.len()];
+        assert_eq!(trim_half(&mut history, &mut tokens, 0), (0, 0));
         assert_eq!(history.len(), 1);
     }
 }

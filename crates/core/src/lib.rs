@@ -11,10 +11,14 @@ mod agent;
 mod agent_tool;
 mod approval;
 mod batch;
+mod compact;
 pub mod context;
+mod history;
 pub mod prompt;
+pub mod tokens;
 
-pub use agent::{Agent, AgentConfig, RunOutcome};
+pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
+pub use history::Journal;
 pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use approval::{Approval, ApprovalPolicy, Approver};
 pub use tokio_util::sync::CancellationToken;

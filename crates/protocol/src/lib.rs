@@ -6,6 +6,7 @@
 //! [`Conversation`]s. This crate does no I/O and depends on serde only, so a
 //! front end or a test can use it without pulling in anything else.
 
+pub mod compaction;
 mod conversation;
 mod event;
 mod message;

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axon_protocol::{Conversation, ConversationMetadata, Message, Role, Usage};
+use axon_protocol::{Conversation, ConversationMetadata, Message, Usage};
 
 use crate::load::{LoadError, load};
 use crate::record::{HEADER_TYPE, Header, HeaderLine, Record, SESSION_VERSION};
@@ -316,7 +316,7 @@ impl Session {
                 Record::Compaction { summary, replaced, .. } => {
                     let replaced = (*replaced).min(history.len());
                     history.drain(..replaced);
-                    prepend_summary(&mut history, summary);
+                    axon_protocol::compaction::apply_summary(&mut history, summary);
                 }
                 _ => {}
             }
@@ -378,23 +378,6 @@ impl Session {
             created_at: self.header.created_at,
             updated_at,
         }
-    }
-}
-
-/// Puts a compaction summary in front of the first user message, or adds it
-/// as one when there is none: the history must start with a user message.
-pub(crate) fn prepend_summary(history: &mut Vec<Message>, summary: &str) {
-    let lead = format!(
-        "[Summary of the earlier conversation, written when it was compacted]\n{summary}\n[End of summary]"
-    );
-    while history.first().is_some_and(|m| m.role != Role::User) {
-        history.remove(0);
-    }
-    match history.first_mut() {
-        Some(first) => {
-            first.content.insert(0, axon_protocol::ContentPart::text(format!("{lead}\n\n")))
-        }
-        None => history.push(Message::user(lead)),
     }
 }
 

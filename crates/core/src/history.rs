@@ -1,0 +1,133 @@
+//! The agent's conversation: messages with their token costs, recorded to a
+//! [`Journal`] as they join.
+//!
+//! Trimming shrinks what is sent; the journal (a session file) has already
+//! kept every message, so nothing the user did is lost with it.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axon_protocol::{Message, Usage};
+
+use crate::context;
+use crate::tokens::TokenCounter;
+
+/// Where a conversation is recorded as it happens (a session file).
+pub trait Journal: Send + Sync {
+    /// A message joined the history.
+    fn message(&self, message: &Message);
+    /// A model call used these tokens.
+    fn usage(&self, usage: &Usage);
+    /// The oldest `replaced` messages were replaced by `summary`.
+    fn compacted(&self, summary: &str, replaced: usize);
+}
+
+pub(crate) struct History {
+    messages: Vec<Message>,
+    /// Uncorrected token cost of each message, same length as `messages`.
+    tokens: Vec<u64>,
+    pub(crate) counter: TokenCounter,
+    journal: Option<Arc<dyn Journal>>,
+}
+
+impl History {
+    pub(crate) fn new(model: &str) -> Self {
+        History {
+            messages: Vec::new(),
+            tokens: Vec::new(),
+            counter: TokenCounter::for_model(model),
+            journal: None,
+        }
+    }
+
+    pub(crate) fn set_journal(&mut self, journal: Arc<dyn Journal>) {
+        self.journal = Some(journal);
+    }
+
+    pub(crate) fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Replaces everything without recording it (a resumed session's
+    /// messages are already in its file).
+    pub(crate) fn replace(&mut self, mut messages: Vec<Message>) {
+        context::close_open_calls(&mut messages);
+        self.tokens = messages.iter().map(|m| self.counter.message(m)).collect();
+        self.messages = messages;
+    }
+
+    /// Gives dangling tool calls their "interrupted" results, recording them.
+    pub(crate) fn close_open_calls(&mut self) {
+        let before = self.messages.len();
+        let mut messages = std::mem::take(&mut self.messages);
+        context::close_open_calls(&mut messages);
+        if messages.len() == before {
+            self.messages = messages;
+            return;
+        }
+        // Closing only appends results; re-push so they are counted and recorded.
+        let added: Vec<Message> = messages.drain(before..).collect();
+        self.messages = messages;
+        for message in added {
+            self.push(message);
+        }
+    }
+
+    /// Appends a message, stamped with the time, and records it.
+    pub(crate) fn push(&mut self, mut message: Message) {
+        if message.timestamp_ms.is_none() {
+            let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+            message.timestamp_ms = i64::try_from(now.as_millis()).ok();
+        }
+        if let Some(journal) = &self.journal {
+            journal.message(&message);
+        }
+        self.tokens.push(self.counter.message(&message));
+        self.messages.push(message);
+    }
+
+    pub(crate) fn record_usage(&self, usage: &Usage) {
+        if let Some(journal) = &self.journal {
+            journal.usage(usage);
+        }
+    }
+
+    /// Uncorrected tokens of every message.
+    pub(crate) fn raw_tokens(&self) -> u64 {
+        self.tokens.iter().sum()
+    }
+
+    /// Trims to `budget` (corrected tokens) with `fixed` (raw) always sent.
+    pub(crate) fn fit(&mut self, fixed: u64, budget: u64, keep: usize) -> (usize, usize) {
+        let scale = self.counter.scale().max(0.01);
+        let raw_budget = (budget as f64 / scale) as u64;
+        context::trim_to_budget(&mut self.messages, &mut self.tokens, fixed, raw_budget, keep)
+    }
+
+    pub(crate) fn trim_half(&mut self, keep: usize) -> (usize, usize) {
+        context::trim_half(&mut self.messages, &mut self.tokens, keep)
+    }
+
+    /// Replaces the first `replaced` messages by `summary` (led into the
+    /// first kept user message) and records the compaction.
+    pub(crate) fn compact(&mut self, summary: &str, replaced: usize) {
+        let replaced = replaced.min(self.messages.len());
+        let mut rest: Vec<Message> = self.messages.split_off(replaced);
+        axon_protocol::compaction::apply_summary(&mut rest, summary);
+        if let Some(journal) = &self.journal {
+            journal.compacted(summary, replaced);
+        }
+        self.tokens = rest.iter().map(|m| self.counter.message(m)).collect();
+        self.messages = rest;
+    }
+
+    /// A new conversation: nothing of the old one is sent again.
+    pub(crate) fn clear(&mut self) {
+        self.messages.clear();
+        self.tokens.clear();
+    }
+}
