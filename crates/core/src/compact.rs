@@ -102,7 +102,11 @@ impl Agent {
         Ok(())
     }
 
-    async fn summarise(&self, transcript: String, cancel: &CancellationToken) -> Result<String, String> {
+    async fn summarise(
+        &self,
+        transcript: String,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
         let messages = [Message::user(format!(
             "Here is the earlier part of the conversation:\n\n{transcript}\n\nWrite the handoff summary."
         ))];
@@ -146,7 +150,10 @@ fn transcript(messages: &[Message]) -> String {
                     out.push_str(&format!("Assistant: {text}\n\n"));
                 }
                 for call in &message.tool_calls {
-                    out.push_str(&format!("Assistant called {} with {}\n\n", call.name, call.arguments));
+                    out.push_str(&format!(
+                        "Assistant called {} with {}\n\n",
+                        call.name, call.arguments
+                    ));
                 }
             }
             Role::Tool => {

@@ -77,17 +77,12 @@ fn remove_units(
     dropped: &[bool],
     keep: usize,
 ) -> (usize, usize) {
-    let count: usize =
-        units.iter().zip(dropped).filter(|(_, d)| **d).map(|(u, _)| u.1 - u.0).sum();
+    let count: usize = units.iter().zip(dropped).filter(|(_, d)| **d).map(|(u, _)| u.1 - u.0).sum();
     if count == 0 {
         return (0, keep);
     }
-    let dropped_before: usize = units
-        .iter()
-        .zip(dropped)
-        .filter(|(u, d)| **d && u.1 <= keep)
-        .map(|(u, _)| u.1 - u.0)
-        .sum();
+    let dropped_before: usize =
+        units.iter().zip(dropped).filter(|(u, d)| **d && u.1 <= keep).map(|(u, _)| u.1 - u.0).sum();
     let mut kept = Vec::with_capacity(history.len() - count);
     let mut kept_tokens = Vec::with_capacity(history.len() - count);
     for (i, &(start, end)) in units.iter().enumerate() {

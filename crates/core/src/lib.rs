@@ -18,7 +18,7 @@ pub mod prompt;
 pub mod tokens;
 
 pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
-pub use history::Journal;
 pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use approval::{Approval, ApprovalPolicy, Approver};
+pub use history::Journal;
 pub use tokio_util::sync::CancellationToken;

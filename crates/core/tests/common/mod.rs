@@ -76,6 +76,25 @@ impl Harness {
         Harness { server, dir, agent, events: Arc::new(Mutex::new(Vec::new())) }
     }
 
+    /// An OpenAI-format agent whose model has a `window`-token context.
+    pub async fn with_window(script: Vec<Reply>, window: u64, mut config: AgentConfig) -> Self {
+        let server = ScriptedServer::start(script).await.unwrap();
+        let mut provider_config =
+            provider_config(&server, ProviderKind::OpenAi, ToolProtocol::Native);
+        provider_config.context_window = Some(window);
+        let provider = build_provider(&provider_config).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        config.retry = fast_retries();
+        let agent = Agent::new(
+            provider,
+            Arc::new(Profile::Code.registry()),
+            ToolContext::new(workspace),
+            config,
+        );
+        Harness { server, dir, agent, events: Arc::new(Mutex::new(Vec::new())) }
+    }
+
     pub async fn run(&mut self, prompt: &str) -> RunOutcome {
         self.run_with(prompt, &CancellationToken::new()).await
     }
