@@ -184,8 +184,8 @@ fn requests_stay_within_a_small_window() {
     runtime().block_on(async {
         let long = "word ".repeat(300);
         let script: Vec<Reply> = (0..6).map(|_| Reply::text(&long)).collect();
-        let mut config = AgentConfig::default();
-        config.system_prompt = "You are axon.".into();
+        let config =
+            AgentConfig { system_prompt: "You are axon.".into(), ..AgentConfig::default() };
         let mut h = Harness::with_window(script, 2000, config).await;
         for n in 0..6 {
             let outcome = h.run(&format!("question {n}: {long}")).await;
