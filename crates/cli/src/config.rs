@@ -31,6 +31,16 @@ pub struct ConfigFile {
     /// `[mcp_servers.NAME]`: MCP servers (see `axon_mcp::config`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, TomlServer>,
+    /// `[context]`: what happens when a conversation outgrows the window.
+    #[serde(default)]
+    pub context: ContextFile,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextFile {
+    /// `trim` (default) or `summarize`.
+    pub strategy: Option<String>,
 }
 
 /// `[providers.NAME]`: overrides a preset, or defines a provider.
@@ -56,6 +66,7 @@ impl ConfigFile {
         self.provider = other.provider.or(self.provider.take());
         self.model = other.model.or(self.model.take());
         self.max_iterations = other.max_iterations.or(self.max_iterations);
+        self.context.strategy = other.context.strategy.or(self.context.strategy.take());
         self.approval = other.approval.or(self.approval.take());
         self.profile = other.profile.or(self.profile.take());
         for (name, theirs) in other.providers {

@@ -9,6 +9,8 @@ mod mcp_cmd;
 mod render;
 mod run_cmd;
 mod serve_cmd;
+mod session;
+mod sessions_cmd;
 mod tool_cmd;
 
 use std::process::ExitCode;
@@ -27,6 +29,8 @@ struct Cli {
 enum Command {
     /// Do a task in a workspace and print the answer.
     Run(run_cmd::RunArgs),
+    #[command(subcommand)]
+    Sessions(sessions_cmd::SessionsCommand),
     /// Show the configuration in effect.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
@@ -95,6 +99,7 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run_cmd::run(args).await,
+            Command::Sessions(command) => sessions_cmd::run(command),
             Command::Config(command) => config_cmd::run(command),
             Command::Mcp(command) => mcp_cmd::run(command).await,
             Command::Tool(command) => tool_cmd::run(command).await,

@@ -8,26 +8,38 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use axon_core::{
-    Agent, AgentConfig, Approval, ApprovalPolicy, Approver, CancellationToken, RunOutcome,
-    prompt::base_system_prompt,
+    Agent, AgentConfig, Approval, ApprovalPolicy, Approver, CancellationToken, ContextStrategy,
+    RunOutcome, prompt::base_system_prompt,
 };
 use axon_llm::build_provider;
 use axon_mcp::config::{ServerConfig, Transport};
 use axon_mcp::{McpManager, ServerState, StatusObserver};
 use axon_protocol::AgentEvent;
 use axon_protocol::{ToolCall, ToolSpec};
+use axon_store::SessionStore;
 use axon_tools::{Profile, ToolContext, Workspace};
 use clap::Args;
 
 use crate::config::{Dirs, Effective, Overrides};
 use crate::exit;
 use crate::render::Renderer;
+use crate::session;
 use crate::tool_cmd::ProfileArg;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The task. `-` reads it from stdin.
-    prompt: String,
+    #[arg(required_unless_present = "compact")]
+    prompt: Option<String>,
+    /// Continue the latest session of this workspace.
+    #[arg(long = "continue", conflicts_with_all = ["resume", "compact"])]
+    continue_session: bool,
+    /// Continue the session ID (or a unique start of it; see `axon sessions list`).
+    #[arg(long, value_name = "ID", conflicts_with = "compact")]
+    resume: Option<String>,
+    /// Summarise session ID's earlier turns to shrink what it sends, then stop.
+    #[arg(long, value_name = "ID", conflicts_with = "prompt")]
+    compact: Option<String>,
     /// The workspace folder.
     #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
     dir: PathBuf,
@@ -70,6 +82,26 @@ pub async fn run(args: RunArgs) -> u8 {
     let (mut agent, prompt, mcp) = prepared;
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(watch_ctrl_c(cancel.clone()));
+    if args.compact.is_some() {
+        let result = agent.compact_all(&cancel).await;
+        watcher.abort();
+        return match result {
+            Ok(0) => {
+                eprintln!("axon: nothing to compact: the session has only its latest request");
+                exit::OK
+            }
+            Ok(n) => {
+                eprintln!(
+                    "axon: summarised the session's oldest {n} messages; the file keeps them all"
+                );
+                exit::OK
+            }
+            Err(e) => {
+                eprintln!("axon: could not compact the session: {e}");
+                exit::FAILED
+            }
+        };
+    }
     let emit = |event| renderer.event(event);
     let outcome = agent.run(&prompt, &emit, &cancel).await;
     watcher.abort();
@@ -97,7 +129,10 @@ async fn watch_ctrl_c(cancel: CancellationToken) {
 }
 
 async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, String, McpManager)> {
-    let prompt = read_prompt(&args.prompt)?;
+    let prompt = match &args.prompt {
+        Some(prompt) => read_prompt(prompt)?,
+        None => String::new(),
+    };
     let workspace = Workspace::new(&args.dir)?;
     let dirs = Dirs::from_env()?;
     let config = Effective::load(&dirs, workspace.root())?;
@@ -105,7 +140,15 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
         eprintln!("axon: warning: {warning}");
     }
     let overrides = Overrides { provider: args.provider.clone(), model: args.model.clone() };
-    let provider = build_provider(&config.provider(&overrides)?)?;
+    let provider_config = config.provider(&overrides)?;
+    let provider = build_provider(&provider_config)?;
+    let context_strategy = match config.file.context.strategy.as_deref() {
+        None | Some("trim") => ContextStrategy::Trim,
+        Some("summarize" | "summarise") => ContextStrategy::Summarize,
+        Some(other) => {
+            bail!("unknown context.strategy '{other}' in the config; use trim or summarize")
+        }
+    };
 
     let profile = choose_profile(args.profile, &config)?;
     let approval = if args.yes {
@@ -126,11 +169,13 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
         system_prompt: base_system_prompt(&workspace.root().display().to_string()),
         max_iterations: args.max_iterations.or(config.file.max_iterations).unwrap_or(25).max(1),
         approval,
+        context_strategy,
         ..AgentConfig::default()
     };
     // Asking needs someone at a terminal who is not also the prompt's source.
-    let interactive =
-        args.prompt != "-" && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let interactive = args.prompt.as_deref() != Some("-")
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
     let mut registry = profile.registry();
     let servers = servers_to_start(
         args,
@@ -152,12 +197,38 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
             message,
         });
     });
+    let redactor = session::secrets(
+        provider_config.api_key.as_deref(),
+        &servers,
+        &provider_config.api_key_env,
+    );
+    let choice = match (&args.compact, &args.resume, args.continue_session) {
+        (Some(id), _, _) | (None, Some(id), _) => session::Choice::Id(id),
+        (None, None, true) => session::Choice::Latest,
+        (None, None, false) => session::Choice::New,
+    };
+    let store = SessionStore::new(&dirs.data);
+    let info = provider.info();
+    let (journal, resumed) = session::open(
+        &store,
+        choice,
+        workspace.root(),
+        &prompt,
+        (&info.name, &info.model),
+        redactor,
+    )?;
+    // Compacting needs no tools, so no servers are started for it.
+    let servers = if args.compact.is_some() { Vec::new() } else { servers };
     let mcp = McpManager::start_observed(servers, workspace.root(), Some(observer)).await;
     for warning in mcp.register_tools(&mut registry) {
         eprintln!("axon: warning: {warning}");
     }
     let registry = Arc::new(registry);
-    let mut agent = Agent::new(provider, registry, ToolContext::new(workspace), agent_config);
+    let mut agent = Agent::new(provider, registry, ToolContext::new(workspace), agent_config)
+        .with_journal(journal);
+    if let Some(history) = resumed {
+        agent = agent.with_history(history);
+    }
     if approval == ApprovalPolicy::Ask && interactive {
         agent = agent.with_approver(Arc::new(TerminalApprover));
     }

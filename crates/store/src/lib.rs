@@ -27,4 +27,6 @@ pub use export::{to_json, to_markdown};
 pub use load::{LoadError, load};
 pub use record::{Header, Record, SESSION_VERSION};
 pub use redact::Redactor;
-pub use store::{Session, SessionStore, SessionSummary, SessionWriter, StoreError};
+pub use store::{
+    Session, SessionStore, SessionSummary, SessionWriter, StoreError, civil_from_days,
+};

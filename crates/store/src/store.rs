@@ -191,7 +191,7 @@ fn new_id(created_at: i64) -> String {
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
-pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -1,0 +1,131 @@
+//! Connecting a run to its session file: a new one, or the one being
+//! continued, recorded through the agent's `Journal`.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use anyhow::{Result, bail};
+use axon_core::Journal;
+use axon_protocol::{Message, Usage};
+use axon_store::{Record, Redactor, Session, SessionStore, SessionWriter};
+
+/// Which session a run belongs to.
+pub enum Choice<'a> {
+    New,
+    /// `--continue`: the latest session of this workspace.
+    Latest,
+    /// `--resume ID` or `--compact ID`.
+    Id(&'a str),
+}
+
+/// Records into one session file. A write that fails is reported once and
+/// the run goes on: losing the record must not lose the work.
+pub struct SessionJournal {
+    writer: Mutex<SessionWriter>,
+    failed: Mutex<bool>,
+}
+
+impl SessionJournal {
+    pub fn new(writer: SessionWriter) -> Self {
+        SessionJournal { writer: Mutex::new(writer), failed: Mutex::new(false) }
+    }
+
+    fn append(&self, record: &Record) {
+        let result = self.writer.lock().unwrap_or_else(PoisonError::into_inner).append(record);
+        if let Err(e) = result {
+            let mut failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
+            if !*failed {
+                *failed = true;
+                eprintln!("axon: warning: the session is no longer being saved: {e}");
+            }
+        }
+    }
+}
+
+impl Journal for SessionJournal {
+    fn message(&self, message: &Message) {
+        self.append(&Record::Message { message: message.clone() });
+    }
+
+    fn usage(&self, usage: &Usage) {
+        self.append(&Record::Usage { usage: *usage });
+    }
+
+    fn compacted(&self, summary: &str, replaced: usize) {
+        let at = now_ms();
+        self.append(&Record::Compaction { summary: summary.to_string(), replaced, at });
+    }
+}
+
+fn now_ms() -> i64 {
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Opens or starts the session for a run. Returns the journal and, when
+/// continuing, the history to resume with.
+pub fn open(
+    store: &SessionStore,
+    choice: Choice<'_>,
+    workspace: &Path,
+    title: &str,
+    (provider, model): (&str, &str),
+    redactor: Redactor,
+) -> Result<(Arc<SessionJournal>, Option<Vec<Message>>)> {
+    let session: Option<Session> = match choice {
+        Choice::New => None,
+        Choice::Latest => match store.latest(workspace)? {
+            Some(session) => Some(session),
+            None => bail!(
+                "there is no session to continue in {}; start one with `axon run \"TASK\"`",
+                workspace.display()
+            ),
+        },
+        Choice::Id(id) => Some(store.open(id)?),
+    };
+    let Some(session) = session else {
+        let writer = store.create(title, workspace, provider, model, redactor)?;
+        return Ok((Arc::new(SessionJournal::new(writer)), None));
+    };
+    for warning in &session.warnings {
+        eprintln!("axon: warning: {warning}");
+    }
+    let writer = store.append_to(&session, redactor)?;
+    let journal = Arc::new(SessionJournal::new(writer));
+    // A session whose model is gone goes on with the current one.
+    if session.model() != (provider, model) {
+        journal.append(&Record::Model {
+            provider: provider.into(),
+            model: model.into(),
+            at: now_ms(),
+        });
+    }
+    Ok((journal, Some(session.history())))
+}
+
+/// Everything secret this run knows the value of.
+pub fn secrets(
+    api_key: Option<&str>,
+    servers: &[axon_mcp::config::ServerConfig],
+    api_key_env: &str,
+) -> Redactor {
+    let mut values: Vec<String> = api_key.map(String::from).into_iter().collect();
+    let known = ["AXON_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"];
+    for var in known.into_iter().chain(["OPENROUTER_API_KEY", api_key_env]) {
+        if let Ok(value) = std::env::var(var) {
+            values.push(value);
+        }
+    }
+    for server in servers {
+        if let axon_mcp::config::Transport::Http { headers, bearer_token_env, .. } =
+            &server.transport
+        {
+            values.extend(headers.values().cloned());
+            if let Some(value) = bearer_token_env.as_ref().and_then(|var| std::env::var(var).ok()) {
+                values.push(value);
+            }
+        }
+    }
+    Redactor::new(values)
+}

@@ -1,0 +1,115 @@
+//! `axon sessions list | show | export | rm`: the saved sessions.
+
+use std::path::PathBuf;
+
+use axon_store::{SessionStore, StoreError, to_json, to_markdown};
+use clap::{Subcommand, ValueEnum};
+
+use crate::config::Dirs;
+use crate::{exit, say};
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// The sessions of this workspace, newest first.
+    List {
+        /// Every workspace's sessions.
+        #[arg(long)]
+        all: bool,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+    /// One session as readable text.
+    Show { id: String },
+    /// One session as Markdown (default) or the JSON conversation.
+    Export {
+        id: String,
+        #[arg(long, value_enum, default_value_t = Format::Md)]
+        format: Format,
+    },
+    /// Delete a session.
+    Rm { id: String },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    Md,
+    Json,
+}
+
+pub fn run(command: SessionsCommand) -> u8 {
+    let store = match Dirs::from_env() {
+        Ok(dirs) => SessionStore::new(&dirs.data),
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::USAGE;
+        }
+    };
+    match execute(&store, command) {
+        Ok(()) => exit::OK,
+        Err(e @ (StoreError::NotFound(_) | StoreError::Ambiguous { .. })) => {
+            eprintln!("axon: {e}");
+            exit::USAGE
+        }
+        Err(e) => {
+            eprintln!("axon: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+fn execute(store: &SessionStore, command: SessionsCommand) -> Result<(), StoreError> {
+    match command {
+        SessionsCommand::List { all, dir } => {
+            let root = std::fs::canonicalize(&dir).unwrap_or(dir);
+            let sessions = store.list(if all { None } else { Some(&root) })?;
+            if sessions.is_empty() {
+                eprintln!(
+                    "axon: no sessions{} yet",
+                    if all { String::new() } else { format!(" in {}", root.display()) }
+                );
+                return Ok(());
+            }
+            for s in sessions {
+                let place = if all { format!("  {}", s.workspace) } else { String::new() };
+                say(&format!(
+                    "{}  {}  {:>4} msgs  {:>8} tokens  {}{place}",
+                    s.id,
+                    when(s.updated_at),
+                    s.messages,
+                    s.tokens,
+                    s.title
+                ));
+            }
+        }
+        SessionsCommand::Show { id } => {
+            let session = store.open(&id)?;
+            for warning in &session.warnings {
+                eprintln!("axon: warning: {warning}");
+            }
+            say(to_markdown(&session).trim_end());
+        }
+        SessionsCommand::Export { id, format } => {
+            let session = store.open(&id)?;
+            for warning in &session.warnings {
+                eprintln!("axon: warning: {warning}");
+            }
+            match format {
+                Format::Md => say(to_markdown(&session).trim_end()),
+                Format::Json => say(&to_json(&session)),
+            }
+        }
+        SessionsCommand::Rm { id } => {
+            let removed = store.remove(&id)?;
+            eprintln!("axon: removed session {removed}");
+        }
+    }
+    Ok(())
+}
+
+/// `2026-11-22 14:05` (UTC) for a time in milliseconds since the epoch.
+fn when(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = axon_store::civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", rem / 3600, rem % 3600 / 60)
+}
