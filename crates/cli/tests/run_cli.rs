@@ -6,46 +6,12 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 use assert_cmd::cargo::cargo_bin;
-use axon_testkit::{Reply, ScriptedServer};
+use axon_testkit::Reply;
+use common::setup;
 use serde_json::{Value, json};
-
-struct Setup {
-    runtime: tokio::runtime::Runtime,
-    server: ScriptedServer,
-    home: tempfile::TempDir,
-    workspace: tempfile::TempDir,
-}
-
-fn setup(script: Vec<Reply>) -> Setup {
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let server = runtime.block_on(ScriptedServer::start(script)).unwrap();
-    Setup {
-        runtime,
-        server,
-        home: tempfile::tempdir().unwrap(),
-        workspace: tempfile::tempdir().unwrap(),
-    }
-}
-
-impl Setup {
-    /// `axon` with a clean environment pointing at the scripted server.
-    fn axon(&self) -> assert_cmd::Command {
-        let mut cmd = assert_cmd::Command::new(cargo_bin("axon"));
-        self.configure(cmd.env_clear().timeout(Duration::from_secs(60)));
-        cmd
-    }
-
-    fn configure<'a>(&self, cmd: &'a mut assert_cmd::Command) -> &'a mut assert_cmd::Command {
-        cmd.env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("AXON_HOME", self.home.path())
-            .env("AXON_PROVIDER", "openai")
-            .env("AXON_BASE_URL", self.server.openai_base())
-            .env("OPENAI_API_KEY", "sk-test-0000000000")
-            .current_dir(self.workspace.path())
-    }
-}
 
 #[test]
 fn create_then_read_back_answers_and_exits_0() {
