@@ -226,8 +226,8 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
     let registry = Arc::new(registry);
     let mut agent = Agent::new(provider, registry, ToolContext::new(workspace), agent_config)
         .with_journal(journal);
-    if let Some(history) = resumed {
-        agent = agent.with_history(history);
+    if let Some((history, tokens)) = resumed {
+        agent = agent.with_counted_history(history, tokens);
     }
     if approval == ApprovalPolicy::Ask && interactive {
         agent = agent.with_approver(Arc::new(TerminalApprover));

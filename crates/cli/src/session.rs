@@ -43,8 +43,8 @@ impl SessionJournal {
 }
 
 impl Journal for SessionJournal {
-    fn message(&self, message: &Message) {
-        self.append(&Record::Message { message: message.clone() });
+    fn message(&self, message: &Message, tokens: u64) {
+        self.append(&Record::Message { message: message.clone(), tokens: Some(tokens) });
     }
 
     fn usage(&self, usage: &Usage) {
@@ -63,6 +63,10 @@ fn now_ms() -> i64 {
     i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
 }
 
+/// The history a continued session resumes with, and its recorded token
+/// counts.
+pub type Resumed = (Vec<Message>, Vec<Option<u64>>);
+
 /// Opens or starts the session for a run. Returns the journal and, when
 /// continuing, the history to resume with.
 pub fn open(
@@ -72,7 +76,7 @@ pub fn open(
     title: &str,
     (provider, model): (&str, &str),
     redactor: Redactor,
-) -> Result<(Arc<SessionJournal>, Option<Vec<Message>>)> {
+) -> Result<(Arc<SessionJournal>, Option<Resumed>)> {
     let session: Option<Session> = match choice {
         Choice::New => None,
         Choice::Latest => match store.latest(workspace)? {
@@ -101,7 +105,7 @@ pub fn open(
             at: now_ms(),
         });
     }
-    Ok((journal, Some(session.history())))
+    Ok((journal, Some(session.history_with_tokens())))
 }
 
 /// Everything secret this run knows the value of.

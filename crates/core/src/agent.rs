@@ -121,6 +121,7 @@ impl Agent {
         config: AgentConfig,
     ) -> Self {
         let history = History::new(&provider.info().model);
+        history.counter.warm_up();
         Agent {
             provider,
             registry,
@@ -141,7 +142,14 @@ impl Agent {
 
     /// Continues an earlier conversation.
     pub fn with_history(mut self, history: Vec<Message>) -> Self {
-        self.history.replace(history);
+        self.history.replace(history, Vec::new());
+        self
+    }
+
+    /// Continues an earlier conversation whose messages' token counts were
+    /// recorded (`None` where one must be counted again).
+    pub fn with_counted_history(mut self, history: Vec<Message>, tokens: Vec<Option<u64>>) -> Self {
+        self.history.replace(history, tokens);
         self
     }
 

@@ -14,8 +14,9 @@ use crate::tokens::TokenCounter;
 
 /// Where a conversation is recorded as it happens (a session file).
 pub trait Journal: Send + Sync {
-    /// A message joined the history.
-    fn message(&self, message: &Message);
+    /// A message joined the history; `tokens` is its estimated cost, kept
+    /// so a resume need not count again.
+    fn message(&self, message: &Message, tokens: u64);
     /// A model call used these tokens.
     fn usage(&self, usage: &Usage);
     /// The oldest `replaced` messages were replaced by `summary`.
@@ -54,9 +55,21 @@ impl History {
 
     /// Replaces everything without recording it (a resumed session's
     /// messages are already in its file).
-    pub(crate) fn replace(&mut self, mut messages: Vec<Message>) {
+    pub(crate) fn replace(&mut self, messages: Vec<Message>, known: Vec<Option<u64>>) {
+        let mut messages = messages;
+        let before = messages.len();
         context::close_open_calls(&mut messages);
-        self.tokens = messages.iter().map(|m| self.counter.message(m)).collect();
+        // Counts recorded with the messages are used as they are; closing
+        // open calls inserts results, so counts only line up without it.
+        let aligned = messages.len() == before && known.len() == before;
+        self.tokens = messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| match known.get(i).copied().flatten() {
+                Some(count) if aligned => count,
+                _ => self.counter.message(m),
+            })
+            .collect();
         self.messages = messages;
     }
 
@@ -83,10 +96,11 @@ impl History {
             let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
             message.timestamp_ms = i64::try_from(now.as_millis()).ok();
         }
+        let tokens = self.counter.message(&message);
         if let Some(journal) = &self.journal {
-            journal.message(&message);
+            journal.message(&message, tokens);
         }
-        self.tokens.push(self.counter.message(&message));
+        self.tokens.push(tokens);
         self.messages.push(message);
     }
 

@@ -5,6 +5,7 @@
 //! by what the provider reports: [`TokenCounter::observe`] keeps the ratio
 //! of reported prompt tokens to the estimate for the same request.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axon_protocol::{ContentPart, Message, ToolSpec};
@@ -17,7 +18,10 @@ const PER_MESSAGE: u64 = 4;
 const PER_MEDIA: u64 = 800;
 
 pub struct TokenCounter {
-    bpe: &'static CoreBPE,
+    openai: bool,
+    /// Loaded on first use: building a vocabulary takes 50–120 ms, which a
+    /// resumed session with recorded counts never needs to pay up front.
+    bpe: OnceLock<&'static CoreBPE>,
     /// Reported / estimated, in thousandths (1000 = the estimate is right).
     scale_milli: AtomicU64,
 }
@@ -31,16 +35,29 @@ impl std::fmt::Debug for TokenCounter {
 impl TokenCounter {
     /// The counter for `model`.
     pub fn for_model(model: &str) -> Self {
-        let bpe = if is_openai_family(model) {
-            tiktoken_rs::o200k_base_singleton()
-        } else {
-            tiktoken_rs::cl100k_base_singleton()
-        };
-        TokenCounter { bpe, scale_milli: AtomicU64::new(1000) }
+        TokenCounter {
+            openai: is_openai_family(model),
+            bpe: OnceLock::new(),
+            scale_milli: AtomicU64::new(1000),
+        }
+    }
+
+    fn bpe(&self) -> &'static CoreBPE {
+        let openai = self.openai;
+        self.bpe.get_or_init(|| load(openai))
+    }
+
+    /// Loads the vocabulary on a background thread, so it is ready by the
+    /// time the first message needs counting.
+    pub fn warm_up(&self) {
+        let openai = self.openai;
+        let _ = std::thread::Builder::new().name("axon-tokenizer".into()).spawn(move || {
+            load(openai);
+        });
     }
 
     pub fn text(&self, text: &str) -> u64 {
-        self.bpe.encode_ordinary(text).len() as u64
+        self.bpe().encode_ordinary(text).len() as u64
     }
 
     /// One message's tokens as the model will see it (uncorrected).
@@ -91,6 +108,11 @@ impl TokenCounter {
     pub fn corrected(&self, raw: u64) -> u64 {
         raw.saturating_mul(self.scale_milli.load(Ordering::Relaxed)) / 1000
     }
+}
+
+/// The process-wide vocabulary (tiktoken keeps one of each).
+fn load(openai: bool) -> &'static CoreBPE {
+    if openai { tiktoken_rs::o200k_base_singleton() } else { tiktoken_rs::cl100k_base_singleton() }
 }
 
 /// Models that use OpenAI's o200k encoding.

@@ -25,8 +25,13 @@ pub struct Header {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Record {
-    /// A message, as it joined the history.
-    Message { message: Message },
+    /// A message, as it joined the history, with its token count when the
+    /// writer knew it (a resume then need not count again).
+    Message {
+        message: Message,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens: Option<u64>,
+    },
     /// Tokens a model call used, as the provider reported them.
     Usage { usage: Usage },
     /// The session went on with another provider or model.
@@ -35,6 +40,13 @@ pub enum Record {
     /// earlier compactions applied) were replaced by `summary`. The
     /// messages themselves stay in the file above this line.
     Compaction { summary: String, replaced: usize, at: i64 },
+}
+
+impl Record {
+    /// A message record without a token count.
+    pub fn message(message: Message) -> Self {
+        Record::Message { message, tokens: None }
+    }
 }
 
 /// The header line as written: `{"type":"session", …}`.

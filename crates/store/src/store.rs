@@ -301,7 +301,7 @@ impl Session {
     /// Every message recorded, in order.
     pub fn messages(&self) -> impl Iterator<Item = &Message> {
         self.records.iter().filter_map(|r| match r {
-            Record::Message { message } => Some(message),
+            Record::Message { message, .. } => Some(message),
             _ => None,
         })
     }
@@ -309,19 +309,42 @@ impl Session {
     /// The history to resume with: the recorded messages with every
     /// compaction applied (its summary leads the first kept user message).
     pub fn history(&self) -> Vec<Message> {
+        self.history_with_tokens().0
+    }
+
+    /// [`Session::history`] with each message's recorded token count, where
+    /// one was recorded and still applies (a message a summary was put into
+    /// has none).
+    pub fn history_with_tokens(&self) -> (Vec<Message>, Vec<Option<u64>>) {
         let mut history: Vec<Message> = Vec::new();
+        let mut tokens: Vec<Option<u64>> = Vec::new();
         for record in &self.records {
             match record {
-                Record::Message { message } => history.push(message.clone()),
+                Record::Message { message, tokens: count } => {
+                    history.push(message.clone());
+                    tokens.push(*count);
+                }
                 Record::Compaction { summary, replaced, .. } => {
                     let replaced = (*replaced).min(history.len());
                     history.drain(..replaced);
+                    tokens.drain(..replaced);
+                    // apply_summary drops the non-user messages before the first
+                    // user message, which then leads with the summary: recount it.
+                    let leading = history
+                        .iter()
+                        .position(|m| m.role == axon_protocol::Role::User)
+                        .unwrap_or(history.len());
                     axon_protocol::compaction::apply_summary(&mut history, summary);
+                    tokens.drain(..leading.min(tokens.len()));
+                    match tokens.first_mut() {
+                        Some(first) => *first = None,
+                        None => tokens.push(None),
+                    }
                 }
                 _ => {}
             }
         }
-        history
+        (history, tokens)
     }
 
     /// The model the session last ran with.

@@ -72,7 +72,7 @@ proptest! {
         let workspace = Path::new("/work/space");
         let mut writer = store.create(&title, workspace, "deepseek", "deepseek-chat", Redactor::default()).unwrap();
         for message in &messages {
-            writer.append(&Record::Message { message: message.clone() }).unwrap();
+            writer.append(&Record::message(message.clone())).unwrap();
         }
         for (input, output) in &usages {
             let usage = Usage { input_tokens: *input, output_tokens: *output, ..Usage::default() };
@@ -99,7 +99,7 @@ proptest! {
         let (_dir, store) = store();
         let mut writer = store.create("t", Path::new("/w"), "p", "m", Redactor::default()).unwrap();
         for i in 0..10 {
-            writer.append(&Record::Message { message: Message::user(format!("message {i}")) }).unwrap();
+            writer.append(&Record::message(Message::user(format!("message {i}")))).unwrap();
         }
         let bytes = std::fs::read(writer.path()).unwrap();
         let cut = cut_at.min(bytes.len());
@@ -121,7 +121,7 @@ proptest! {
 fn a_torn_last_line_is_dropped_with_a_warning() {
     let (_dir, store) = store();
     let mut writer = store.create("t", Path::new("/w"), "p", "m", Redactor::default()).unwrap();
-    writer.append(&Record::Message { message: Message::user("kept") }).unwrap();
+    writer.append(&Record::message(Message::user("kept"))).unwrap();
     let mut file = std::fs::OpenOptions::new().append(true).open(writer.path()).unwrap();
     file.write_all(br#"{"type":"message","message":{"role":"assis"#).unwrap();
     let session = load(writer.path()).unwrap();
@@ -134,10 +134,10 @@ fn a_torn_last_line_is_dropped_with_a_warning() {
 fn a_garbage_line_in_the_middle_is_skipped_and_named() {
     let (_dir, store) = store();
     let mut writer = store.create("t", Path::new("/w"), "p", "m", Redactor::default()).unwrap();
-    writer.append(&Record::Message { message: Message::user("one") }).unwrap();
+    writer.append(&Record::message(Message::user("one"))).unwrap();
     let mut file = std::fs::OpenOptions::new().append(true).open(writer.path()).unwrap();
     file.write_all(b"\x00garbage{{\n").unwrap();
-    writer.append(&Record::Message { message: Message::user("two") }).unwrap();
+    writer.append(&Record::message(Message::user("two"))).unwrap();
     let session = load(writer.path()).unwrap();
     let texts: Vec<String> = session.messages().map(Message::text).collect();
     assert_eq!(texts, ["one", "two"]);
@@ -173,9 +173,7 @@ fn secrets_never_reach_the_file() {
     let leak = format!(
         "env: DEEPSEEK_API_KEY={key}\nOPENAI_API_KEY=sk-proj-abcdefghijklmnop1234\ncurl -H 'Authorization: Bearer ghp_abcdefghijklmnopqrstuvwxyz0123'"
     );
-    writer
-        .append(&Record::Message { message: Message::tool_result("c", ToolOutput::text(leak)) })
-        .unwrap();
+    writer.append(&Record::message(Message::tool_result("c", ToolOutput::text(leak)))).unwrap();
     let raw = std::fs::read_to_string(writer.path()).unwrap();
     assert!(!raw.contains(&key) && !raw.contains("sk-proj-abcdefghijklmnop1234"), "{raw}");
     assert!(!raw.contains("ghp_abcdefghijklmnopqrstuvwxyz0123"), "{raw}");
@@ -191,7 +189,7 @@ fn list_find_latest_and_remove() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     let mut b =
         store.create("second task", Path::new("/b"), "p", "m", Redactor::default()).unwrap();
-    b.append(&Record::Message { message: Message::user("hi") }).unwrap();
+    b.append(&Record::message(Message::user("hi"))).unwrap();
     b.append(&Record::Usage {
         usage: Usage { input_tokens: 10, output_tokens: 5, ..Usage::default() },
     })
@@ -214,15 +212,13 @@ fn compactions_shape_the_resumed_history_and_keep_the_file_whole() {
     let (_dir, store) = store();
     let mut writer = store.create("t", Path::new("/w"), "p", "m", Redactor::default()).unwrap();
     for text in ["one", "two", "three"] {
-        writer.append(&Record::Message { message: Message::user(text) }).unwrap();
-        writer
-            .append(&Record::Message { message: Message::assistant(format!("re {text}")) })
-            .unwrap();
+        writer.append(&Record::message(Message::user(text))).unwrap();
+        writer.append(&Record::message(Message::assistant(format!("re {text}")))).unwrap();
     }
     writer
         .append(&Record::Compaction { summary: "did one and two".into(), replaced: 4, at: 0 })
         .unwrap();
-    writer.append(&Record::Message { message: Message::assistant("done") }).unwrap();
+    writer.append(&Record::message(Message::assistant("done"))).unwrap();
     let session = load(writer.path()).unwrap();
     assert_eq!(session.messages().count(), 7);
     let history = session.history();
