@@ -155,8 +155,12 @@ impl Agent {
 
     /// Where every message, usage report and compaction is recorded.
     pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Self {
-        self.history.set_journal(journal);
+        self.set_journal(journal);
         self
+    }
+
+    pub fn set_journal(&mut self, journal: Arc<dyn Journal>) {
+        self.history.set_journal(journal);
     }
 
     pub fn history(&self) -> &[Message] {

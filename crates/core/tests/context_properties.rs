@@ -206,3 +206,51 @@ fn requests_stay_within_a_small_window() {
         assert!(warned, "trimming is announced");
     });
 }
+
+/// Records what the agent journals.
+#[derive(Default)]
+struct Recorder(std::sync::Mutex<Vec<String>>);
+
+impl axon_core::Journal for Recorder {
+    fn message(&self, message: &Message, tokens: u64) {
+        assert!(tokens > 0);
+        self.0.lock().unwrap().push(format!("message {:?}", message.role));
+    }
+    fn usage(&self, _: &axon_protocol::Usage) {}
+    fn compacted(&self, summary: &str, replaced: usize) {
+        self.0.lock().unwrap().push(format!("compacted {replaced}: {summary}"));
+    }
+}
+
+/// With `ContextStrategy::Summarize`, a history past 80 % of the window is
+/// summarised by the model, the summary is sent in place of the old turns,
+/// and the journal records the compaction.
+#[test]
+fn the_summarize_strategy_sends_a_summary_instead_of_old_turns() {
+    runtime().block_on(async {
+        let long = "word ".repeat(300);
+        let mut script: Vec<Reply> = (0..3).map(|_| Reply::text(&long)).collect();
+        script.push(Reply::text("SUMMARY: three questions about words were answered."));
+        script.push(Reply::text("the last answer"));
+        let config = AgentConfig {
+            context_strategy: axon_core::ContextStrategy::Summarize,
+            ..AgentConfig::default()
+        };
+        let mut h = Harness::with_window(script, 2400, config).await;
+        let recorder = std::sync::Arc::new(Recorder::default());
+        h.agent.set_journal(recorder.clone());
+        for n in 0..4 {
+            let outcome = h.run(&format!("question {n}: {long}")).await;
+            assert!(matches!(outcome, RunOutcome::Answered(_)), "{outcome:?}");
+        }
+        let requests = h.server.requests();
+        let summary_request =
+            requests.iter().find(|r| r.to_string().contains("handoff summar")).unwrap();
+        assert!(summary_request.to_string().contains("question 0"));
+        let last = requests.last().unwrap().to_string();
+        assert!(last.contains("SUMMARY: three questions about words were answered."), "{last}");
+        assert!(!last.contains("question 0:"), "the summarised turn is not sent again");
+        let journal = recorder.0.lock().unwrap();
+        assert!(journal.iter().any(|e| e.starts_with("compacted ")), "{journal:?}");
+    });
+}
