@@ -73,19 +73,23 @@ fn run_bounded(command: &mut Command, limit: Duration) -> (bool, String) {
     (status.success(), std::fs::read_to_string(log.path()).unwrap())
 }
 
-/// `axon mcp serve --http 127.0.0.1:0 …`, and the URL it printed.
-fn serve_http(dirs: &Dirs, extra: &[&str], env: &[(&str, &str)]) -> (Reaped, String) {
+/// `axon mcp serve -C WORKSPACE EXTRA…` with `env` added.
+fn serve(dirs: &Dirs, extra: &[&str], env: &[(&str, String)]) -> Command {
     let mut command = axon(dirs);
-    command
-        .args(["mcp", "serve", "--no-agent", "--http", "127.0.0.1:0", "-C"])
-        .arg(dirs.workspace.path())
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    command.args(["mcp", "serve", "-C"]).arg(dirs.workspace.path()).args(extra);
     for (k, v) in env {
         command.env(k, v);
     }
+    command
+}
+
+/// `axon mcp serve --http 127.0.0.1:0 …`, and the URL it printed.
+fn serve_http(dirs: &Dirs, extra: &[&str], env: &[(&str, &str)]) -> (Reaped, String) {
+    let mut args = vec!["--no-agent", "--http", "127.0.0.1:0"];
+    args.extend(extra);
+    let env: Vec<(&str, String)> = env.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    let mut command = serve(dirs, &args, &env);
+    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = Reaped(command.spawn().unwrap());
     let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
     let mut line = String::new();
@@ -179,17 +183,8 @@ struct Raw {
 
 impl Raw {
     fn start(dirs: &Dirs, extra: &[&str], env: &[(&str, String)]) -> Raw {
-        let mut command = axon(dirs);
-        command
-            .args(["mcp", "serve", "-C"])
-            .arg(dirs.workspace.path())
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        for (k, v) in env {
-            command.env(k, v);
-        }
+        let mut command = serve(dirs, extra, env);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         let mut child = Reaped(command.spawn().unwrap());
         let stdin = child.0.stdin.take().unwrap();
         let stdout = child.0.stdout.take().unwrap();

@@ -77,21 +77,12 @@ impl Harness {
     }
 
     /// An OpenAI-format agent whose model has a `window`-token context.
-    pub async fn with_window(script: Vec<Reply>, window: u64, mut config: AgentConfig) -> Self {
+    pub async fn with_window(script: Vec<Reply>, window: u64, config: AgentConfig) -> Self {
         let server = ScriptedServer::start(script).await.unwrap();
         let mut provider_config =
             provider_config(&server, ProviderKind::OpenAi, ToolProtocol::Native);
         provider_config.context_window = Some(window);
-        let provider = build_provider(&provider_config).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let workspace = Workspace::new(dir.path()).unwrap();
-        config.retry = fast_retries();
-        let agent = Agent::new(
-            provider,
-            Arc::new(Profile::Code.registry()),
-            ToolContext::new(workspace),
-            config,
-        );
+        let (agent, dir) = agent_on(provider_config, config);
         Harness { server, dir, agent, events: Arc::new(Mutex::new(Vec::new())) }
     }
 
