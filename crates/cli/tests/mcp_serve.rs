@@ -217,6 +217,14 @@ impl Raw {
         self.stdin.flush().unwrap();
     }
 
+    /// The names `tools/list` gives (request id 1).
+    fn tool_names(&mut self) -> Vec<String> {
+        self.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+        let reply = self.until(|m| m["id"] == 1, Duration::from_secs(5)).pop().unwrap();
+        let tools = reply["result"]["tools"].as_array().unwrap();
+        tools.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect()
+    }
+
     /// Messages up to and including the first that matches.
     fn until(&self, matches: impl Fn(&Value) -> bool, limit: Duration) -> Vec<Value> {
         let deadline = Instant::now() + limit;
@@ -330,15 +338,7 @@ fn a_request_storm_gets_an_answer_for_every_request() {
 fn read_only_serves_only_tools_that_change_nothing() {
     let dirs = dirs();
     let mut raw = Raw::start(&dirs, &["--no-agent", "--read-only"], &[]);
-    raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
-    let reply = raw.until(|m| m["id"] == 1, Duration::from_secs(5)).pop().unwrap();
-    let names: Vec<&str> = reply["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
-    assert_eq!(names, ["read_file", "list_dir", "search", "glob"]);
+    assert_eq!(raw.tool_names(), ["read_file", "list_dir", "search", "glob"]);
     raw.send(&call(2, "write_file", json!({"path": "x", "content": "y"})));
     let reply = raw.until(|m| m["id"] == 2, Duration::from_secs(5)).pop().unwrap();
     assert!(reply["error"]["message"].as_str().unwrap().contains("unknown tool 'write_file'"));
@@ -537,16 +537,8 @@ fn axon_run_reports_a_run_that_ran_out_of_iterations_as_an_error() {
 fn without_a_provider_axon_run_is_not_offered() {
     let dirs = dirs();
     let mut raw = Raw::start(&dirs, &[], &[]);
-    raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
-    let reply = raw.until(|m| m["id"] == 1, Duration::from_secs(5)).pop().unwrap();
-    let names: Vec<&str> = reply["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
     assert_eq!(
-        names,
+        raw.tool_names(),
         ["read_file", "write_file", "edit_file", "list_dir", "search", "glob", "shell"]
     );
 }
