@@ -34,6 +34,29 @@ pub struct ConfigFile {
     /// `[context]`: what happens when a conversation outgrows the window.
     #[serde(default)]
     pub context: ContextFile,
+    /// Standing rules, numbered into the system prompt.
+    #[serde(default)]
+    pub rules: Vec<String>,
+    /// `[[skills]]`: skills from git repositories, or a local skill switched
+    /// off by name.
+    #[serde(default)]
+    pub skills: Vec<SkillFile>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillFile {
+    pub name: String,
+    /// A git URL (`https://…`, `git@…`, `file://…`).
+    pub repo: Option<String>,
+    /// The content file (or its folder) inside the repository.
+    pub path: Option<String>,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -67,6 +90,12 @@ impl ConfigFile {
         self.model = other.model.or(self.model.take());
         self.max_iterations = other.max_iterations.or(self.max_iterations);
         self.context.strategy = other.context.strategy.or(self.context.strategy.take());
+        self.rules.extend(other.rules);
+        // A later layer's entry for the same skill replaces the earlier one.
+        for skill in other.skills {
+            self.skills.retain(|s| s.name != skill.name);
+            self.skills.push(skill);
+        }
         self.approval = other.approval.or(self.approval.take());
         self.profile = other.profile.or(self.profile.take());
         for (name, theirs) in other.providers {

@@ -5,6 +5,7 @@
 
 mod config;
 mod config_cmd;
+mod guidance;
 mod mcp_cmd;
 mod render;
 mod run_cmd;
@@ -31,6 +32,13 @@ enum Command {
     Run(run_cmd::RunArgs),
     #[command(subcommand)]
     Sessions(sessions_cmd::SessionsCommand),
+    /// The numbered rules the model will see.
+    Rules {
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: std::path::PathBuf,
+    },
+    #[command(subcommand)]
+    Skills(guidance::SkillsCommand),
     /// Show the configuration in effect.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
@@ -100,6 +108,8 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run_cmd::run(args).await,
             Command::Sessions(command) => sessions_cmd::run(command),
+            Command::Rules { dir } => guidance::rules_command(&dir),
+            Command::Skills(command) => guidance::skills_command(command),
             Command::Config(command) => config_cmd::run(command),
             Command::Mcp(command) => mcp_cmd::run(command).await,
             Command::Tool(command) => tool_cmd::run(command).await,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use axon_core::{
     Agent, AgentConfig, Approval, ApprovalPolicy, Approver, CancellationToken, ContextStrategy,
-    RunOutcome, prompt::base_system_prompt,
+    RunOutcome,
 };
 use axon_llm::build_provider;
 use axon_mcp::config::{ServerConfig, Transport};
@@ -165,8 +165,13 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
             }
         }
     };
+    let guidance = crate::guidance::load(&config, &dirs, workspace.root());
+    guidance.report_problems();
+    let mut registry = profile.registry();
+    let system_prompt = guidance.system_prompt(workspace.root(), &mut registry);
     let agent_config = AgentConfig {
-        system_prompt: base_system_prompt(&workspace.root().display().to_string()),
+        system_prompt,
+        rule_count: guidance.rules.len(),
         max_iterations: args.max_iterations.or(config.file.max_iterations).unwrap_or(25).max(1),
         approval,
         context_strategy,
@@ -176,7 +181,6 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
     let interactive = args.prompt.as_deref() != Some("-")
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
-    let mut registry = profile.registry();
     let servers = servers_to_start(
         args,
         approval,

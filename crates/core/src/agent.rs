@@ -44,6 +44,9 @@ pub struct AgentConfig {
     pub max_output_tokens: Option<u32>,
     /// What happens when the history outgrows 80 % of the window.
     pub context_strategy: ContextStrategy,
+    /// How many rules the system prompt carries; when any, tool results
+    /// end with a short reminder of them.
+    pub rule_count: usize,
 }
 
 /// How a history that no longer fits is made to fit.
@@ -68,6 +71,7 @@ impl Default for AgentConfig {
             retry: RetryPolicy::default(),
             max_output_tokens: None,
             context_strategy: ContextStrategy::Trim,
+            rule_count: 0,
         }
     }
 }
@@ -576,7 +580,13 @@ impl Agent {
         }
     }
 
-    fn push_results(&mut self, calls: &[PlannedCall], outputs: Vec<ToolOutput>) {
+    fn push_results(&mut self, calls: &[PlannedCall], mut outputs: Vec<ToolOutput>) {
+        let reminder = crate::rules::reminder(self.config.rule_count);
+        if let Some(last) = outputs.last_mut()
+            && !reminder.is_empty()
+        {
+            last.content.push(axon_protocol::ContentPart::text(format!("\n{reminder}")));
+        }
         match self.provider.info().tool_protocol {
             ToolProtocol::Native => {
                 for (planned, output) in calls.iter().zip(outputs) {

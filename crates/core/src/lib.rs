@@ -15,10 +15,14 @@ mod compact;
 pub mod context;
 mod history;
 pub mod prompt;
+pub mod rules;
+mod skill_tool;
+pub mod skills;
 pub mod tokens;
 
 pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
 pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use approval::{Approval, ApprovalPolicy, Approver};
 pub use history::Journal;
+pub use skill_tool::{LoadSkill, LoadSkillArgs};
 pub use tokio_util::sync::CancellationToken;
