@@ -76,7 +76,12 @@ impl Renderer {
                 let summary: String = first_line.chars().take(100).collect();
                 let (mark, summary) =
                     if output.is_error { ("✗", summary) } else { ("✓", summary) };
-                eprintln!("{} {name} {args} — {summary}", self.colour(mark, output.is_error));
+                if name == "todo" && !output.is_error {
+                    // The checklist is for the user: shown whole.
+                    eprintln!("{}", output.text_content());
+                } else {
+                    eprintln!("{} {name} {args} — {summary}", self.colour(mark, output.is_error));
+                }
             }
             AgentEvent::Answer { .. } => self.end_stdout_line(&mut state),
             AgentEvent::McpStatus { server, state: status, message } if !state.finished => {

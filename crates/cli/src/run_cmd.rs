@@ -168,6 +168,7 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
     let guidance = crate::guidance::load(&config, &dirs, workspace.root());
     guidance.report_problems();
     let mut registry = profile.registry();
+    registry.register(axon_core::Todo);
     let system_prompt = guidance.system_prompt(workspace.root(), &mut registry);
     let agent_config = AgentConfig {
         system_prompt,

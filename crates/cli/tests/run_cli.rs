@@ -162,3 +162,26 @@ fn ctrl_c_cancels_cleanly_with_exit_130() {
     assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(String::from_utf8_lossy(&output.stdout), "thinking about it\n");
 }
+
+#[test]
+fn the_todo_checklist_is_shown_and_checked() {
+    let items = json!([
+        {"content": "read the code", "status": "completed"},
+        {"content": "fix the bug", "status": "in_progress"},
+        {"content": "run the tests", "status": "pending"}
+    ]);
+    let two_running = json!([
+        {"content": "a", "status": "in_progress"},
+        {"content": "b", "status": "in_progress"}
+    ]);
+    let s = setup(vec![
+        Reply::tool("todo", json!({"items": items})),
+        Reply::tool("todo", json!({"items": two_running})),
+        Reply::text("ok"),
+    ]);
+    s.axon().args(["run", "fix it"]).assert().success().stderr(predicates::str::contains(
+        "Checklist (1/3 done):\n[x] read the code\n[>] fix the bug\n[ ] run the tests\n",
+    ));
+    let sent = s.server.requests()[2].to_string();
+    assert!(sent.contains("keep exactly one in progress"), "{sent}");
+}

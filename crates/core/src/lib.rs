@@ -18,6 +18,7 @@ pub mod prompt;
 pub mod rules;
 mod skill_tool;
 pub mod skills;
+mod todo;
 pub mod tokens;
 
 pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
@@ -25,4 +26,5 @@ pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use approval::{Approval, ApprovalPolicy, Approver};
 pub use history::Journal;
 pub use skill_tool::{LoadSkill, LoadSkillArgs};
+pub use todo::{Todo, TodoArgs, TodoItem, TodoStatus};
 pub use tokio_util::sync::CancellationToken;
