@@ -84,6 +84,15 @@ impl Renderer {
                 }
             }
             AgentEvent::Answer { .. } => self.end_stdout_line(&mut state),
+            AgentEvent::Plan { plan } => {
+                self.end_stdout_line(&mut state);
+                eprint!("{}", axon_core::plan::describe(&plan));
+            }
+            AgentEvent::StepComplete { step, result } => {
+                self.end_stdout_line(&mut state);
+                let first: String = result.lines().next().unwrap_or("").chars().take(100).collect();
+                eprintln!("axon: step {step} ended — {first}");
+            }
             AgentEvent::McpStatus { server, state: status, message } if !state.finished => {
                 match (status.as_str(), message) {
                     ("error", Some(message)) => {

@@ -25,11 +25,12 @@ use crate::exit;
 use crate::render::Renderer;
 use crate::session;
 use crate::tool_cmd::ProfileArg;
+use axon_core::plan::{Execution, Planner, execute, new_plan, revise, revision_request};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The task. `-` reads it from stdin.
-    #[arg(required_unless_present = "compact")]
+    #[arg(required_unless_present_any = ["compact", "approve_plan"])]
     prompt: Option<String>,
     /// Continue the latest session of this workspace.
     #[arg(long = "continue", conflicts_with_all = ["resume", "compact"])]
@@ -40,6 +41,14 @@ pub struct RunArgs {
     /// Summarise session ID's earlier turns to shrink what it sends, then stop.
     #[arg(long, value_name = "ID", conflicts_with = "prompt")]
     compact: Option<String>,
+    /// Plan first: propose a plan (read-only tools only), then run its steps
+    /// once approved (`--yes` approves it; otherwise the run stops with exit 4).
+    #[arg(long, conflicts_with = "compact")]
+    plan: bool,
+    /// Run the plan saved in the session being continued (with --resume or
+    /// --continue).
+    #[arg(long, conflicts_with = "plan")]
+    approve_plan: bool,
     /// The workspace folder.
     #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
     dir: PathBuf,
@@ -79,9 +88,17 @@ pub async fn run(args: RunArgs) -> u8 {
             return exit::USAGE;
         }
     };
-    let (mut agent, prompt, mcp) = prepared;
+    let Prepared { mut agent, prompt, mcp, journal, plan, planner } = prepared;
     let cancel = CancellationToken::new();
     let watcher = tokio::spawn(watch_ctrl_c(cancel.clone()));
+    if let Some(planner) = planner {
+        let code =
+            run_plan(&args, &renderer, &mut agent, planner, &journal, plan, &prompt, &cancel).await;
+        watcher.abort();
+        renderer.finish();
+        mcp.shutdown().await;
+        return code;
+    }
     if args.compact.is_some() {
         let result = agent.compact_all(&cancel).await;
         watcher.abort();
@@ -118,6 +135,107 @@ pub async fn run(args: RunArgs) -> u8 {
     }
 }
 
+/// Exit status when a plan waits for the user's approval.
+const PLAN_PENDING: u8 = 4;
+/// Revisions after failed steps before plan mode gives up.
+const MAX_REVISIONS: u32 = 2;
+
+/// `--plan` and `--approve-plan`: propose (or take the saved plan), wait for
+/// approval, run the steps in order, and revise after a failed step.
+#[allow(clippy::too_many_arguments)]
+async fn run_plan(
+    args: &RunArgs,
+    renderer: &Renderer,
+    agent: &mut Agent,
+    mut planner: Planner,
+    journal: &session::SessionJournal,
+    saved: Option<axon_protocol::Plan>,
+    goal: &str,
+    cancel: &CancellationToken,
+) -> u8 {
+    let emit = |event| renderer.event(event);
+    let pending = |journal: &session::SessionJournal| {
+        eprintln!(
+            "axon: the plan awaits approval; run it with: axon run --resume {} --approve-plan",
+            journal.id()
+        );
+        PLAN_PENDING
+    };
+    let mut plan = if args.approve_plan {
+        match saved {
+            Some(plan) if plan.status != axon_protocol::PlanStatus::Completed => plan,
+            Some(_) => {
+                eprintln!("axon: the session's plan is already completed");
+                return exit::USAGE;
+            }
+            None => {
+                eprintln!(
+                    "axon: the session has no plan to approve; propose one with axon run --plan \"GOAL\""
+                );
+                return exit::USAGE;
+            }
+        }
+    } else {
+        match planner.propose(goal, &emit, cancel).await {
+            Ok(steps) => {
+                let plan = new_plan(goal, steps);
+                journal.plan(&plan);
+                emit(AgentEvent::Plan { plan: plan.clone() });
+                plan
+            }
+            Err(e) => {
+                eprintln!("axon: no plan was proposed: {e}");
+                return if cancel.is_cancelled() { CANCELLED } else { exit::FAILED };
+            }
+        }
+    };
+    // At a terminal the user can approve it now; a refusal keeps it saved.
+    let interactive = args.prompt.as_deref() != Some("-")
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
+    if !(args.yes || args.approve_plan || (interactive && confirm("Run this plan?"))) {
+        return pending(journal);
+    }
+    plan.status = axon_protocol::PlanStatus::Approved;
+    journal.plan(&plan);
+    let mut revisions = 0;
+    loop {
+        let save = |p: &axon_protocol::Plan| journal.plan(p);
+        match execute(agent, &mut plan, &emit, cancel, &save).await {
+            Execution::Completed => return exit::OK,
+            Execution::Cancelled => {
+                eprintln!("axon: cancelled");
+                return CANCELLED;
+            }
+            Execution::Failed { step, reason } => {
+                if revisions == MAX_REVISIONS {
+                    eprintln!(
+                        "axon: step {step} failed again after {MAX_REVISIONS} revisions: {reason}"
+                    );
+                    return exit::FAILED;
+                }
+                revisions += 1;
+                let request = revision_request(&plan, step, &reason);
+                match planner.propose(&request, &emit, cancel).await {
+                    Ok(steps) => {
+                        plan = revise(&plan, steps);
+                        journal.plan(&plan);
+                        emit(AgentEvent::Plan { plan: plan.clone() });
+                        if !args.yes {
+                            return pending(journal);
+                        }
+                        plan.status = axon_protocol::PlanStatus::Approved;
+                    }
+                    Err(e) => {
+                        eprintln!("axon: step {step} failed ({reason}) and no revision came: {e}");
+                        return exit::FAILED;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The first Ctrl-C cancels the run cleanly; a second one leaves at once.
 async fn watch_ctrl_c(cancel: CancellationToken) {
     if tokio::signal::ctrl_c().await.is_ok() {
@@ -128,11 +246,25 @@ async fn watch_ctrl_c(cancel: CancellationToken) {
     }
 }
 
-async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, String, McpManager)> {
+struct Prepared {
+    agent: Agent,
+    prompt: String,
+    mcp: McpManager,
+    journal: Arc<session::SessionJournal>,
+    /// The plan saved in a continued session.
+    plan: Option<axon_protocol::Plan>,
+    /// For plan mode: proposes and revises plans.
+    planner: Option<Planner>,
+}
+
+async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<Prepared> {
     let prompt = match &args.prompt {
         Some(prompt) => read_prompt(prompt)?,
         None => String::new(),
     };
+    if args.approve_plan && args.resume.is_none() && !args.continue_session {
+        bail!("--approve-plan runs a saved plan: add --resume ID or --continue");
+    }
     let workspace = Workspace::new(&args.dir)?;
     let dirs = Dirs::from_env()?;
     let config = Effective::load(&dirs, workspace.root())?;
@@ -214,7 +346,7 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
     };
     let store = SessionStore::new(&dirs.data);
     let info = provider.info();
-    let (journal, resumed) = session::open(
+    let opened = session::open(
         &store,
         choice,
         workspace.root(),
@@ -229,15 +361,21 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<(Agent, Stri
         eprintln!("axon: warning: {warning}");
     }
     let registry = Arc::new(registry);
+    let planner = (args.plan || args.approve_plan).then(|| {
+        let tools = profile.registry();
+        let context = ToolContext::new(workspace.clone());
+        Planner::new(Arc::clone(&provider), tools, context, agent_config.clone())
+    });
+    let journal = opened.journal;
     let mut agent = Agent::new(provider, registry, ToolContext::new(workspace), agent_config)
-        .with_journal(journal);
-    if let Some((history, tokens)) = resumed {
+        .with_journal(journal.clone());
+    if let Some((history, tokens)) = opened.resumed {
         agent = agent.with_counted_history(history, tokens);
     }
     if approval == ApprovalPolicy::Ask && interactive {
         agent = agent.with_approver(Arc::new(TerminalApprover));
     }
-    Ok((agent, prompt, mcp))
+    Ok(Prepared { agent, prompt, mcp, journal, plan: opened.plan, planner })
 }
 
 /// The tool set: the command line's choice, else the config's, else code.

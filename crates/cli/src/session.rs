@@ -42,6 +42,17 @@ impl SessionJournal {
     }
 }
 
+impl SessionJournal {
+    pub fn id(&self) -> String {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner).id().to_string()
+    }
+
+    /// Saves the plan as it stands now.
+    pub fn plan(&self, plan: &axon_protocol::Plan) {
+        self.append(&Record::Plan { plan: plan.clone() });
+    }
+}
+
 impl Journal for SessionJournal {
     fn message(&self, message: &Message, tokens: u64) {
         self.append(&Record::Message { message: message.clone(), tokens: Some(tokens) });
@@ -67,8 +78,15 @@ fn now_ms() -> i64 {
 /// counts.
 pub type Resumed = (Vec<Message>, Vec<Option<u64>>);
 
-/// Opens or starts the session for a run. Returns the journal and, when
-/// continuing, the history to resume with.
+/// A run's session: where it records, and what it continues from.
+pub struct Opened {
+    pub journal: Arc<SessionJournal>,
+    pub resumed: Option<Resumed>,
+    /// The session's current plan (plan mode).
+    pub plan: Option<axon_protocol::Plan>,
+}
+
+/// Opens or starts the session for a run.
 pub fn open(
     store: &SessionStore,
     choice: Choice<'_>,
@@ -76,7 +94,7 @@ pub fn open(
     title: &str,
     (provider, model): (&str, &str),
     redactor: Redactor,
-) -> Result<(Arc<SessionJournal>, Option<Resumed>)> {
+) -> Result<Opened> {
     let session: Option<Session> = match choice {
         Choice::New => None,
         Choice::Latest => match store.latest(workspace)? {
@@ -90,7 +108,11 @@ pub fn open(
     };
     let Some(session) = session else {
         let writer = store.create(title, workspace, provider, model, redactor)?;
-        return Ok((Arc::new(SessionJournal::new(writer)), None));
+        return Ok(Opened {
+            journal: Arc::new(SessionJournal::new(writer)),
+            resumed: None,
+            plan: None,
+        });
     };
     for warning in &session.warnings {
         eprintln!("axon: warning: {warning}");
@@ -105,7 +127,11 @@ pub fn open(
             at: now_ms(),
         });
     }
-    Ok((journal, Some(session.history_with_tokens())))
+    Ok(Opened {
+        journal,
+        resumed: Some(session.history_with_tokens()),
+        plan: session.plan().cloned(),
+    })
 }
 
 /// Everything secret this run knows the value of.

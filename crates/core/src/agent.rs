@@ -47,6 +47,9 @@ pub struct AgentConfig {
     /// How many rules the system prompt carries; when any, tool results
     /// end with a short reminder of them.
     pub rule_count: usize,
+    /// Tools after whose successful call the run ends (plan mode's
+    /// `submit_plan`).
+    pub stop_tools: Vec<String>,
 }
 
 /// How a history that no longer fits is made to fit.
@@ -72,6 +75,7 @@ impl Default for AgentConfig {
             max_output_tokens: None,
             context_strategy: ContextStrategy::Trim,
             rule_count: 0,
+            stop_tools: Vec::new(),
         }
     }
 }
@@ -230,9 +234,15 @@ impl Agent {
             }
             last_text = text;
             let outputs = self.run_calls(&calls, emit, cancel).await;
+            let stop = calls.iter().zip(&outputs).any(|(planned, output)| {
+                !output.is_error && self.config.stop_tools.contains(&planned.call.name)
+            });
             self.push_results(&calls, outputs);
             if cancel.is_cancelled() {
                 return RunOutcome::Cancelled(last_text);
+            }
+            if stop {
+                return RunOutcome::Answered(last_text);
             }
         }
         emit(AgentEvent::Warning {

@@ -14,6 +14,7 @@ mod batch;
 mod compact;
 pub mod context;
 mod history;
+pub mod plan;
 pub mod prompt;
 pub mod rules;
 mod skill_tool;

@@ -1,6 +1,6 @@
 //! The lines of a session file.
 
-use axon_protocol::{Message, Usage};
+use axon_protocol::{Message, Plan, Usage};
 use serde::{Deserialize, Serialize};
 
 /// The schema version this build writes. Older versions are migrated on
@@ -40,6 +40,9 @@ pub enum Record {
     /// earlier compactions applied) were replaced by `summary`. The
     /// messages themselves stay in the file above this line.
     Compaction { summary: String, replaced: usize, at: i64 },
+    /// The plan as it stood after a change (proposed, approved, a step
+    /// started or ended, revised); the last one is current.
+    Plan { plan: Plan },
 }
 
 impl Record {

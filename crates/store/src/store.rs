@@ -347,6 +347,14 @@ impl Session {
         (history, tokens)
     }
 
+    /// The session's current plan (plan mode), if it has one.
+    pub fn plan(&self) -> Option<&axon_protocol::Plan> {
+        self.records.iter().rev().find_map(|r| match r {
+            Record::Plan { plan } => Some(plan),
+            _ => None,
+        })
+    }
+
     /// The model the session last ran with.
     pub fn model(&self) -> (&str, &str) {
         let mut current = (self.header.provider.as_str(), self.header.model.as_str());

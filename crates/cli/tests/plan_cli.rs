@@ -1,0 +1,137 @@
+//! Plan mode end to end against a scripted model: propose, approve, run
+//! the steps in order, revise after a failure, and approve later.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use axon_testkit::Reply;
+use common::setup;
+use serde_json::{Value, json};
+
+fn plan_call(steps: &[&str]) -> Reply {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|s| json!({"description": s, "expected_outcome": format!("{s} is done")}))
+        .collect();
+    Reply::tool("submit_plan", json!({"steps": steps}))
+}
+
+fn events(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn a_plan_approved_with_yes_runs_its_steps_in_order() {
+    let s = setup(vec![
+        Reply::tool("glob", json!({"pattern": "*"})),
+        plan_call(&["inspect", "change", "verify"]),
+        Reply::text("inspected"),
+        Reply::text("changed"),
+        Reply::text("verified"),
+    ]);
+    let output = s
+        .axon()
+        .args(["run", "--plan", "--yes", "--json", "improve it"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let events = events(&output.stdout);
+    let order: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e["type"].as_str() {
+            Some("step_complete") => Some(format!("done {}", e["step"])),
+            Some("plan") => Some(format!("plan {}", e["plan"]["status"].as_str().unwrap())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "plan draft",
+            "plan executing",
+            "done 1",
+            "plan executing",
+            "done 2",
+            "plan executing",
+            "done 3",
+            "plan completed"
+        ]
+    );
+    // Planning saw only read-only tools; the steps see them all.
+    let requests = s.server.requests();
+    let names = |r: &Value| -> Vec<String> {
+        r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!names(&requests[0]).contains(&"write_file".to_string()));
+    assert!(names(&requests[2]).contains(&"write_file".to_string()));
+    assert!(requests[3].to_string().contains("Now do step 2 only"));
+}
+
+#[test]
+fn a_failed_step_is_revised_keeping_the_completed_ones() {
+    let s = setup(vec![
+        plan_call(&["first", "second", "third"]),
+        Reply::text("first went fine"),
+        Reply::text("STEP FAILED: the file is missing"),
+        plan_call(&["create the file", "second again"]),
+        Reply::text("created"),
+        Reply::text("second done"),
+    ]);
+    let output = s
+        .axon()
+        .args(["run", "--plan", "--yes", "--json", "do it"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let events = events(&output.stdout);
+    let last = events.iter().rev().find(|e| e["type"] == "plan").unwrap();
+    let steps: Vec<(u64, String, String)> = last["plan"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_u64().unwrap(),
+                s["description"].as_str().unwrap().into(),
+                s["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (1, "first".into(), "completed".into()),
+            (4, "create the file".into(), "completed".into()),
+            (5, "second again".into(), "completed".into())
+        ]
+    );
+    let first = &last["plan"]["steps"][0];
+    assert_eq!(first["result"], "first went fine", "the completed step is unchanged");
+    let revision = s.server.requests()[3].to_string();
+    assert!(revision.contains("step 2 failed: the file is missing"), "{revision}");
+}
+
+#[test]
+fn without_yes_the_plan_waits_and_runs_once_approved() {
+    let s = setup(vec![plan_call(&["only step"]), Reply::text("did it")]);
+    let output = s.axon().args(["run", "--plan", "tidy up"]).assert().code(4).get_output().clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("[ ] 1. only step (expected: only step is done)"), "{stderr}");
+    let id =
+        stderr.split("--resume ").nth(1).unwrap().split_whitespace().next().unwrap().to_string();
+    s.axon()
+        .args(["run", "--resume", &id, "--approve-plan", "--yes"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("axon: step 1 ended — did it"));
+    s.axon().args(["run", "--resume", &id, "--approve-plan"]).assert().code(2);
+    s.axon().args(["run", "--approve-plan"]).assert().code(2);
+}

@@ -1,0 +1,303 @@
+//! Plan mode: the model investigates with read-only tools and proposes a
+//! plan through `submit_plan`; once approved, the steps run in order, each
+//! as a ReAct run that sees the goal, the plan and the earlier results.
+//!
+//! Seed 002's properties hold by construction: a plan step always has a
+//! non-empty description and expected outcome (`submit_plan` refuses
+//! anything else, and the model is told why), steps run strictly in order
+//! with a `step_complete` event after each, and a revision keeps every
+//! completed step exactly as it was ([`revise`]).
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axon_llm::Provider;
+use axon_protocol::{
+    AgentEvent, Plan, PlanStatus, PlanStep, StepStatus, ToolAnnotations, ToolOutput,
+};
+use axon_tools::{ToolContext, ToolError, ToolRegistry, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Agent, AgentConfig, EventSink, RunOutcome};
+use crate::approval::ApprovalPolicy;
+
+pub const SUBMIT_PLAN: &str = "submit_plan";
+
+/// What a step's answer starts with when the step could not be done.
+pub const STEP_FAILED: &str = "STEP FAILED:";
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct StepDraft {
+    /// What this step does, concretely.
+    #[schemars(length(min = 1))]
+    pub description: String,
+    /// What will be true when it is done, so success can be checked.
+    #[schemars(length(min = 1))]
+    pub expected_outcome: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PlanArgs {
+    /// The steps, in the order they will run.
+    #[schemars(length(min = 1))]
+    pub steps: Vec<StepDraft>,
+}
+
+/// `submit_plan`: takes the model's plan and keeps it for the caller.
+pub struct SubmitPlan {
+    slot: Arc<Mutex<Option<Vec<StepDraft>>>>,
+}
+
+impl SubmitPlan {
+    /// A tool that puts each accepted plan into `slot`.
+    pub fn new(slot: Arc<Mutex<Option<Vec<StepDraft>>>>) -> Self {
+        SubmitPlan { slot }
+    }
+}
+
+impl TypedTool for SubmitPlan {
+    type Args = PlanArgs;
+    const NAME: &'static str = SUBMIT_PLAN;
+
+    fn description(&self) -> String {
+        "Submit your plan for the user to review. Each step needs a concrete description and an \
+         expected_outcome that says how to tell it worked. Call it once, when you are ready; \
+         nothing runs until the user approves."
+            .to_string()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::READ_ONLY
+    }
+
+    async fn run(&self, _ctx: &ToolContext, args: PlanArgs) -> Result<ToolOutput, ToolError> {
+        for (n, step) in args.steps.iter().enumerate() {
+            for (field, value) in
+                [("description", &step.description), ("expected_outcome", &step.expected_outcome)]
+            {
+                if value.trim().is_empty() {
+                    return Err(ToolError::InvalidParams {
+                        tool: SUBMIT_PLAN.into(),
+                        details: format!(
+                            "field 'steps.{n}.{field}' is empty; every step needs one"
+                        ),
+                    });
+                }
+            }
+        }
+        let count = args.steps.len();
+        *self.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(args.steps);
+        Ok(ToolOutput::text(format!(
+            "Plan received ({count} steps). Stop here: the user reviews it before anything runs."
+        )))
+    }
+}
+
+fn now_ms() -> i64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A draft plan from the model's steps.
+pub fn new_plan(goal: &str, steps: Vec<StepDraft>) -> Plan {
+    let now = now_ms();
+    Plan {
+        id: format!("plan-{now}"),
+        goal: goal.to_string(),
+        steps: steps
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| PlanStep {
+                id: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                description: s.description.trim().to_string(),
+                expected_outcome: s.expected_outcome.trim().to_string(),
+                status: StepStatus::Pending,
+                result: None,
+            })
+            .collect(),
+        status: PlanStatus::Draft,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// A revision: every completed step kept exactly as it was, in its place,
+/// then `remaining` as new pending steps numbered after them.
+pub fn revise(plan: &Plan, remaining: Vec<StepDraft>) -> Plan {
+    let mut steps: Vec<PlanStep> =
+        plan.steps.iter().filter(|s| s.status == StepStatus::Completed).cloned().collect();
+    let after = plan.steps.iter().map(|s| s.id).max().unwrap_or(0) + 1;
+    for (id, draft) in (after..).zip(remaining) {
+        steps.push(PlanStep {
+            id,
+            description: draft.description.trim().to_string(),
+            expected_outcome: draft.expected_outcome.trim().to_string(),
+            status: StepStatus::Pending,
+            result: None,
+        });
+    }
+    Plan { steps, status: PlanStatus::Draft, updated_at: now_ms(), ..plan.clone() }
+}
+
+/// The plan as text, for prompts and for people.
+pub fn describe(plan: &Plan) -> String {
+    let mut out = format!("Goal: {}\n", plan.goal);
+    for step in &plan.steps {
+        let mark = match step.status {
+            StepStatus::Pending => "[ ]",
+            StepStatus::Running => "[>]",
+            StepStatus::Completed => "[x]",
+            StepStatus::Failed => "[!]",
+            StepStatus::Skipped => "[-]",
+        };
+        out.push_str(&format!(
+            "{mark} {}. {} (expected: {})\n",
+            step.id, step.description, step.expected_outcome
+        ));
+        if let Some(result) = &step.result {
+            let first = result.lines().next().unwrap_or("");
+            out.push_str(&format!("      result: {first}\n"));
+        }
+    }
+    out
+}
+
+const PLANNING: &str = "You are in plan mode. Investigate with the read-only tools you have, then \
+    call submit_plan once with a short ordered plan (usually 2–7 steps). Do not change anything: \
+    the user reviews the plan before any step runs.";
+
+/// Proposes plans: an agent with only read-only tools and `submit_plan`.
+pub struct Planner {
+    agent: Agent,
+    slot: Arc<Mutex<Option<Vec<StepDraft>>>>,
+}
+
+impl Planner {
+    /// `tools` should hold the read-only tools; anything else is dropped.
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        mut tools: ToolRegistry,
+        context: ToolContext,
+        mut config: AgentConfig,
+    ) -> Self {
+        tools.retain(|spec| spec.annotations.read_only);
+        let slot = Arc::new(Mutex::new(None));
+        tools.register(SubmitPlan { slot: Arc::clone(&slot) });
+        config.system_prompt = format!("{}\n\n{PLANNING}", config.system_prompt);
+        config.approval = ApprovalPolicy::ReadOnly;
+        config.stop_tools = vec![SUBMIT_PLAN.to_string()];
+        Planner { agent: Agent::new(provider, Arc::new(tools), context, config), slot }
+    }
+
+    /// Asks for a plan for `request`; `Err` says why none came.
+    pub async fn propose(
+        &mut self,
+        request: &str,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<StepDraft>, String> {
+        *self.slot.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        let outcome = self.agent.run(request, emit, cancel).await;
+        if let Some(steps) = self.slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            return Ok(steps);
+        }
+        Err(match outcome {
+            RunOutcome::Cancelled(_) => "cancelled".to_string(),
+            RunOutcome::Failed(e) => e,
+            RunOutcome::IterationLimit(_) => {
+                "the model ran out of iterations before submitting a plan".to_string()
+            }
+            RunOutcome::Answered(_) => "the model answered without calling submit_plan".to_string(),
+        })
+    }
+}
+
+/// How executing a plan ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Execution {
+    Completed,
+    /// Step `step` failed for `reason`; later steps were not run.
+    Failed {
+        step: u32,
+        reason: String,
+    },
+    Cancelled,
+}
+
+/// Runs the plan's pending steps in order with `agent`. `changed` sees the
+/// plan after every status change (to save it).
+pub async fn execute(
+    agent: &mut Agent,
+    plan: &mut Plan,
+    emit: EventSink<'_>,
+    cancel: &CancellationToken,
+    changed: &(dyn Fn(&Plan) + Send + Sync),
+) -> Execution {
+    plan.status = PlanStatus::Executing;
+    for index in 0..plan.steps.len() {
+        if plan.steps[index].status != StepStatus::Pending {
+            continue;
+        }
+        plan.steps[index].status = StepStatus::Running;
+        plan.updated_at = now_ms();
+        emit(AgentEvent::Plan { plan: plan.clone() });
+        changed(plan);
+        let prompt = step_prompt(plan, index);
+        let outcome = agent.run(&prompt, emit, cancel).await;
+        let (status, result) = match outcome {
+            RunOutcome::Answered(text) => match text.trim_start().strip_prefix(STEP_FAILED) {
+                Some(reason) => (StepStatus::Failed, reason.trim().to_string()),
+                None => (StepStatus::Completed, text),
+            },
+            RunOutcome::IterationLimit(_) => {
+                (StepStatus::Failed, "the step ran out of iterations".to_string())
+            }
+            RunOutcome::Failed(e) => (StepStatus::Failed, e),
+            RunOutcome::Cancelled(_) => {
+                plan.steps[index].status = StepStatus::Pending;
+                changed(plan);
+                return Execution::Cancelled;
+            }
+        };
+        let step = plan.steps[index].id;
+        plan.steps[index].status = status;
+        plan.steps[index].result = Some(result.clone());
+        plan.updated_at = now_ms();
+        emit(AgentEvent::StepComplete { step, result: result.clone() });
+        changed(plan);
+        if status == StepStatus::Failed {
+            plan.status = PlanStatus::Failed;
+            changed(plan);
+            return Execution::Failed { step, reason: result };
+        }
+    }
+    plan.status = PlanStatus::Completed;
+    emit(AgentEvent::Plan { plan: plan.clone() });
+    changed(plan);
+    Execution::Completed
+}
+
+fn step_prompt(plan: &Plan, index: usize) -> String {
+    let step = &plan.steps[index];
+    format!(
+        "We are carrying out an approved plan.\n\n{}\nNow do step {} only: {}\nExpected outcome: {}\n\n\
+         When the step is done, answer with a short report of what you did. If it cannot be done, \
+         answer starting with `{STEP_FAILED}` and the reason.",
+        describe(plan),
+        step.id,
+        step.description,
+        step.expected_outcome
+    )
+}
+
+/// What the planner is asked when a step failed: the remaining steps only.
+pub fn revision_request(plan: &Plan, step: u32, reason: &str) -> String {
+    format!(
+        "This plan was being carried out and step {step} failed: {reason}\n\n{}\nThe completed \
+         steps stay as they are. Call submit_plan with only the steps that remain to reach the \
+         goal, taking the failure into account.",
+        describe(plan)
+    )
+}
