@@ -18,15 +18,13 @@ use axon_llm::{
     AssembledTurn, FinishReason, LlmError, Provider, ProviderEvent, ProviderRequest, ToolProtocol,
     TurnAssembler, text_protocol,
 };
-use axon_protocol::{AgentEvent, Message, ToolCall, ToolOutput, ToolSpec};
+use axon_protocol::{AgentEvent, Message, ToolCall, ToolSpec};
 use axon_tools::{ToolContext, ToolRegistry};
 use futures_util::StreamExt;
-use futures_util::future::join_all;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::{Approval, ApprovalPolicy, Approver};
-use crate::batch::batches;
+use crate::approval::{ApprovalPolicy, Approver};
 use crate::history::{History, Journal};
 
 #[derive(Debug, Clone)]
@@ -98,22 +96,22 @@ pub type EventSink<'a> = &'a (dyn Fn(AgentEvent) + Send + Sync);
 
 pub struct Agent {
     pub(crate) provider: Arc<dyn Provider>,
-    registry: Arc<ToolRegistry>,
-    tools: ToolContext,
+    pub(crate) registry: Arc<ToolRegistry>,
+    pub(crate) tools: ToolContext,
     pub(crate) config: AgentConfig,
-    approver: Option<Arc<dyn Approver>>,
+    pub(crate) approver: Option<Arc<dyn Approver>>,
     pub(crate) history: History,
     /// Tools the user allowed for the rest of the session.
-    allowed: HashSet<String>,
+    pub(crate) allowed: HashSet<String>,
     /// Where the request being worked on sits in the history.
     pub(crate) prompt_index: usize,
 }
 
 /// One tool call as the loop will handle it.
-struct PlannedCall {
-    call: ToolCall,
+pub(crate) struct PlannedCall {
+    pub(crate) call: ToolCall,
     /// Why it cannot run at all (unreadable arguments or block).
-    problem: Option<String>,
+    pub(crate) problem: Option<String>,
 }
 
 enum TurnEnd {
@@ -441,193 +439,5 @@ impl Agent {
                 (message, parsed.text, calls)
             }
         }
-    }
-
-    /// Runs a turn's calls (see `batch` for what runs concurrently) and
-    /// returns one output per call, in call order.
-    async fn run_calls(
-        &mut self,
-        calls: &[PlannedCall],
-        emit: EventSink<'_>,
-        cancel: &CancellationToken,
-    ) -> Vec<ToolOutput> {
-        let read_only: Vec<bool> = calls
-            .iter()
-            .map(|p| {
-                p.problem.is_none()
-                    && self.registry.spec(&p.call.name).is_some_and(|s| s.annotations.read_only)
-            })
-            .collect();
-        let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
-        // Calls that got an Action event; only they get an Observation.
-        let mut announced = vec![false; calls.len()];
-        for batch in batches(&read_only) {
-            if cancel.is_cancelled() {
-                break;
-            }
-            let mut runnable = Vec::new();
-            for &i in &batch {
-                let planned = &calls[i];
-                match self.check(planned, emit, cancel).await {
-                    Ok(()) => {
-                        emit(AgentEvent::Action { call: planned.call.clone() });
-                        announced[i] = true;
-                        runnable.push(i);
-                    }
-                    Err(output) => {
-                        if self.registry.contains(&planned.call.name) {
-                            emit(AgentEvent::Action { call: planned.call.clone() });
-                            announced[i] = true;
-                        }
-                        outputs[i] = Some(output);
-                    }
-                }
-            }
-            let registry = &self.registry;
-            let tools = &self.tools;
-            let timeout = self.config.tool_timeout;
-            let running = join_all(runnable.iter().map(|&i| {
-                let call = &calls[i].call;
-                async move {
-                    let run = registry.call(tools, &call.name, call.arguments.clone());
-                    match tokio::time::timeout(timeout, run).await {
-                        Ok(output) => output,
-                        Err(_) => ToolOutput::error(format!(
-                            "{} did not finish within {}s and was stopped",
-                            call.name,
-                            timeout.as_secs()
-                        )),
-                    }
-                }
-            }));
-            // Dropping the running calls cancels them (shell process groups
-            // are killed); they get a cancellation result below.
-            let finished = tokio::select! {
-                () = cancel.cancelled() => None,
-                done = running => Some(done),
-            };
-            if let Some(done) = finished {
-                for (&i, output) in runnable.iter().zip(done) {
-                    outputs[i] = Some(output);
-                }
-            }
-            for &i in &batch {
-                if let Some(output) = &outputs[i]
-                    && announced[i]
-                {
-                    emit(observation(&calls[i].call, output));
-                }
-            }
-        }
-        calls
-            .iter()
-            .zip(outputs)
-            .zip(announced)
-            .map(|((planned, output), announced)| {
-                output.unwrap_or_else(|| {
-                    let output = ToolOutput::error("Cancelled by the user before it finished.");
-                    if announced {
-                        emit(observation(&planned.call, &output));
-                    }
-                    output
-                })
-            })
-            .collect()
-    }
-
-    /// Whether a call may run: readable, known, and allowed by the policy.
-    /// Otherwise the error output the model gets instead.
-    async fn check(
-        &mut self,
-        planned: &PlannedCall,
-        emit: EventSink<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<(), ToolOutput> {
-        if let Some(problem) = &planned.problem {
-            return Err(ToolOutput::error(problem.clone()));
-        }
-        let name = &planned.call.name;
-        let Some(spec) = self.registry.spec(name).cloned() else {
-            emit(AgentEvent::Warning {
-                message: format!("the model asked for '{name}', which is not an available tool"),
-            });
-            let available: Vec<&str> = self.registry.names().collect();
-            return Err(ToolOutput::error(format!(
-                "Tool '{name}' is not available. Available tools: {}",
-                available.join(", ")
-            )));
-        };
-        if spec.annotations.read_only || self.allowed.contains(name) {
-            return Ok(());
-        }
-        match self.config.approval {
-            ApprovalPolicy::Auto => Ok(()),
-            ApprovalPolicy::ReadOnly => Err(ToolOutput::error(format!(
-                "Refused: this session is read-only, and {name} changes files or runs commands. \
-                 Use read-only tools, or tell the user what you would change."
-            ))),
-            ApprovalPolicy::Ask => {
-                let Some(approver) = self.approver.clone() else {
-                    return Err(ToolOutput::error(format!(
-                        "Refused: {name} needs the user's approval and no one can give it here."
-                    )));
-                };
-                let answer = tokio::select! {
-                    answer = approver.approve(&planned.call, &spec) => answer,
-                    () = cancel.cancelled() => Approval::Deny("the run was cancelled".to_string()),
-                };
-                match answer {
-                    Approval::Allow => Ok(()),
-                    Approval::AllowTool => {
-                        self.allowed.insert(name.clone());
-                        Ok(())
-                    }
-                    Approval::Deny(reason) => {
-                        Err(ToolOutput::error(format!("The user did not allow {name}: {reason}")))
-                    }
-                }
-            }
-        }
-    }
-
-    fn push_results(&mut self, calls: &[PlannedCall], mut outputs: Vec<ToolOutput>) {
-        let reminder = crate::rules::reminder(self.config.rule_count);
-        if let Some(last) = outputs.last_mut()
-            && !reminder.is_empty()
-        {
-            last.content.push(axon_protocol::ContentPart::text(format!("\n{reminder}")));
-        }
-        match self.provider.info().tool_protocol {
-            ToolProtocol::Native => {
-                for (planned, output) in calls.iter().zip(outputs) {
-                    self.history.push(Message::tool_result(planned.call.id.clone(), output));
-                }
-            }
-            ToolProtocol::Text => {
-                let mut text = String::from("Results of your tool calls, in order:\n");
-                for (n, (planned, output)) in calls.iter().zip(outputs).enumerate() {
-                    let name = if planned.call.name.is_empty() {
-                        "(unreadable block)"
-                    } else {
-                        &planned.call.name
-                    };
-                    let status = if output.is_error { "error" } else { "ok" };
-                    text.push_str(&format!(
-                        "\n[{}] {name}: {status}\n{}\n",
-                        n + 1,
-                        output.text_content()
-                    ));
-                }
-                self.history.push(Message::user(text));
-            }
-        }
-    }
-}
-
-fn observation(call: &ToolCall, output: &ToolOutput) -> AgentEvent {
-    AgentEvent::Observation {
-        call_id: call.id.clone(),
-        name: call.name.clone(),
-        output: output.clone(),
     }
 }

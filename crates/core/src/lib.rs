@@ -11,6 +11,7 @@ mod agent;
 mod agent_tool;
 mod approval;
 mod batch;
+mod calls;
 mod compact;
 pub mod context;
 mod history;
