@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use axon_core::{AgentConfig, AgentTool, ApprovalPolicy, prompt::base_system_prompt};
+use axon_core::{AgentConfig, AgentTool, ApprovalPolicy};
 use axon_llm::build_provider;
 use axon_mcp::server::http::{HttpOptions, HttpServer};
 use axon_mcp::server::{ToolServer, serve_stdio};
@@ -140,8 +140,14 @@ fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
         let overrides = Overrides { provider: args.provider.clone(), model: args.model.clone() };
         match config.provider(&overrides).and_then(|p| Ok(build_provider(&p)?)) {
             Ok(provider) => {
+                // The agent follows the same rules and skills as `axon run`.
+                let guidance = crate::guidance::load(&config, &dirs, context.workspace.root());
+                guidance.report_problems();
+                let mut inner = served_tools(profile, args.read_only);
+                let system_prompt = guidance.system_prompt(context.workspace.root(), &mut inner);
                 let agent_config = AgentConfig {
-                    system_prompt: base_system_prompt(&root),
+                    system_prompt,
+                    rule_count: guidance.rules.len(),
                     max_iterations: config.file.max_iterations.unwrap_or(25).max(1),
                     approval: if args.read_only {
                         ApprovalPolicy::ReadOnly
@@ -150,8 +156,7 @@ fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
                     },
                     ..AgentConfig::default()
                 };
-                let inner = Arc::new(served_tools(profile, args.read_only));
-                let tool = AgentTool::new(provider, inner, agent_config);
+                let tool = AgentTool::new(provider, Arc::new(inner), agent_config);
                 registry.try_register(Arc::new(tool)).context("cannot offer axon_run")?;
             }
             // Asked for by name: not having it is an error, not a note.
