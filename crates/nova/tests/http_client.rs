@@ -1,0 +1,113 @@
+//! The HTTP client against the real `nova-sync api` (its router on an
+//! in-memory SQLite database, on loopback), a stopped server, and a server
+//! that never answers.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use nova::api::{Db, router};
+use nova::client::{HttpClient, TaskManager};
+use nova::model::{StepCreate, StepPatch, StepStatus};
+use serde_json::{Value, json};
+
+async fn start_api() -> (String, tokio::task::JoinHandle<()>) {
+    let db = Db::open(std::path::Path::new(":memory:")).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, router(db)).await;
+    });
+    (url, task)
+}
+
+#[tokio::test]
+async fn the_client_drives_the_real_api() {
+    let (url, server) = start_api().await;
+    let client = HttpClient::new(&url, Duration::from_secs(5));
+    assert_eq!(client.health().await.0["data"], json!({"status": "ok"}));
+
+    let reply = client.patch_execution("exec 1/ä", "session-9").await;
+    assert!(reply.is_success(), "{}", reply.0);
+    assert_eq!(reply.0["data"]["session_id"], "session-9");
+    assert_eq!(reply.0["data"]["execution_id"], "exec 1/ä");
+
+    let create = StepCreate {
+        step_name: "analyzing".into(),
+        message: Some("reading code".into()),
+        status: None,
+    };
+    let created = client.create_step("exec 1/ä", create).await;
+    assert!(created.is_success(), "{}", created.0);
+    assert_eq!(created.0["data"]["status"], "running");
+    let step_id = created.0["data"]["step_id"].as_str().unwrap().to_string();
+
+    let patch = StepPatch { status: Some(StepStatus::Completed), message: None };
+    let updated = client.patch_step("exec 1/ä", &step_id, patch).await;
+    assert_eq!(updated.0["data"]["status"], "completed");
+    assert_eq!(updated.0["data"]["message"], "reading code", "an absent message is kept");
+
+    // Read back through the API itself.
+    let http = reqwest::Client::new();
+    let steps: Value = http
+        .get(format!("{url}/api/executions/exec%201%2F%C3%A4/steps"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(steps[0]["step_id"], step_id.as_str());
+    assert_eq!(steps[0]["status"], "completed");
+    let page = http.get(format!("{url}/")).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("analyzing") && page.contains("class=\"completed\""), "{page}");
+
+    let missing = client
+        .patch_step(
+            "exec 1/ä",
+            "step-nope",
+            StepPatch { status: Some(StepStatus::Failed), message: None },
+        )
+        .await;
+    assert_eq!(missing.0["success"], false);
+    assert_eq!(missing.0["status_code"], 404);
+    assert_eq!(missing.0["error_code"], "NOT_FOUND");
+    assert_eq!(missing.0["error"], "Step step-nope not found");
+
+    let bad = http
+        .post(format!("{url}/api/executions/e/steps"))
+        .header("content-type", "application/json")
+        .body(r#"{"step_name": "x", "status": "dancing"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    let body: Value = bad.json().await.unwrap();
+    assert_eq!(body["error_code"], "INVALID_REQUEST");
+    server.abort();
+}
+
+#[tokio::test]
+async fn a_stopped_server_is_a_connection_failure() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let reply = HttpClient::new(&url, Duration::from_secs(5)).health().await;
+    assert_eq!(reply.0, json!({"success": false, "error": format!("Connection failed to {url}")}));
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_a_timeout() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    // Accepts connections and reads, but never answers.
+    let server = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let reply = HttpClient::new(&url, Duration::from_millis(300)).health().await;
+    assert_eq!(reply.0, json!({"success": false, "error": "Request timeout"}));
+    server.abort();
+}
