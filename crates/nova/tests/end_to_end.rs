@@ -1,0 +1,99 @@
+//! The whole chain on one machine: the official Python MCP SDK drives
+//! `nova-sync` over stdio, which reports to a real `nova-sync api` on
+//! loopback; the steps are then read back from the API.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn peers() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers")
+}
+
+#[test]
+fn an_agent_reports_steps_through_nova_sync_to_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut api = Reaped(
+        Command::new(env!("CARGO_BIN_EXE_nova-sync"))
+            .args(["api", "--listen", "127.0.0.1:0", "--db"])
+            .arg(dir.path().join("nova.db"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(api.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.split("API at ").nth(1).unwrap().split("/api").next().unwrap().to_string();
+
+    let python = peers().join(".venv/bin/python");
+    assert!(python.exists(), "run scripts/peers");
+    let mut client = Reaped(
+        Command::new(python)
+            .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/sdk_e2e.py"))
+            .arg(env!("CARGO_BIN_EXE_nova-sync"))
+            .env("TASK_MANAGER_URL", &base)
+            .env("NOVA_EXECUTION_ID", "exec-e2e")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = client.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the SDK client did not finish within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut client.0.stdout.take().unwrap(), &mut out).unwrap();
+    std::io::Read::read_to_string(&mut client.0.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{out}\n{err}");
+    let step_id = out.lines().last().unwrap().trim().to_string();
+
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (execution, steps): (Value, Value) = runtime.block_on(async {
+        let http = reqwest::Client::new();
+        let execution = http
+            .get(format!("{base}/api/executions/exec-e2e"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let steps = http
+            .get(format!("{base}/api/executions/exec-e2e/steps"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        (execution, steps)
+    });
+    assert_eq!(execution["session_id"], "sdk-session");
+    assert_eq!(steps.as_array().unwrap().len(), 1);
+    assert_eq!(steps[0]["step_id"], step_id.as_str());
+    assert_eq!(steps[0]["status"], "completed");
+    assert_eq!(steps[0]["message"], "done");
+}
