@@ -86,6 +86,19 @@ impl From<JsonRejection> for ApiError {
     }
 }
 
+/// A request body that must be a JSON object of `T`'s fields (serde would
+/// also read a struct from an array, which the API does not accept).
+fn object_body<T: serde::de::DeserializeOwned>(
+    body: Result<Json<serde_json::Value>, JsonRejection>,
+) -> Result<T, ApiError> {
+    let Json(value) = body?;
+    if !value.is_object() {
+        return Err(ApiError::invalid("the request body must be a JSON object"));
+    }
+    serde_json::from_value(value)
+        .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
+}
+
 /// The API's routes over `db`.
 pub fn router(db: Db) -> Router {
     Router::new()
@@ -150,10 +163,10 @@ async fn get_execution(
 async fn patch_execution(
     State(db): State<Db>,
     UrlPath(id): UrlPath<String>,
-    body: Result<Json<ExecutionPatch>, JsonRejection>,
+    body: Result<Json<serde_json::Value>, JsonRejection>,
 ) -> Result<Json<Execution>, ApiError> {
     check_id(&id, "execution_id")?;
-    let Json(patch) = body?;
+    let patch: ExecutionPatch = object_body(body)?;
     let execution = db.with(|c| {
         ensure_execution(c, &id)?;
         c.execute(
@@ -187,10 +200,10 @@ async fn list_steps(
 async fn create_step(
     State(db): State<Db>,
     UrlPath(id): UrlPath<String>,
-    body: Result<Json<StepCreate>, JsonRejection>,
+    body: Result<Json<serde_json::Value>, JsonRejection>,
 ) -> Result<(StatusCode, Json<Step>), ApiError> {
     check_id(&id, "execution_id")?;
-    let Json(create) = body?;
+    let create: StepCreate = object_body(body)?;
     if create.step_name.trim().is_empty() {
         return Err(ApiError::invalid("step_name is empty"));
     }
@@ -211,9 +224,9 @@ async fn create_step(
 async fn patch_step(
     State(db): State<Db>,
     UrlPath((id, step_id)): UrlPath<(String, String)>,
-    body: Result<Json<StepPatch>, JsonRejection>,
+    body: Result<Json<serde_json::Value>, JsonRejection>,
 ) -> Result<Json<Step>, ApiError> {
-    let Json(patch) = body?;
+    let patch: StepPatch = object_body(body)?;
     let step = db.with(|c| {
         let changed = c.execute(
             "UPDATE steps SET status = COALESCE(?3, status), message = COALESCE(?4, message), updated_at = ?5 WHERE execution_id = ?1 AND step_id = ?2",

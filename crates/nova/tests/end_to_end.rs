@@ -97,3 +97,51 @@ fn an_agent_reports_steps_through_nova_sync_to_the_api() {
     assert_eq!(steps[0]["status"], "completed");
     assert_eq!(steps[0]["message"], "done");
 }
+
+/// schemathesis (pinned in tests/peers/) generates requests from
+/// docs/openapi.yaml, valid and invalid, and checks every answer: no server
+/// errors, responses that conform, invalid requests refused.
+#[test]
+fn schemathesis_finds_no_issue_in_the_api() {
+    let mut api = Reaped(
+        Command::new(env!("CARGO_BIN_EXE_nova-sync"))
+            .args(["api", "--listen", "127.0.0.1:0", "--db", ":memory:"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(api.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.split("API at ").nth(1).unwrap().split("/api").next().unwrap().to_string();
+    let schemathesis = peers().join(".venv/bin/schemathesis");
+    assert!(schemathesis.exists(), "run scripts/peers");
+    // schemathesis keeps a cache folder where it runs: a throwaway one.
+    let work = tempfile::tempdir().unwrap();
+    let log = tempfile::NamedTempFile::new_in(work.path()).unwrap();
+    let mut run = Reaped(
+        Command::new(schemathesis)
+            .arg("run")
+            .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/openapi.yaml"))
+            .args(["--url", &base, "--checks", "all", "--max-examples", "50", "--no-color"])
+            .env("SCHEMATHESIS_HOOKS", "")
+            .current_dir(work.path())
+            .stdin(Stdio::null())
+            .stdout(log.reopen().unwrap())
+            .stderr(log.reopen().unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let status = loop {
+        if let Some(status) = run.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "schemathesis did not finish within 240 s");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let text = std::fs::read_to_string(log.path()).unwrap();
+    assert!(status.success() && text.contains("No issues found"), "{text}");
+    assert!(text.contains("Tested: 6"), "every operation was tested:\n{text}");
+}
