@@ -22,6 +22,9 @@ use crate::model::{
     ErrorBody, Execution, ExecutionPatch, Step, StepCreate, StepPatch, StepStatus, now,
 };
 
+/// The API's own description, served at `/api/openapi.yaml`.
+pub const OPENAPI: &str = include_str!("../docs/openapi.yaml");
+
 /// The database behind the API.
 #[derive(Clone)]
 pub struct Db(Arc<Mutex<Connection>>);
@@ -104,6 +107,7 @@ pub fn router(db: Db) -> Router {
     Router::new()
         .route("/", get(page))
         .route("/api/health", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/api/openapi.yaml", get(|| async { ([("content-type", "application/yaml")], OPENAPI) }))
         .route("/api/executions/{execution_id}", get(get_execution).patch(patch_execution))
         .route("/api/executions/{execution_id}/steps", get(list_steps).post(create_step))
         .route("/api/executions/{execution_id}/steps/{step_id}", axum::routing::patch(patch_step))
