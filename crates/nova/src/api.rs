@@ -107,7 +107,10 @@ pub fn router(db: Db) -> Router {
     Router::new()
         .route("/", get(page))
         .route("/api/health", get(|| async { Json(json!({"status": "ok"})) }))
-        .route("/api/openapi.yaml", get(|| async { ([("content-type", "application/yaml")], OPENAPI) }))
+        .route(
+            "/api/openapi.yaml",
+            get(|| async { ([("content-type", "application/yaml")], OPENAPI) }),
+        )
         .route("/api/executions/{execution_id}", get(get_execution).patch(patch_execution))
         .route("/api/executions/{execution_id}/steps", get(list_steps).post(create_step))
         .route("/api/executions/{execution_id}/steps/{step_id}", axum::routing::patch(patch_step))

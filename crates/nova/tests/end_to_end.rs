@@ -145,3 +145,36 @@ fn schemathesis_finds_no_issue_in_the_api() {
     assert!(status.success() && text.contains("No issues found"), "{text}");
     assert!(text.contains("Tested: 6"), "every operation was tested:\n{text}");
 }
+
+/// `nova-sync --http` answers MCP over streamable HTTP.
+#[test]
+fn the_mcp_server_also_speaks_streamable_http() {
+    let mut server = Reaped(
+        Command::new(env!("CARGO_BIN_EXE_nova-sync"))
+            .args(["--http", "127.0.0.1:0"])
+            .env("USE_MOCK_CLIENT", "TRUE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(server.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.split("MCP at ").nth(1).unwrap().trim().to_string();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let body = runtime.block_on(async {
+        let response = reqwest::Client::new()
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        response.text().await.unwrap()
+    });
+    assert!(body.contains("\"name\":\"nova-sync\""), "{body}");
+}
