@@ -24,22 +24,43 @@ fn peers() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers")
 }
 
+/// `nova-sync ARGS…` started, and the first line it says on stderr.
+fn start(args: &[&str], env: &[(&str, &str)]) -> (Reaped, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nova-sync"));
+    command.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = Reaped(command.spawn().unwrap());
+    let mut line = String::new();
+    BufReader::new(child.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    (child, line)
+}
+
+/// `nova-sync api` on a free loopback port with the database at `db`, and
+/// its base URL.
+fn start_api(db: &str) -> (Reaped, String) {
+    let (child, line) = start(&["api", "--listen", "127.0.0.1:0", "--db", db], &[]);
+    let base = line.split("API at ").nth(1).unwrap().split("/api").next().unwrap().to_string();
+    (child, base)
+}
+
+/// Waits for `child` at most `limit`.
+fn wait_bounded(child: &mut Reaped, limit: Duration, what: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "{what} did not finish within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn an_agent_reports_steps_through_nova_sync_to_the_api() {
     let dir = tempfile::tempdir().unwrap();
-    let mut api = Reaped(
-        Command::new(env!("CARGO_BIN_EXE_nova-sync"))
-            .args(["api", "--listen", "127.0.0.1:0", "--db"])
-            .arg(dir.path().join("nova.db"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(api.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let base = line.split("API at ").nth(1).unwrap().split("/api").next().unwrap().to_string();
+    let (_api, base) = start_api(dir.path().join("nova.db").to_str().unwrap());
 
     let python = peers().join(".venv/bin/python");
     assert!(python.exists(), "run scripts/peers");
@@ -54,14 +75,7 @@ fn an_agent_reports_steps_through_nova_sync_to_the_api() {
             .spawn()
             .unwrap(),
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = client.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the SDK client did not finish within 60 s");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_bounded(&mut client, Duration::from_secs(60), "the SDK client");
     let mut out = String::new();
     let mut err = String::new();
     std::io::Read::read_to_string(&mut client.0.stdout.take().unwrap(), &mut out).unwrap();
@@ -103,18 +117,7 @@ fn an_agent_reports_steps_through_nova_sync_to_the_api() {
 /// errors, responses that conform, invalid requests refused.
 #[test]
 fn schemathesis_finds_no_issue_in_the_api() {
-    let mut api = Reaped(
-        Command::new(env!("CARGO_BIN_EXE_nova-sync"))
-            .args(["api", "--listen", "127.0.0.1:0", "--db", ":memory:"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(api.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let base = line.split("API at ").nth(1).unwrap().split("/api").next().unwrap().to_string();
+    let (_api, base) = start_api(":memory:");
     let schemathesis = peers().join(".venv/bin/schemathesis");
     assert!(schemathesis.exists(), "run scripts/peers");
     // schemathesis keeps a cache folder where it runs: a throwaway one.
@@ -133,14 +136,7 @@ fn schemathesis_finds_no_issue_in_the_api() {
             .spawn()
             .unwrap(),
     );
-    let deadline = Instant::now() + Duration::from_secs(240);
-    let status = loop {
-        if let Some(status) = run.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "schemathesis did not finish within 240 s");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_bounded(&mut run, Duration::from_secs(240), "schemathesis");
     let text = std::fs::read_to_string(log.path()).unwrap();
     assert!(status.success() && text.contains("No issues found"), "{text}");
     assert!(text.contains("Tested: 6"), "every operation was tested:\n{text}");
@@ -149,18 +145,7 @@ fn schemathesis_finds_no_issue_in_the_api() {
 /// `nova-sync --http` answers MCP over streamable HTTP.
 #[test]
 fn the_mcp_server_also_speaks_streamable_http() {
-    let mut server = Reaped(
-        Command::new(env!("CARGO_BIN_EXE_nova-sync"))
-            .args(["--http", "127.0.0.1:0"])
-            .env("USE_MOCK_CLIENT", "TRUE")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(server.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let (_server, line) = start(&["--http", "127.0.0.1:0"], &[("USE_MOCK_CLIENT", "TRUE")]);
     let url = line.split("MCP at ").nth(1).unwrap().trim().to_string();
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
