@@ -7,6 +7,7 @@ mod config;
 mod config_cmd;
 mod guidance;
 mod mcp_cmd;
+mod plan_edit;
 mod render;
 mod run_cmd;
 mod serve_cmd;

@@ -30,7 +30,7 @@ use axon_core::plan::{Execution, Planner, execute, new_plan, revise, revision_re
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The task. `-` reads it from stdin.
-    #[arg(required_unless_present_any = ["compact", "approve_plan"])]
+    #[arg(required_unless_present_any = ["compact", "approve_plan", "edit_plan"])]
     prompt: Option<String>,
     /// Continue the latest session of this workspace.
     #[arg(long = "continue", conflicts_with_all = ["resume", "compact"])]
@@ -49,6 +49,10 @@ pub struct RunArgs {
     /// --continue).
     #[arg(long, conflicts_with = "plan")]
     approve_plan: bool,
+    /// Open the plan (proposed now, or saved in the session being
+    /// continued) in $VISUAL/$EDITOR before it is approved.
+    #[arg(long)]
+    edit_plan: bool,
     /// The workspace folder.
     #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
     dir: PathBuf,
@@ -161,7 +165,7 @@ async fn run_plan(
         );
         PLAN_PENDING
     };
-    let mut plan = if args.approve_plan {
+    let mut plan = if args.approve_plan || (args.edit_plan && !args.plan) {
         match saved {
             Some(plan) if plan.status != axon_protocol::PlanStatus::Completed => plan,
             Some(_) => {
@@ -189,11 +193,40 @@ async fn run_plan(
             }
         }
     };
-    // At a terminal the user can approve it now; a refusal keeps it saved.
+    if args.edit_plan {
+        match crate::plan_edit::edit(&plan) {
+            Ok(edited) => {
+                plan = edited;
+                journal.plan(&plan);
+                emit(AgentEvent::Plan { plan: plan.clone() });
+            }
+            Err(e) => {
+                eprintln!("axon: {e}");
+                return exit::FAILED;
+            }
+        }
+    }
+    // At a terminal the user can approve, edit or reject it now; a
+    // rejection keeps it saved for later.
     let interactive = args.prompt.as_deref() != Some("-")
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
-    if !(args.yes || args.approve_plan || (interactive && confirm("Run this plan?"))) {
+    let mut approved = args.yes || args.approve_plan;
+    while interactive && !approved {
+        match ask_plan() {
+            'y' => approved = true,
+            'e' => match crate::plan_edit::edit(&plan) {
+                Ok(edited) => {
+                    plan = edited;
+                    journal.plan(&plan);
+                    emit(AgentEvent::Plan { plan: plan.clone() });
+                }
+                Err(e) => eprintln!("axon: {e}"),
+            },
+            _ => break,
+        }
+    }
+    if !approved {
         return pending(journal);
     }
     plan.status = axon_protocol::PlanStatus::Approved;
@@ -236,6 +269,16 @@ async fn run_plan(
     }
 }
 
+/// `y` (run it), `e` (edit it) or `n` (keep it for later), asked at the terminal.
+fn ask_plan() -> char {
+    eprint!("Run this plan? [y]es / [e]dit / [N]o: ");
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return 'n';
+    }
+    answer.trim().chars().next().map(|c| c.to_ascii_lowercase()).unwrap_or('n')
+}
+
 /// The first Ctrl-C cancels the run cleanly; a second one leaves at once.
 async fn watch_ctrl_c(cancel: CancellationToken) {
     if tokio::signal::ctrl_c().await.is_ok() {
@@ -262,8 +305,13 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<Prepared> {
         Some(prompt) => read_prompt(prompt)?,
         None => String::new(),
     };
-    if args.approve_plan && args.resume.is_none() && !args.continue_session {
-        bail!("--approve-plan runs a saved plan: add --resume ID or --continue");
+    if (args.approve_plan || (args.edit_plan && !args.plan))
+        && args.resume.is_none()
+        && !args.continue_session
+    {
+        bail!(
+            "--approve-plan and --edit-plan work on a saved plan: add --resume ID or --continue (or --plan for a new one)"
+        );
     }
     let workspace = Workspace::new(&args.dir)?;
     let dirs = Dirs::from_env()?;
@@ -361,7 +409,7 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<Prepared> {
         eprintln!("axon: warning: {warning}");
     }
     let registry = Arc::new(registry);
-    let planner = (args.plan || args.approve_plan).then(|| {
+    let planner = (args.plan || args.approve_plan || args.edit_plan).then(|| {
         let tools = profile.registry();
         let context = ToolContext::new(workspace.clone());
         Planner::new(Arc::clone(&provider), tools, context, agent_config.clone())

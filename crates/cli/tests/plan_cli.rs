@@ -135,3 +135,27 @@ fn without_yes_the_plan_waits_and_runs_once_approved() {
     s.axon().args(["run", "--resume", &id, "--approve-plan"]).assert().code(2);
     s.axon().args(["run", "--approve-plan"]).assert().code(2);
 }
+
+#[test]
+fn a_saved_plan_can_be_edited_before_it_runs() {
+    let s = setup(vec![plan_call(&["only step"]), Reply::text("did the edited one")]);
+    let output = s.axon().args(["run", "--plan", "tidy up"]).assert().code(4).get_output().clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let id =
+        stderr.split("--resume ").nth(1).unwrap().split_whitespace().next().unwrap().to_string();
+    s.axon()
+        .env("EDITOR", "sed -i 's/only step :: only step is done/edited step :: it is edited\\n2. extra :: extra done/'")
+        .args(["run", "--resume", &id, "--edit-plan"])
+        .assert()
+        .code(4)
+        .stderr(predicates::str::contains("[ ] 2. edited step (expected: it is edited)"));
+    s.server.push([Reply::text("did extra")]);
+    s.axon().args(["run", "--resume", &id, "--approve-plan", "--yes"]).assert().success();
+    let sent = s.server.requests()[1].to_string();
+    assert!(sent.contains("Now do step 2 only: edited step"), "{sent}");
+    s.axon()
+        .env("EDITOR", "sed -i 's/::/-/'")
+        .args(["run", "--continue", "--edit-plan"])
+        .assert()
+        .code(2);
+}

@@ -1,0 +1,120 @@
+//! Editing a proposed plan in the user's editor (`$VISUAL`, `$EDITOR`, else
+//! `vi`): the pending steps as one line each, `description :: expected
+//! outcome`. Completed steps are not shown and cannot change.
+
+use std::io::Write;
+
+use axon_core::plan::{StepDraft, revise};
+use axon_protocol::{Plan, StepStatus};
+
+const HEADER: &str = "# Edit the plan: one step per line, as `description :: expected outcome`.\n\
+# Reorder, change, add or delete lines. Lines starting with # are ignored;\n\
+# completed steps are kept as they are and not shown. Save and quit to go on.\n";
+
+/// The pending steps as editable text.
+pub fn to_text(plan: &Plan) -> String {
+    let mut text = format!("{HEADER}# Goal: {}\n\n", plan.goal);
+    let pending = plan.steps.iter().filter(|s| s.status != StepStatus::Completed);
+    for (n, step) in pending.enumerate() {
+        text.push_str(&format!("{}. {} :: {}\n", n + 1, step.description, step.expected_outcome));
+    }
+    text
+}
+
+/// The plan with its pending steps replaced by the edited lines.
+pub fn from_text(plan: &Plan, text: &str) -> Result<Plan, String> {
+    let mut drafts = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line =
+            line.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches('.').trim();
+        let Some((description, expected)) = line.split_once("::") else {
+            return Err(format!("line {}: write `description :: expected outcome`", n + 1));
+        };
+        let (description, expected) = (description.trim(), expected.trim());
+        if description.is_empty() || expected.is_empty() {
+            return Err(format!(
+                "line {}: both the description and the expected outcome are needed",
+                n + 1
+            ));
+        }
+        drafts
+            .push(StepDraft { description: description.into(), expected_outcome: expected.into() });
+    }
+    if drafts.is_empty() && plan.steps.iter().all(|s| s.status != StepStatus::Completed) {
+        return Err("the plan has no steps left".to_string());
+    }
+    Ok(revise(plan, drafts))
+}
+
+/// Opens the plan in the user's editor and reads it back.
+pub fn edit(plan: &Plan) -> Result<Plan, String> {
+    let mut file = tempfile_for_plan().map_err(|e| format!("cannot create a file to edit: {e}"))?;
+    file.1
+        .write_all(to_text(plan).as_bytes())
+        .map_err(|e| format!("cannot write the plan: {e}"))?;
+    drop(file.1);
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".to_string());
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&file.0)
+        .status()
+        .map_err(|e| format!("cannot start the editor '{editor}': {e}"))?;
+    let text =
+        std::fs::read_to_string(&file.0).map_err(|e| format!("cannot read the edited plan: {e}"));
+    let _ = std::fs::remove_file(&file.0);
+    if !status.success() {
+        return Err(format!("the editor '{editor}' exited with {status}; the plan is unchanged"));
+    }
+    from_text(plan, &text?)
+}
+
+fn tempfile_for_plan() -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
+    let path = std::env::temp_dir().join(format!(
+        "axon-plan-{}-{}.txt",
+        std::process::id(),
+        fastrand_suffix()
+    ));
+    let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+    Ok((path, file))
+}
+
+fn fastrand_suffix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axon_core::plan::new_plan;
+
+    #[test]
+    fn text_round_trips_and_completed_steps_stay() {
+        let drafts = vec![
+            StepDraft { description: "a".into(), expected_outcome: "a done".into() },
+            StepDraft { description: "b".into(), expected_outcome: "b done".into() },
+        ];
+        let mut plan = new_plan("goal", drafts);
+        plan.steps[0].status = StepStatus::Completed;
+        let text = to_text(&plan);
+        assert!(!text.contains("1. a ::") && text.contains("1. b :: b done"), "{text}");
+        let edited =
+            from_text(&plan, &text.replace("1. b :: b done", "1. c :: c done\n2. d :: d done"))
+                .unwrap();
+        let names: Vec<&str> = edited.steps.iter().map(|s| s.description.as_str()).collect();
+        assert_eq!(names, ["a", "c", "d"]);
+        assert_eq!(edited.steps[0], plan.steps[0]);
+        assert!(from_text(&plan, "x without outcome").unwrap_err().contains("line 1"));
+        assert!(from_text(&plan, "x :: ").is_err());
+    }
+}
