@@ -176,7 +176,7 @@ fn kill_9_at_any_moment_leaves_a_session_that_opens_and_resumes() {
     let mut interrupted = 0;
     for round in 0..12u64 {
         let mut batch: Vec<Reply> = (0..15)
-            .map(|n| Reply::tool("shell", json!({"command": format!("sleep 0.01; echo step {n}")})))
+            .map(|n| Reply::tool("shell", json!({"command": format!("sleep 0.03; echo step {n}")})))
             .collect();
         batch.push(Reply::text("finished"));
         s.server.push(batch);
