@@ -208,6 +208,12 @@ impl ConfigFile {
                 refuse(format!("providers.{name}.kind"));
             }
         }
+        // A repository may switch skills off, not fetch new ones.
+        for skill in &mut self.skills {
+            if skill.repo.take().is_some() {
+                refuse(format!("skills.{}.repo", skill.name));
+            }
+        }
         refused
     }
 }

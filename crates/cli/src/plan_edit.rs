@@ -13,7 +13,8 @@ const HEADER: &str = "# Edit the plan: one step per line, as `description :: exp
 
 /// The pending steps as editable text.
 pub fn to_text(plan: &Plan) -> String {
-    let mut text = format!("{HEADER}# Goal: {}\n\n", plan.goal);
+    let goal: Vec<String> = plan.goal.lines().map(|l| format!("# {l}")).collect();
+    let mut text = format!("{HEADER}# Goal:\n{}\n\n", goal.join("\n"));
     let pending = plan.steps.iter().filter(|s| s.status != StepStatus::Completed);
     for (n, step) in pending.enumerate() {
         text.push_str(&format!("{}. {} :: {}\n", n + 1, step.description, step.expected_outcome));
@@ -31,7 +32,8 @@ pub fn from_text(plan: &Plan, text: &str) -> Result<Plan, String> {
         }
         let line =
             line.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches('.').trim();
-        let Some((description, expected)) = line.split_once("::") else {
+        // Split at the last ` :: `, so `Agent::run` in a description survives.
+        let Some((description, expected)) = line.rsplit_once(" :: ") else {
             return Err(format!("line {}: write `description :: expected outcome`", n + 1));
         };
         let (description, expected) = (description.trim(), expected.trim());
@@ -115,6 +117,11 @@ mod tests {
         assert_eq!(names, ["a", "c", "d"]);
         assert_eq!(edited.steps[0], plan.steps[0]);
         assert!(from_text(&plan, "x without outcome").unwrap_err().contains("line 1"));
+        let rust = from_text(&plan, "1. Update `Agent::run` :: tests pass").unwrap();
+        assert_eq!(rust.steps[1].description, "Update `Agent::run`");
+        let mut two_lines = plan.clone();
+        two_lines.goal = "move config::load out\nand test it".into();
+        assert!(to_text(&two_lines).contains("# and test it"));
         assert!(from_text(&plan, "x :: ").is_err());
     }
 }

@@ -15,6 +15,7 @@ use axon_llm::build_provider;
 use axon_mcp::config::{ServerConfig, Transport};
 use axon_mcp::{McpManager, ServerState, StatusObserver};
 use axon_protocol::AgentEvent;
+use axon_protocol::StepStatus;
 use axon_protocol::{ToolCall, ToolSpec};
 use axon_store::SessionStore;
 use axon_tools::{Profile, ToolContext, Workspace};
@@ -167,7 +168,16 @@ async fn run_plan(
     };
     let mut plan = if args.approve_plan || (args.edit_plan && !args.plan) {
         match saved {
-            Some(plan) if plan.status != axon_protocol::PlanStatus::Completed => plan,
+            Some(mut plan) if plan.status != axon_protocol::PlanStatus::Completed => {
+                // A step that failed or was cut off runs again.
+                for step in &mut plan.steps {
+                    if matches!(step.status, StepStatus::Running | StepStatus::Failed) {
+                        step.status = StepStatus::Pending;
+                        step.result = None;
+                    }
+                }
+                plan
+            }
             Some(_) => {
                 eprintln!("axon: the session's plan is already completed");
                 return exit::USAGE;

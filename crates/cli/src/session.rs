@@ -62,9 +62,9 @@ impl Journal for SessionJournal {
         self.append(&Record::Usage { usage: *usage });
     }
 
-    fn compacted(&self, summary: &str, replaced: usize) {
+    fn compacted(&self, summary: &str, kept: usize) {
         let at = now_ms();
-        self.append(&Record::Compaction { summary: summary.to_string(), replaced, at });
+        self.append(&Record::Compaction { summary: summary.to_string(), kept, at });
     }
 }
 
@@ -151,7 +151,19 @@ pub fn secrets(
         if let axon_mcp::config::Transport::Http { headers, bearer_token_env, .. } =
             &server.transport
         {
-            values.extend(headers.values().cloned());
+            // Only headers that carry credentials: masking every value would
+            // also hide ordinary words like `application/json`.
+            values.extend(
+                headers
+                    .iter()
+                    .filter(|(name, _)| {
+                        let name = name.to_ascii_lowercase();
+                        ["auth", "key", "token", "secret", "cookie"]
+                            .iter()
+                            .any(|k| name.contains(k))
+                    })
+                    .map(|(_, value)| value.clone()),
+            );
             if let Some(value) = bearer_token_env.as_ref().and_then(|var| std::env::var(var).ok()) {
                 values.push(value);
             }

@@ -19,8 +19,8 @@ pub trait Journal: Send + Sync {
     fn message(&self, message: &Message, tokens: u64);
     /// A model call used these tokens.
     fn usage(&self, usage: &Usage);
-    /// The oldest `replaced` messages were replaced by `summary`.
-    fn compacted(&self, summary: &str, replaced: usize);
+    /// All but the newest `kept` messages were replaced by `summary`.
+    fn compacted(&self, summary: &str, kept: usize);
 }
 
 pub(crate) struct History {
@@ -54,39 +54,42 @@ impl History {
     }
 
     /// Replaces everything without recording it (a resumed session's
-    /// messages are already in its file).
+    /// messages are already in its file). Calls left open by a crash are
+    /// closed by [`History::close_open_calls`] before the next request,
+    /// which records the results it adds, so the file and the history
+    /// always hold the same messages.
     pub(crate) fn replace(&mut self, messages: Vec<Message>, known: Vec<Option<u64>>) {
-        let mut messages = messages;
-        let before = messages.len();
-        context::close_open_calls(&mut messages);
-        // Counts recorded with the messages are used as they are; closing
-        // open calls inserts results, so counts only line up without it.
-        let aligned = messages.len() == before && known.len() == before;
         self.tokens = messages
             .iter()
             .enumerate()
             .map(|(i, m)| match known.get(i).copied().flatten() {
-                Some(count) if aligned => count,
-                _ => self.counter.message(m),
+                Some(count) => count,
+                None => self.counter.message(m),
             })
             .collect();
         self.messages = messages;
     }
 
-    /// Gives dangling tool calls their "interrupted" results, recording them.
+    /// Gives dangling tool calls their "interrupted" results. Results that
+    /// go at the end (a run that died mid-tool) are recorded like any other
+    /// message, so the file and the history agree; results for calls in the
+    /// middle (a file from elsewhere) are kept in memory only, since the
+    /// file can only be appended to and a result must follow its call.
     pub(crate) fn close_open_calls(&mut self) {
-        let before = self.messages.len();
-        let mut messages = std::mem::take(&mut self.messages);
+        let mut messages = self.messages.clone();
         context::close_open_calls(&mut messages);
-        if messages.len() == before {
-            self.messages = messages;
+        if messages.len() == self.messages.len() {
             return;
         }
-        // Closing only appends results; re-push so they are counted and recorded.
-        let added: Vec<Message> = messages.drain(before..).collect();
-        self.messages = messages;
-        for message in added {
-            self.push(message);
+        let appended_only = messages[..self.messages.len()] == self.messages[..];
+        if appended_only {
+            let added: Vec<Message> = messages.drain(self.messages.len()..).collect();
+            for message in added {
+                self.push(message);
+            }
+        } else {
+            self.tokens = messages.iter().map(|m| self.counter.message(m)).collect();
+            self.messages = messages;
         }
     }
 
@@ -131,10 +134,10 @@ impl History {
     pub(crate) fn compact(&mut self, summary: &str, replaced: usize) {
         let replaced = replaced.min(self.messages.len());
         let mut rest: Vec<Message> = self.messages.split_off(replaced);
-        axon_protocol::compaction::apply_summary(&mut rest, summary);
         if let Some(journal) = &self.journal {
-            journal.compacted(summary, replaced);
+            journal.compacted(summary, rest.len());
         }
+        axon_protocol::compaction::apply_summary(&mut rest, summary);
         self.tokens = rest.iter().map(|m| self.counter.message(m)).collect();
         self.messages = rest;
     }

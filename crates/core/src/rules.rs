@@ -72,9 +72,19 @@ pub fn instruction_files(workspace: &Path) -> Vec<PathBuf> {
     folders
         .into_iter()
         .filter_map(|dir| {
-            ["AGENTS.md", "CLAUDE.md"].iter().map(|name| dir.join(name)).find(|p| p.is_file())
+            ["AGENTS.md", "CLAUDE.md"]
+                .iter()
+                .map(|name| dir.join(name))
+                .find(|p| is_regular_file(p))
         })
         .collect()
+}
+
+/// A file that is not a symlink: an instruction file must not lead out of
+/// the repository (a link to `/proc/self/environ` would put the user's
+/// environment into the prompt).
+pub(crate) fn is_regular_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
 }
 
 /// The numbered block the system prompt carries: `Rule 1: …`, `Rule 2: …`.
@@ -125,6 +135,17 @@ mod tests {
         assert!(warnings.is_empty());
         let texts: Vec<&str> = rules.iter().map(|r| r.text.as_str()).collect();
         assert_eq!(texts, ["be brief", "root rules", "a rules", "b rules"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_instruction_file_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "API_KEY=sk-live").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("AGENTS.md"))
+            .unwrap();
+        assert!(instruction_files(dir.path()).is_empty());
     }
 
     #[test]

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::rules::is_regular_file;
+
 /// Longest `name` and `description` the format allows.
 pub const MAX_NAME: usize = 64;
 pub const MAX_DESCRIPTION: usize = 1024;
@@ -68,8 +70,12 @@ impl SkillLoader {
         let mut failures = Vec::new();
         for root in roots {
             let Ok(entries) = std::fs::read_dir(root) else { continue };
-            let mut folders: Vec<PathBuf> =
-                entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+            // Real folders only: a symlinked one could lead anywhere.
+            let mut folders: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .collect();
             folders.sort();
             for folder in folders {
                 let fallback =
@@ -191,8 +197,14 @@ impl SkillLoader {
 fn content_file(dir: &Path, configured: Option<&str>) -> Result<PathBuf, String> {
     let mut dir = dir.to_path_buf();
     if let Some(path) = configured {
+        let relative = Path::new(path);
+        if relative.is_absolute()
+            || relative.components().any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Err(format!("path '{path}' must stay inside the skill's repository"));
+        }
         let candidate = dir.join(path);
-        if candidate.is_file() {
+        if is_regular_file(&candidate) {
             return Ok(candidate);
         }
         if !candidate.is_dir() {
@@ -201,7 +213,7 @@ fn content_file(dir: &Path, configured: Option<&str>) -> Result<PathBuf, String>
         dir = candidate;
     }
     for name in ["SKILL.md", "README.md"] {
-        if dir.join(name).is_file() {
+        if is_regular_file(&dir.join(name)) {
             return Ok(dir.join(name));
         }
     }
@@ -209,7 +221,9 @@ fn content_file(dir: &Path, configured: Option<&str>) -> Result<PathBuf, String>
         .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("md")))
+        .filter(|p| {
+            is_regular_file(p) && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("md"))
+        })
         .collect();
     markdown.sort();
     markdown
@@ -295,6 +309,31 @@ mod tests {
         assert!(parse_skill(&format!("---\nname: {}\n---\nx", "n".repeat(65)), "x").is_err());
         assert!(parse_skill("---\nname: a\n", "x").unwrap_err().contains("closing"));
         assert!(parse_skill("---\nname: a\n---\n", "x").unwrap_err().contains("no instructions"));
+    }
+
+    #[test]
+    fn a_configured_path_cannot_leave_the_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("SKILL.md"), "x").unwrap();
+        for path in ["/etc/passwd", "../outside.md", "a/../../b.md"] {
+            assert!(content_file(dir.path(), Some(path)).unwrap_err().contains("inside"), "{path}");
+        }
+        #[cfg(unix)]
+        {
+            let skills = tempfile::tempdir().unwrap();
+            std::fs::create_dir(skills.path().join("linked")).unwrap();
+            std::os::unix::fs::symlink("/etc/hostname", skills.path().join("linked/SKILL.md"))
+                .unwrap();
+            std::os::unix::fs::symlink(dir.path(), skills.path().join("dirlink")).unwrap();
+            let (found, failed) =
+                SkillLoader::new(dir.path()).load_all(&[skills.path().to_path_buf()], &[]);
+            assert!(found.is_empty(), "{found:?}");
+            assert_eq!(
+                failed.len(),
+                1,
+                "the symlinked file is refused, the symlinked folder not visited"
+            );
+        }
     }
 
     #[test]

@@ -217,8 +217,8 @@ impl axon_core::Journal for Recorder {
         self.0.lock().unwrap().push(format!("message {:?}", message.role));
     }
     fn usage(&self, _: &axon_protocol::Usage) {}
-    fn compacted(&self, summary: &str, replaced: usize) {
-        self.0.lock().unwrap().push(format!("compacted {replaced}: {summary}"));
+    fn compacted(&self, summary: &str, kept: usize) {
+        self.0.lock().unwrap().push(format!("compacted, {kept} kept: {summary}"));
     }
 }
 
@@ -251,6 +251,6 @@ fn the_summarize_strategy_sends_a_summary_instead_of_old_turns() {
         assert!(last.contains("SUMMARY: three questions about words were answered."), "{last}");
         assert!(!last.contains("question 0:"), "the summarised turn is not sent again");
         let journal = recorder.0.lock().unwrap();
-        assert!(journal.iter().any(|e| e.starts_with("compacted ")), "{journal:?}");
+        assert!(journal.iter().any(|e| e.starts_with("compacted, ")), "{journal:?}");
     });
 }

@@ -36,10 +36,11 @@ pub enum Record {
     Usage { usage: Usage },
     /// The session went on with another provider or model.
     Model { provider: String, model: String, at: i64 },
-    /// The oldest `replaced` messages of the history (as it stood, with
-    /// earlier compactions applied) were replaced by `summary`. The
-    /// messages themselves stay in the file above this line.
-    Compaction { summary: String, replaced: usize, at: i64 },
+    /// Everything but the newest `kept` messages of the history (as it
+    /// stood, with earlier compactions applied) was replaced by `summary`.
+    /// Counted from the end, so messages a run dropped from memory (trims)
+    /// cannot shift it. The messages themselves stay in the file above.
+    Compaction { summary: String, kept: usize, at: i64 },
     /// The plan as it stood after a change (proposed, approved, a step
     /// started or ended, revised); the last one is current.
     Plan { plan: Plan },

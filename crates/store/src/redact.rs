@@ -3,9 +3,9 @@
 //! Two nets: the exact values the user configured (API keys, bearer tokens
 //! read from the environment), and the shapes secrets have even when axon
 //! never saw their value (a `sk-…` key a command printed, an
-//! `Authorization: Bearer …` header in a log a tool read). Lines are
-//! redacted as serialized JSON, so no pattern crosses a quote or a
-//! backslash: a masked line is still valid JSON.
+//! `Authorization: Bearer …` header in a log a tool read). Records are
+//! redacted as parsed JSON, string by string (and by key, for values under
+//! names like `api_key`), so a masked line is always valid JSON.
 
 use regex::Regex;
 
@@ -33,14 +33,39 @@ impl Redactor {
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
         values.dedup();
         let shapes = Regex::new(concat!(
-            r#"(?i)(authorization|x-api-key|api[_-]?key)(\\?["']?\s*[:=]\s*\\?["']?)(bearer\s+)?[^\s,;"'\\}]{8,}"#,
-            r"|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{16,}",
+            r#"(?i)(authorization|x-api-key|api[_-]?key|aws_secret_access_key|client_secret|password)(\\?["']?\s*[:=]\s*\\?["']?)((?:bearer|basic)\s+)?[^\s,;"'\\}]{8,}"#,
+            r"|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}",
             r"|\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}",
             r"|\bgh[pousr]_[A-Za-z0-9]{20,}",
             r"|\bAKIA[0-9A-Z]{16}\b",
         ))
         .ok();
         Redactor { values, shapes }
+    }
+
+    /// Masks every string in `value`, and the whole value under a key that
+    /// names a secret.
+    pub fn redact_value(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        match value {
+            Value::String(text) => {
+                let masked = self.redact(text);
+                if masked != *text {
+                    *text = masked;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
+            Value::Object(map) => {
+                for (key, inner) in map.iter_mut() {
+                    if is_secret_key(key) && (inner.is_string() || inner.is_number()) {
+                        *inner = Value::from(MASK);
+                    } else {
+                        self.redact_value(inner);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// `text` with every secret masked.
@@ -63,6 +88,23 @@ impl Redactor {
         }
         out
     }
+}
+
+fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase().replace('-', "_");
+    [
+        "api_key",
+        "apikey",
+        "authorization",
+        "password",
+        "client_secret",
+        "aws_secret_access_key",
+        "access_token",
+        "refresh_token",
+        "secret",
+    ]
+    .iter()
+    .any(|k| key == *k || key.ends_with(&format!("_{k}")))
 }
 
 #[cfg(test)]
@@ -90,6 +132,21 @@ mod tests {
         let value: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert!(!out.contains("abcdefghijklmnopq") && !out.contains("0123456789ab"), "{out}");
         assert!(value["text"].as_str().unwrap().ends_with("\nnext"), "{out}");
+    }
+
+    #[test]
+    fn values_are_masked_by_key_and_lines_stay_json() {
+        let mut value = serde_json::json!({"arguments": {"api_key": 12345678901_u64, "openai_api_key": "x", "path": "a"},
+            "text": "line1\nsk-proj-abcdefghijklmnopqrstuv\nAuthorization: Basic dXNlcjpwYXNzd29yZA=="});
+        Redactor::default().redact_value(&mut value);
+        let text = value.to_string();
+        assert!(
+            !text.contains("12345678901") && !text.contains("sk-proj-abcdefghijklmnopqrstuv"),
+            "{text}"
+        );
+        assert!(!text.contains("dXNlcjpwYXNzd29yZA"), "{text}");
+        assert_eq!(value["arguments"]["path"], "a");
+        assert_eq!(value["arguments"]["openai_api_key"], MASK);
     }
 
     #[test]

@@ -97,16 +97,24 @@ impl SessionStore {
         Ok(writer)
     }
 
-    /// Opens an existing session to append to it.
+    /// Opens an existing session to append to it. A last line a crash left
+    /// without its newline is ended first, so the next record starts a line
+    /// of its own instead of being glued to (and lost with) the torn one.
     pub fn append_to(
         &self,
         session: &Session,
         redactor: Redactor,
     ) -> Result<SessionWriter, StoreError> {
-        let file = OpenOptions::new()
+        let ends_cleanly = std::fs::read(&session.path)
+            .map(|bytes| bytes.last().is_none_or(|&b| b == b'\n'))
+            .map_err(io("read", &session.path))?;
+        let mut file = OpenOptions::new()
             .append(true)
             .open(&session.path)
             .map_err(io("open", &session.path))?;
+        if !ends_cleanly {
+            file.write_all(b"\n").map_err(io("write", &session.path))?;
+        }
         Ok(SessionWriter {
             file,
             path: session.path.clone(),
@@ -272,9 +280,9 @@ impl SessionWriter {
     }
 
     pub fn append(&mut self, record: &Record) -> Result<(), StoreError> {
-        let line = serde_json::to_string(record).unwrap_or_default();
-        let line = self.redactor.redact(&line);
-        self.write_line(&line)
+        let mut value = serde_json::to_value(record).unwrap_or_default();
+        self.redactor.redact_value(&mut value);
+        self.write_line(&value.to_string())
     }
 
     fn write_line(&mut self, line: &str) -> Result<(), StoreError> {
@@ -324,8 +332,8 @@ impl Session {
                     history.push(message.clone());
                     tokens.push(*count);
                 }
-                Record::Compaction { summary, replaced, .. } => {
-                    let replaced = (*replaced).min(history.len());
+                Record::Compaction { summary, kept, .. } => {
+                    let replaced = history.len().saturating_sub(*kept);
                     history.drain(..replaced);
                     tokens.drain(..replaced);
                     // apply_summary drops the non-user messages before the first

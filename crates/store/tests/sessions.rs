@@ -244,7 +244,7 @@ fn compactions_shape_the_resumed_history_and_keep_the_file_whole() {
         writer.append(&Record::message(Message::assistant(format!("re {text}")))).unwrap();
     }
     writer
-        .append(&Record::Compaction { summary: "did one and two".into(), replaced: 4, at: 0 })
+        .append(&Record::Compaction { summary: "did one and two".into(), kept: 2, at: 0 })
         .unwrap();
     writer.append(&Record::message(Message::assistant("done"))).unwrap();
     let session = load(writer.path()).unwrap();
@@ -258,4 +258,21 @@ fn compactions_shape_the_resumed_history_and_keep_the_file_whole() {
         markdown.contains("## Turn 3: user") && markdown.contains("### Assistant"),
         "{markdown}"
     );
+}
+
+#[test]
+fn appending_after_a_torn_line_loses_nothing_readable() {
+    let (_dir, store) = store();
+    let mut writer = store.create("t", Path::new("/w"), "p", "m", Redactor::default()).unwrap();
+    writer.append(&Record::message(Message::user("whole"))).unwrap();
+    let path = writer.path().to_path_buf();
+    // A complete last record whose newline was never written.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.pop();
+    std::fs::write(&path, &bytes).unwrap();
+    let session = load(&path).unwrap();
+    let mut writer = store.append_to(&session, Redactor::default()).unwrap();
+    writer.append(&Record::message(Message::user("next"))).unwrap();
+    let texts: Vec<String> = load(&path).unwrap().messages().map(Message::text).collect();
+    assert_eq!(texts, ["whole", "next"]);
 }

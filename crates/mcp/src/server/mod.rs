@@ -85,7 +85,21 @@ impl ToolServer {
         args: Value,
         context: &RequestContext<RoleServer>,
     ) -> Result<ToolOutput, McpError> {
-        let Ok(_permit) = self.shared.permits.acquire().await else {
+        let cancelled = || {
+            McpError::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("the call to '{name}' was cancelled"),
+                None,
+            )
+        };
+        // A call cancelled while it waits for a slot, or before it starts,
+        // never runs.
+        let permit = tokio::select! {
+            biased;
+            () = context.ct.cancelled() => return Err(cancelled()),
+            permit = self.shared.permits.acquire() => permit,
+        };
+        let Ok(_permit) = permit else {
             return Err(McpError::internal_error("the server is shutting down", None));
         };
         let reporter = context
@@ -102,9 +116,10 @@ impl ToolServer {
             let call = self.shared.registry.call(&call_context, name, args);
             let heartbeat = progress::heartbeat(reporter.as_ref(), name);
             tokio::select! {
+                biased;
+                () = context.ct.cancelled() => None,
                 output = call => Some(output),
                 () = heartbeat => None,
-                () = context.ct.cancelled() => None,
             }
         };
         if let Some(reporter) = reporter {
@@ -112,11 +127,7 @@ impl ToolServer {
         }
         let Some(output) = output else {
             self.log.send(&context.peer, LogLevel::Info, name, "cancelled", None).await;
-            return Err(McpError::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!("the call to '{name}' was cancelled"),
-                None,
-            ));
+            return Err(cancelled());
         };
         let elapsed = started.elapsed();
         if output.is_error {
