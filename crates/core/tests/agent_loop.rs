@@ -7,12 +7,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use axon_core::{AgentConfig, ApprovalPolicy, CancellationToken, RunOutcome};
+use axon_core::{AgentConfig, ApprovalPolicy, RunOutcome};
 use axon_llm::{ProviderKind, ToolProtocol};
 use axon_protocol::{AgentEvent, Role};
 use axon_testkit::Reply;
 use axon_tools::Profile;
-use common::Harness;
+use common::{Harness, cancel_after};
 use serde_json::json;
 
 const KINDS: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Anthropic];
@@ -210,12 +210,7 @@ async fn cancellation_keeps_partial_text_and_valid_history() {
         config,
     )
     .await;
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        trigger.cancel();
-    });
+    let cancel = cancel_after(Duration::from_millis(150));
     let outcome = h.run_with("hi", &cancel).await;
     assert_eq!(outcome, RunOutcome::Cancelled("partial answ".into()));
     let last = h.agent.history().last().unwrap();
@@ -230,12 +225,7 @@ async fn cancelling_during_a_tool_gives_every_call_a_result() {
     ])];
     let mut h =
         Harness::new(script, ProviderKind::OpenAi, ToolProtocol::Native, Profile::Code).await;
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        trigger.cancel();
-    });
+    let cancel = cancel_after(Duration::from_millis(300));
     let started = Instant::now();
     assert!(matches!(h.run_with("go", &cancel).await, RunOutcome::Cancelled(_)));
     assert!(started.elapsed() < Duration::from_secs(5));

@@ -105,6 +105,17 @@ impl Harness {
     }
 }
 
+/// A token that cancels itself after `delay` (inside a runtime).
+pub fn cancel_after(delay: Duration) -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        trigger.cancel();
+    });
+    cancel
+}
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
