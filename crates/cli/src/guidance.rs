@@ -138,26 +138,41 @@ pub fn skills_command(command: SkillsCommand) -> u8 {
         return code;
     }
     let guidance = load(&config, &dirs, &root);
-    let (_, placements) = build_system_prompt("", &[], &guidance.skills, SKILL_BUDGET);
     if guidance.skills.is_empty() && guidance.failures.is_empty() {
-        eprintln!(
-            "axon: no skills: add folders with a SKILL.md under .axon/skills, or [[skills]] with a repo to the config"
-        );
+        eprintln!("axon: {NO_SKILLS}");
     }
-    for (skill, placement) in guidance.skills.iter().zip(placements) {
-        let state = match placement {
-            SkillPlacement::Injected => "injected",
-            SkillPlacement::Listed => "listed",
-        };
-        say(&format!("{:<24} {state:<9} {}  — {}", skill.name, skill.source, skill.description));
-    }
-    for failure in &guidance.failures {
-        say(&format!(
-            "{:<24} {:<9} {}  — {}",
-            failure.name, "failed", failure.source, failure.reason
-        ));
+    for line in guidance.skill_lines() {
+        say(&line);
     }
     exit::OK
+}
+
+pub const NO_SKILLS: &str = "no skills: add folders with a SKILL.md under .axon/skills, or [[skills]] with a repo to the config";
+
+impl Guidance {
+    /// One line per skill: name, injected / listed / failed, source, what
+    /// it is for.
+    pub fn skill_lines(&self) -> Vec<String> {
+        let (_, placements) = build_system_prompt("", &[], &self.skills, SKILL_BUDGET);
+        let mut lines = Vec::new();
+        for (skill, placement) in self.skills.iter().zip(placements) {
+            let state = match placement {
+                SkillPlacement::Injected => "injected",
+                SkillPlacement::Listed => "listed",
+            };
+            lines.push(format!(
+                "{:<24} {state:<9} {}  — {}",
+                skill.name, skill.source, skill.description
+            ));
+        }
+        for failure in &self.failures {
+            lines.push(format!(
+                "{:<24} {:<9} {}  — {}",
+                failure.name, "failed", failure.source, failure.reason
+            ));
+        }
+        lines
+    }
 }
 
 fn setting(dir: &Path) -> Option<(Effective, Dirs, PathBuf)> {

@@ -3,6 +3,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod chat;
 mod config;
 mod config_cmd;
 mod guidance;
@@ -13,6 +14,7 @@ mod run_cmd;
 mod serve_cmd;
 mod session;
 mod sessions_cmd;
+mod setting;
 mod tool_cmd;
 
 use std::process::ExitCode;
@@ -22,13 +24,19 @@ use clap::{Parser, Subcommand};
 /// An AI agent runtime for code workspaces and notes vaults.
 #[derive(Debug, Parser)]
 #[command(name = "axon", version, about, propagate_version = true)]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
+    /// Without a subcommand, the interactive terminal UI (as `axon chat`).
+    #[command(flatten)]
+    chat: chat::ChatArgs,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Work with the agent in the terminal UI (the default).
+    Chat(chat::ChatArgs),
     /// Do a task in a workspace and print the answer.
     Run(run_cmd::RunArgs),
     #[command(subcommand)]
@@ -91,8 +99,9 @@ fn main() -> ExitCode {
     // Serving one host over stdio is one conversation: a single thread
     // answers it with the least latency (no cross-thread wake-ups), and
     // blocking tool work still runs on the blocking pool.
+    let command = cli.command.unwrap_or(Command::Chat(cli.chat));
     let one_thread =
-        matches!(&cli.command, Command::Mcp(mcp_cmd::McpCommand::Serve(args)) if args.over_stdio());
+        matches!(&command, Command::Mcp(mcp_cmd::McpCommand::Serve(args)) if args.over_stdio());
     let mut builder = if one_thread {
         tokio::runtime::Builder::new_current_thread()
     } else {
@@ -106,7 +115,8 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async {
-        match cli.command {
+        match command {
+            Command::Chat(args) => chat::run(args).await,
             Command::Run(args) => run_cmd::run(args).await,
             Command::Sessions(command) => sessions_cmd::run(command),
             Command::Rules { dir } => guidance::rules_command(&dir),

@@ -7,24 +7,21 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use axon_core::{
-    Agent, AgentConfig, Approval, ApprovalPolicy, Approver, CancellationToken, ContextStrategy,
-    RunOutcome,
-};
-use axon_llm::build_provider;
+use axon_core::{Agent, Approval, ApprovalPolicy, Approver, CancellationToken, RunOutcome};
 use axon_mcp::config::{ServerConfig, Transport};
 use axon_mcp::{McpManager, ServerState, StatusObserver};
 use axon_protocol::AgentEvent;
 use axon_protocol::StepStatus;
 use axon_protocol::{ToolCall, ToolSpec};
 use axon_store::SessionStore;
-use axon_tools::{Profile, ToolContext, Workspace};
+use axon_tools::{Profile, ToolContext};
 use clap::Args;
 
-use crate::config::{Dirs, Effective, Overrides};
+use crate::config::Effective;
 use crate::exit;
 use crate::render::Renderer;
 use crate::session;
+use crate::setting::{Choices, Setting};
 use crate::tool_cmd::ProfileArg;
 use axon_core::plan::{Execution, Planner, execute, new_plan, revise, revision_request};
 
@@ -323,57 +320,32 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<Prepared> {
             "--approve-plan and --edit-plan work on a saved plan: add --resume ID or --continue (or --plan for a new one)"
         );
     }
-    let workspace = Workspace::new(&args.dir)?;
-    let dirs = Dirs::from_env()?;
-    let config = Effective::load(&dirs, workspace.root())?;
-    for warning in &config.refused {
-        eprintln!("axon: warning: {warning}");
-    }
-    let overrides = Overrides { provider: args.provider.clone(), model: args.model.clone() };
-    let provider_config = config.provider(&overrides)?;
-    let provider = build_provider(&provider_config)?;
-    let context_strategy = match config.file.context.strategy.as_deref() {
-        None | Some("trim") => ContextStrategy::Trim,
-        Some("summarize" | "summarise") => ContextStrategy::Summarize,
-        Some(other) => {
-            bail!("unknown context.strategy '{other}' in the config; use trim or summarize")
-        }
-    };
-
-    let profile = choose_profile(args.profile, &config)?;
-    let approval = if args.yes {
-        ApprovalPolicy::Auto
-    } else if args.read_only {
-        ApprovalPolicy::ReadOnly
-    } else {
-        match config.file.approval.as_deref() {
-            None | Some("ask") => ApprovalPolicy::Ask,
-            Some("auto") => ApprovalPolicy::Auto,
-            Some("read-only") => ApprovalPolicy::ReadOnly,
-            Some(other) => {
-                bail!("unknown approval '{other}' in the config; use ask, auto or read-only")
-            }
-        }
-    };
-    let guidance = crate::guidance::load(&config, &dirs, workspace.root());
-    guidance.report_problems();
-    let mut registry = profile.registry();
-    registry.register(axon_core::Todo);
-    let system_prompt = guidance.system_prompt(workspace.root(), &mut registry);
-    let agent_config = AgentConfig {
-        system_prompt,
-        rule_count: guidance.rules.len(),
-        max_iterations: args.max_iterations.or(config.file.max_iterations).unwrap_or(25).max(1),
+    let Setting {
+        workspace,
+        dirs,
+        config,
+        provider_config,
+        provider,
+        profile,
         approval,
-        context_strategy,
-        ..AgentConfig::default()
-    };
+        guidance: _,
+        mut registry,
+        agent_config,
+    } = Setting::load(&Choices {
+        dir: &args.dir,
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        max_iterations: args.max_iterations,
+        profile: args.profile,
+        yes: args.yes,
+        read_only: args.read_only,
+    })?;
     // Asking needs someone at a terminal who is not also the prompt's source.
     let interactive = args.prompt.as_deref() != Some("-")
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
     let servers = servers_to_start(
-        args,
+        args.yes,
         approval,
         interactive,
         config.user_servers,
@@ -449,8 +421,8 @@ pub(crate) fn choose_profile(arg: Option<ProfileArg>, config: &Effective) -> Res
 /// The user's own MCP servers always start. A workspace's are commands a
 /// repository asks to run: they start with --yes, after a yes at the
 /// terminal, and never in read-only mode.
-fn servers_to_start(
-    args: &RunArgs,
+pub(crate) fn servers_to_start(
+    yes: bool,
     approval: ApprovalPolicy,
     interactive: bool,
     user: Vec<ServerConfig>,
@@ -458,7 +430,7 @@ fn servers_to_start(
 ) -> Vec<ServerConfig> {
     let mut servers = user;
     for server in workspace {
-        let allowed = if args.yes {
+        let allowed = if yes {
             true
         } else if approval == ApprovalPolicy::ReadOnly || !interactive {
             eprintln!(

@@ -159,6 +159,19 @@ impl Agent {
         self
     }
 
+    /// Goes on from another conversation (a resumed session) in place of
+    /// this one; `tokens` as in [`Agent::with_counted_history`].
+    pub fn replace_history(&mut self, history: Vec<Message>, tokens: Vec<Option<u64>>) {
+        self.history.replace(history, tokens);
+        self.prompt_index = 0;
+    }
+
+    /// Talks to another model from the next turn on; the conversation and
+    /// tools stay.
+    pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
+        self.provider = provider;
+    }
+
     /// Where every message, usage report and compaction is recorded.
     pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Self {
         self.set_journal(journal);

@@ -191,6 +191,11 @@ impl Planner {
         Planner { agent: Agent::new(provider, Arc::new(tools), context, config), slot }
     }
 
+    /// Plans with another model from now on.
+    pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
+        self.agent.set_provider(provider);
+    }
+
     /// Asks for a plan for `request`; `Err` says why none came.
     pub async fn propose(
         &mut self,

@@ -1,0 +1,121 @@
+//! What `axon run` and `axon chat` set up alike: the workspace, the
+//! config in effect, the model, the tools, the rules and skills, and the
+//! agent's settings.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use axon_core::{AgentConfig, ApprovalPolicy, ContextStrategy};
+use axon_llm::{Provider, ProviderConfig, build_provider};
+use axon_tools::{Profile, ToolRegistry, Workspace};
+
+use crate::config::{Dirs, Effective, Overrides};
+use crate::guidance::Guidance;
+use crate::run_cmd::choose_profile;
+use crate::tool_cmd::ProfileArg;
+
+/// What the user chose on the command line.
+pub struct Choices<'a> {
+    pub dir: &'a Path,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub max_iterations: Option<u32>,
+    pub profile: Option<ProfileArg>,
+    pub yes: bool,
+    pub read_only: bool,
+}
+
+pub struct Setting {
+    pub workspace: Workspace,
+    pub dirs: Dirs,
+    pub config: Effective,
+    pub provider_config: ProviderConfig,
+    pub provider: Arc<dyn Provider>,
+    pub profile: Profile,
+    pub approval: ApprovalPolicy,
+    pub guidance: Guidance,
+    /// The profile's tools, `todo`, and `load_skill` when skills are listed.
+    pub registry: ToolRegistry,
+    pub agent_config: AgentConfig,
+}
+
+impl Setting {
+    /// Reads everything; config warnings and guidance problems go to
+    /// stderr (before any full-screen UI starts).
+    pub fn load(choices: &Choices<'_>) -> Result<Setting> {
+        let workspace = Workspace::new(choices.dir)?;
+        let dirs = Dirs::from_env()?;
+        let config = Effective::load(&dirs, workspace.root())?;
+        for warning in &config.refused {
+            eprintln!("axon: warning: {warning}");
+        }
+        let provider_config = config.provider(&Overrides {
+            provider: choices.provider.clone(),
+            model: choices.model.clone(),
+        })?;
+        let provider = build_provider(&provider_config)?;
+        let context_strategy = match config.file.context.strategy.as_deref() {
+            None | Some("trim") => ContextStrategy::Trim,
+            Some("summarize" | "summarise") => ContextStrategy::Summarize,
+            Some(other) => {
+                bail!("unknown context.strategy '{other}' in the config; use trim or summarize")
+            }
+        };
+        let profile = choose_profile(choices.profile, &config)?;
+        let approval = if choices.yes {
+            ApprovalPolicy::Auto
+        } else if choices.read_only {
+            ApprovalPolicy::ReadOnly
+        } else {
+            match config.file.approval.as_deref() {
+                None | Some("ask") => ApprovalPolicy::Ask,
+                Some("auto") => ApprovalPolicy::Auto,
+                Some("read-only") => ApprovalPolicy::ReadOnly,
+                Some(other) => {
+                    bail!("unknown approval '{other}' in the config; use ask, auto or read-only")
+                }
+            }
+        };
+        let guidance = crate::guidance::load(&config, &dirs, workspace.root());
+        guidance.report_problems();
+        let mut registry = profile.registry();
+        registry.register(axon_core::Todo);
+        let system_prompt = guidance.system_prompt(workspace.root(), &mut registry);
+        let agent_config = AgentConfig {
+            system_prompt,
+            rule_count: guidance.rules.len(),
+            max_iterations: choices
+                .max_iterations
+                .or(config.file.max_iterations)
+                .unwrap_or(25)
+                .max(1),
+            approval,
+            context_strategy,
+            ..AgentConfig::default()
+        };
+        Ok(Setting {
+            workspace,
+            dirs,
+            config,
+            provider_config,
+            provider,
+            profile,
+            approval,
+            guidance,
+            registry,
+            agent_config,
+        })
+    }
+
+    /// Another model of the configured provider (`/model NAME`).
+    pub fn other_model(&self, model: &str) -> Result<(ProviderConfig, Arc<dyn Provider>)> {
+        let overrides = Overrides {
+            provider: Some(self.provider_config.name.clone()),
+            model: Some(model.to_string()),
+        };
+        let config = self.config.provider(&overrides)?;
+        let provider = build_provider(&config)?;
+        Ok((config, provider))
+    }
+}

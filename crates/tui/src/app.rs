@@ -1,0 +1,609 @@
+//! The UI's state and what changes it: agent events from the front end,
+//! keys and pastes from the user. Keys that ask for work return an
+//! [`Action`] for the front end to carry out; the UI never runs anything.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use axon_protocol::{AgentEvent, Message, Plan, Role, ToolCall, ToolOutput};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::card::{CardState, ToolCard};
+use crate::complete::{COMMANDS, Completion};
+use crate::input::Input;
+use crate::theme::Theme;
+use crate::transcript::{Entry, Level, Transcript};
+
+/// How a request is handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Think, act, observe until done.
+    React,
+    /// Propose a plan (read-only tools), run it once approved.
+    Plan,
+}
+
+/// The user's answer to a tool's approval prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Once,
+    /// This tool, for the rest of the session.
+    Session,
+    Deny,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanDecision {
+    Approve,
+    Edit,
+    Reject,
+}
+
+/// Work the front end is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Submit {
+        text: String,
+        mode: Mode,
+    },
+    /// Stop the running turn (its partial answer stays).
+    Cancel,
+    Quit,
+    Approve {
+        call_id: String,
+        answer: Answer,
+    },
+    Plan(PlanDecision),
+    /// A slash command the front end carries out: name without `/`, and
+    /// the rest of the line.
+    Command {
+        name: String,
+        argument: String,
+    },
+}
+
+/// An MCP server as last reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    pub state: String,
+    pub message: Option<String>,
+}
+
+/// What the status line shows.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    pub provider: String,
+    pub model: String,
+    pub tokens: u64,
+    pub window: u64,
+    pub session: String,
+    pub servers: BTreeMap<String, ServerStatus>,
+}
+
+/// The plan panel.
+#[derive(Debug, Clone)]
+pub struct PlanPanel {
+    pub plan: Plan,
+    /// Proposed and waiting for approve / edit / reject.
+    pub awaiting: bool,
+}
+
+/// How long a first Ctrl-C waits for the second.
+const QUIT_WINDOW: Duration = Duration::from_secs(2);
+
+#[derive(Debug)]
+pub struct App {
+    pub theme: Theme,
+    pub transcript: Transcript,
+    pub input: Input,
+    pub mode: Mode,
+    pub status: Status,
+    pub plan: Option<PlanPanel>,
+    /// A turn is running (since when).
+    pub busy: Option<Instant>,
+    /// Calls waiting for an answer, oldest first.
+    approvals: VecDeque<String>,
+    /// Workspace files for `@` completion.
+    pub files: Vec<String>,
+    pub completion: Option<Completion>,
+    /// Lines scrolled up from the bottom of the transcript.
+    pub scroll: usize,
+    /// Transcript lines at the last frame (to keep a scrolled view still).
+    pub(crate) last_total: usize,
+    /// The transcript's height at the last frame (for paging).
+    pub(crate) page: usize,
+    /// A hint under the input, e.g. "Ctrl-C again quits".
+    pub hint: Option<String>,
+    quit_armed: Option<Instant>,
+    /// Where the current turn's entries start (to drop a broken attempt).
+    turn_start: usize,
+}
+
+impl App {
+    pub fn new(theme: Theme) -> Self {
+        App {
+            theme,
+            transcript: Transcript::new(theme),
+            input: Input::new(),
+            mode: Mode::React,
+            status: Status::default(),
+            plan: None,
+            busy: None,
+            approvals: VecDeque::new(),
+            files: Vec::new(),
+            completion: None,
+            scroll: 0,
+            last_total: 0,
+            page: 10,
+            hint: None,
+            quit_armed: None,
+            turn_start: 0,
+        }
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy.is_some()
+    }
+
+    /// The front end started work on a request.
+    pub fn turn_started(&mut self) {
+        self.busy = Some(Instant::now());
+        self.turn_start = self.transcript.len();
+    }
+
+    /// The work ended; `note` says how if not with an answer.
+    pub fn turn_finished(&mut self, note: Option<(Level, String)>) {
+        self.busy = None;
+        self.end_streaming();
+        // Cards cut off by a cancellation stop spinning.
+        self.transcript.stop_running(&ToolOutput::error("cancelled"));
+        self.approvals.clear();
+        if let Some((level, text)) = note {
+            self.notice(level, text);
+        }
+    }
+
+    pub fn notice(&mut self, level: Level, text: impl Into<String>) {
+        self.end_streaming();
+        self.transcript.push(Entry::Notice { level, text: text.into() });
+    }
+
+    /// A plan waits for the user's decision.
+    pub fn propose_plan(&mut self, plan: Plan) {
+        self.plan = Some(PlanPanel { plan, awaiting: true });
+    }
+
+    /// The plan changed (a step started or ended).
+    pub fn update_plan(&mut self, plan: Plan) {
+        let awaiting = self.plan.as_ref().is_some_and(|p| p.awaiting && p.plan.id == plan.id);
+        self.plan = Some(PlanPanel { plan, awaiting });
+    }
+
+    /// `call` waits for the user's answer. Its card appears now (the
+    /// agent announces a call only once it may run).
+    pub fn ask_approval(&mut self, call: ToolCall) {
+        let id = call.id.clone();
+        if !self.has_card(&id) {
+            self.end_streaming();
+            let server = self.server_of(&call.name);
+            self.transcript.push(Entry::Tool(ToolCard::new(call, server)));
+        }
+        if let Some(card) = self.transcript.card_mut(&id) {
+            card.awaiting_approval = true;
+            self.approvals.push_back(id);
+        }
+    }
+
+    /// The current turn already shows call `id`.
+    fn has_card(&self, id: &str) -> bool {
+        self.transcript
+            .entries()
+            .skip(self.turn_start)
+            .any(|e| matches!(e, Entry::Tool(card) if card.call.id == id))
+    }
+
+    pub fn awaiting_approval(&self) -> Option<&str> {
+        self.approvals.front().map(String::as_str)
+    }
+
+    /// Shows a continued session's conversation.
+    pub fn load_history(&mut self, history: &[Message]) {
+        self.transcript.clear();
+        for message in history {
+            match message.role {
+                Role::System => {}
+                Role::User => self.transcript.push(Entry::User(message.text())),
+                Role::Assistant => {
+                    let text = message.text();
+                    if !text.trim().is_empty() {
+                        self.transcript.push(Entry::Assistant { text, streaming: false });
+                    }
+                    for call in &message.tool_calls {
+                        let server = self.server_of(&call.name);
+                        self.transcript.push(Entry::Tool(ToolCard::new(call.clone(), server)));
+                    }
+                }
+                Role::Tool => {
+                    let Some(id) = &message.tool_call_id else { continue };
+                    if let Some(card) = self.transcript.card_mut(id) {
+                        card.state = CardState::Done(ToolOutput {
+                            content: message.content.clone(),
+                            is_error: message.is_error,
+                        });
+                    }
+                }
+            }
+        }
+        // Calls a crash left without results.
+        self.transcript.stop_running(&ToolOutput::error("no result was recorded"));
+        self.scroll = 0;
+    }
+
+    /// An MCP tool's server and own name, from its `mcp_{server}_` prefix.
+    fn server_of(&self, name: &str) -> Option<(String, String)> {
+        self.status
+            .servers
+            .keys()
+            .filter_map(|server| {
+                let tool = name.strip_prefix(&format!("mcp_{server}_"))?;
+                Some((server.clone(), tool.to_string()))
+            })
+            .max_by_key(|(server, _)| server.len())
+    }
+
+    fn end_streaming(&mut self) {
+        let streaming = matches!(
+            self.transcript.last(),
+            Some(
+                Entry::Assistant { streaming: true, .. } | Entry::Reasoning { streaming: true, .. }
+            )
+        );
+        if streaming
+            && let Some(Entry::Assistant { streaming, .. } | Entry::Reasoning { streaming, .. }) =
+                self.transcript.last_mut()
+        {
+            *streaming = false;
+        }
+    }
+
+    /// One event of the running turn.
+    pub fn on_agent_event(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::Token { text } => {
+                if matches!(self.transcript.last(), Some(Entry::Assistant { streaming: true, .. }))
+                {
+                    if let Some(Entry::Assistant { text: so_far, .. }) = self.transcript.last_mut()
+                    {
+                        so_far.push_str(&text);
+                    }
+                } else {
+                    self.end_streaming();
+                    if !text.trim().is_empty() {
+                        self.transcript.push(Entry::Assistant { text, streaming: true });
+                    }
+                }
+            }
+            AgentEvent::Thought { text } => {
+                if matches!(self.transcript.last(), Some(Entry::Reasoning { streaming: true, .. }))
+                {
+                    if let Some(Entry::Reasoning { text: so_far, .. }) = self.transcript.last_mut()
+                    {
+                        so_far.push_str(&text);
+                    }
+                } else {
+                    self.end_streaming();
+                    self.transcript.push(Entry::Reasoning { text, streaming: true });
+                }
+            }
+            AgentEvent::Action { call } if self.has_card(&call.id) => {}
+            AgentEvent::Action { call } => {
+                self.end_streaming();
+                let server = self.server_of(&call.name);
+                self.transcript.push(Entry::Tool(ToolCard::new(call, server)));
+            }
+            AgentEvent::Observation { call_id, output, .. } => {
+                self.approvals.retain(|id| *id != call_id);
+                if let Some(card) = self.transcript.card_mut(&call_id) {
+                    card.awaiting_approval = false;
+                    card.state = CardState::Done(output);
+                }
+            }
+            AgentEvent::Plan { plan } => self.update_plan(plan),
+            AgentEvent::StepComplete { .. } | AgentEvent::Custom { .. } => {}
+            AgentEvent::Answer { text } => {
+                let streamed = self.transcript.entries().skip(self.turn_start).any(
+                    |e| matches!(e, Entry::Assistant { text: t, .. } if text.trim().ends_with(t.trim())),
+                );
+                self.end_streaming();
+                if !streamed && !text.trim().is_empty() {
+                    self.transcript.push(Entry::Assistant { text, streaming: false });
+                }
+            }
+            AgentEvent::McpStatus { server, state, message } => {
+                if state == "error" {
+                    let why = message.clone().unwrap_or_default();
+                    self.notice(Level::Warning, format!("MCP server {server} failed: {why}"));
+                }
+                self.status.servers.insert(server, ServerStatus { state, message });
+            }
+            AgentEvent::TurnRestarted { reason } => {
+                // What streamed of the broken reply is void.
+                while matches!(
+                    self.transcript.last(),
+                    Some(
+                        Entry::Assistant { streaming: true, .. }
+                            | Entry::Reasoning { streaming: true, .. }
+                    )
+                ) {
+                    self.transcript.truncate(self.transcript.len() - 1);
+                }
+                self.notice(Level::Warning, reason);
+            }
+            AgentEvent::Warning { message } => self.notice(Level::Warning, message),
+            AgentEvent::Error { message } => self.notice(Level::Error, message),
+            AgentEvent::Usage { usage } => {
+                self.status.tokens = usage.input_tokens + usage.output_tokens;
+            }
+        }
+    }
+
+    /// Pasted text goes into the input as it is.
+    pub fn on_paste(&mut self, text: &str) {
+        self.input.insert(text);
+        self.refresh_completion();
+    }
+
+    /// Advances spinners; the front end calls this on a timer while busy.
+    pub fn tick(&mut self) {
+        self.transcript.tick = self.transcript.tick.wrapping_add(1);
+        if self.quit_armed.is_some_and(|at| at.elapsed() > QUIT_WINDOW) {
+            self.quit_armed = None;
+            self.hint = None;
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return self.ctrl_c();
+        }
+        if let Some(call_id) = self.approvals.front().cloned() {
+            let answer = match key.code {
+                KeyCode::Char('y' | 'Y') | KeyCode::Enter => Some(Answer::Once),
+                KeyCode::Char('a' | 'A') => Some(Answer::Session),
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(Answer::Deny),
+                _ => None,
+            };
+            if let Some(answer) = answer {
+                self.approvals.pop_front();
+                if let Some(card) = self.transcript.card_mut(&call_id) {
+                    card.awaiting_approval = false;
+                }
+                return Some(Action::Approve { call_id, answer });
+            }
+        }
+        if self.plan.as_ref().is_some_and(|p| p.awaiting) {
+            let decision = match key.code {
+                KeyCode::Char('a' | 'A' | 'y' | 'Y') => Some(PlanDecision::Approve),
+                KeyCode::Char('e' | 'E') => Some(PlanDecision::Edit),
+                KeyCode::Char('r' | 'R' | 'n' | 'N') | KeyCode::Esc => Some(PlanDecision::Reject),
+                _ => None,
+            };
+            if let Some(decision) = decision {
+                if let Some(panel) = &mut self.plan {
+                    panel.awaiting = decision == PlanDecision::Edit;
+                }
+                return Some(Action::Plan(decision));
+            }
+        }
+        let action = self.edit(key, ctrl);
+        if !matches!(
+            key.code,
+            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::Enter | KeyCode::Esc
+        ) {
+            self.refresh_completion();
+        }
+        action
+    }
+
+    fn ctrl_c(&mut self) -> Option<Action> {
+        if self.quit_armed.is_some_and(|at| at.elapsed() <= QUIT_WINDOW) {
+            return Some(Action::Quit);
+        }
+        self.quit_armed = Some(Instant::now());
+        self.hint = Some("Press Ctrl-C again to quit".to_string());
+        self.completion = None;
+        if self.is_busy() {
+            return Some(Action::Cancel);
+        }
+        self.input.clear();
+        None
+    }
+
+    fn edit(&mut self, key: KeyEvent, ctrl: bool) -> Option<Action> {
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Esc => {
+                if self.completion.take().is_some() {
+                    return None;
+                }
+                if self.is_busy() {
+                    return Some(Action::Cancel);
+                }
+                self.scroll = 0;
+            }
+            KeyCode::BackTab => {
+                self.mode = match self.mode {
+                    Mode::React => Mode::Plan,
+                    Mode::Plan => Mode::React,
+                };
+            }
+            KeyCode::Tab => {
+                if let Some(completion) = self.completion.take() {
+                    completion.accept(&mut self.input);
+                } else {
+                    self.refresh_completion();
+                }
+            }
+            KeyCode::Enter if alt || key.modifiers.contains(KeyModifiers::SHIFT) => {
+                self.input.insert("\n");
+            }
+            KeyCode::Enter => {
+                if let Some(completion) = self.completion.take() {
+                    let command = completion.range.start == 0 && self.input.text().starts_with('/');
+                    completion.accept(&mut self.input);
+                    // A command that needs nothing more runs at once.
+                    let name = self.input.text().trim();
+                    let complete = COMMANDS.iter().any(|(n, arg, _)| {
+                        *n == name && !arg.starts_with(|c: char| c.is_ascii_uppercase())
+                    });
+                    if !(command && complete) {
+                        return None;
+                    }
+                }
+                if self.input.text()[..self.input.cursor()].ends_with('\\') {
+                    self.input.backspace();
+                    self.input.insert("\n");
+                    return None;
+                }
+                return self.submit();
+            }
+            KeyCode::Char('j') if ctrl => self.input.insert("\n"),
+            KeyCode::Char('o') if ctrl => {
+                let on = !self.transcript.expand_tools();
+                self.transcript.set_expand_tools(on);
+            }
+            KeyCode::Char('t') if ctrl => {
+                let on = !self.transcript.expand_reasoning();
+                self.transcript.set_expand_reasoning(on);
+            }
+            KeyCode::Char('a') if ctrl => self.input.home(),
+            KeyCode::Char('e') if ctrl => self.input.end(),
+            KeyCode::Char('u') if ctrl => self.input.kill_to_start(),
+            KeyCode::Char('k') if ctrl => self.input.kill_to_end(),
+            KeyCode::Char('w') if ctrl => self.input.delete_word(),
+            KeyCode::Char('l') if ctrl => self.scroll = 0,
+            KeyCode::Char(c) if !ctrl => {
+                let mut buffer = [0; 4];
+                self.input.insert(c.encode_utf8(&mut buffer));
+            }
+            KeyCode::Backspace if alt || ctrl => self.input.delete_word(),
+            KeyCode::Backspace => self.input.backspace(),
+            KeyCode::Delete => self.input.delete(),
+            KeyCode::Left => self.input.left(),
+            KeyCode::Right => self.input.right(),
+            KeyCode::Home => self.input.home(),
+            KeyCode::End => self.input.end(),
+            KeyCode::Up => match &mut self.completion {
+                Some(completion) => completion.previous(),
+                None => self.input.up(),
+            },
+            KeyCode::Down => match &mut self.completion {
+                Some(completion) => completion.next(),
+                None => self.input.down(),
+            },
+            KeyCode::PageUp => {
+                let max = self.last_total.saturating_sub(self.page);
+                self.scroll = (self.scroll + self.page.max(2) / 2).min(max);
+            }
+            KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(self.page.max(2) / 2),
+            _ => {}
+        }
+        None
+    }
+
+    fn refresh_completion(&mut self) {
+        self.completion = Completion::find(&self.input, &self.files);
+    }
+
+    fn submit(&mut self) -> Option<Action> {
+        if self.input.text().trim().is_empty() {
+            return None;
+        }
+        if let Some(line) = self.input.text().trim().strip_prefix('/') {
+            let (name, argument) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+            let (name, argument) = (name.to_string(), argument.trim().to_string());
+            if !COMMANDS.iter().any(|(n, _, _)| n[1..] == name) {
+                self.hint = Some(format!("Unknown command /{name}; /help lists them"));
+                return None;
+            }
+            self.input.take();
+            return self.command(name, argument);
+        }
+        if self.is_busy() {
+            self.hint =
+                Some("Still working: wait for the answer or press Esc to stop it".to_string());
+            return None;
+        }
+        let text = self.input.take();
+        self.hint = None;
+        self.scroll = 0;
+        self.transcript.push(Entry::User(text.clone()));
+        Some(Action::Submit { text, mode: self.mode })
+    }
+
+    /// Commands the UI answers itself; the rest go to the front end.
+    fn command(&mut self, name: String, argument: String) -> Option<Action> {
+        match name.as_str() {
+            "help" => {
+                self.notice(Level::Info, help());
+                None
+            }
+            "quit" => Some(Action::Quit),
+            "mcp" => {
+                self.notice(Level::Info, self.servers_text());
+                None
+            }
+            "plan" if argument.is_empty() => {
+                self.mode = match self.mode {
+                    Mode::React => Mode::Plan,
+                    Mode::Plan => Mode::React,
+                };
+                None
+            }
+            "plan" => {
+                if self.is_busy() {
+                    self.hint = Some(
+                        "Still working: wait for the answer or press Esc to stop it".to_string(),
+                    );
+                    return None;
+                }
+                self.transcript.push(Entry::User(argument.clone()));
+                Some(Action::Submit { text: argument, mode: Mode::Plan })
+            }
+            _ => Some(Action::Command { name, argument }),
+        }
+    }
+
+    fn servers_text(&self) -> String {
+        if self.status.servers.is_empty() {
+            return "No MCP servers are configured (add them under [mcp_servers] in axon.toml)."
+                .to_string();
+        }
+        let mut text = String::from("MCP servers:");
+        for (name, status) in &self.status.servers {
+            text.push_str(&format!("\n  {name}: {}", status.state));
+            if let Some(message) = &status.message {
+                text.push_str(&format!(" — {message}"));
+            }
+        }
+        text
+    }
+}
+
+fn help() -> String {
+    let mut text = String::from(
+        "Keys: Enter sends · Alt-Enter, Ctrl-J or \\ then Enter adds a line · Up/Down history · \
+         Tab completes (/commands, @files) · Esc stops the running turn · Ctrl-C twice quits · \
+         Shift-Tab switches ReAct/Plan · PageUp/PageDown scroll · Ctrl-O expands tool output · \
+         Ctrl-T shows reasoning\nCommands:",
+    );
+    for (name, arg, what) in COMMANDS {
+        let usage = if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") };
+        text.push_str(&format!("\n  {usage:<16} {what}"));
+    }
+    text
+}

@@ -1,0 +1,150 @@
+//! Completion of slash commands (at the start of the input) and of
+//! `@path` mentions of workspace files (anywhere).
+
+use crate::input::Input;
+
+/// A slash command: its name, its argument, what it does.
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("/help", "", "keys and commands"),
+    ("/clear", "", "start a new session"),
+    ("/plan", "[GOAL]", "plan first (toggles Plan mode without a goal)"),
+    ("/compact", "", "summarise the older turns to free the context window"),
+    ("/sessions", "", "this workspace's sessions"),
+    ("/resume", "ID", "continue a session"),
+    ("/mcp", "", "MCP servers and their state"),
+    ("/skills", "", "skills and how they reach the model"),
+    ("/rules", "", "the numbered rules the model follows"),
+    ("/model", "[NAME]", "show or switch the model"),
+    ("/export", "[FILE]", "write the session as Markdown"),
+    ("/quit", "", "leave axon"),
+];
+
+/// Candidates for what is being typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    /// The bytes of the input the choice replaces.
+    pub range: std::ops::Range<usize>,
+    /// (replacement, description)
+    pub items: Vec<(String, String)>,
+    pub selected: usize,
+}
+
+const MAX_ITEMS: usize = 8;
+
+impl Completion {
+    /// Candidates for the word before the cursor, if it is a command or a
+    /// mention.
+    pub fn find(input: &Input, files: &[String]) -> Option<Completion> {
+        let text = input.text();
+        let cursor = input.cursor();
+        let before = &text[..cursor];
+        let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let word = &before[start..];
+        let items: Vec<(String, String)> = if start == 0 && word.starts_with('/') {
+            COMMANDS
+                .iter()
+                .filter(|(name, _, _)| name.starts_with(word) && *name != word)
+                .map(|(name, arg, help)| {
+                    let shown =
+                        if arg.is_empty() { help.to_string() } else { format!("{arg}  {help}") };
+                    (format!("{name} "), shown)
+                })
+                .collect()
+        } else if let Some(fragment) = word.strip_prefix('@') {
+            mentions(fragment, files)
+                .into_iter()
+                .map(|path| (format!("@{path} "), String::new()))
+                .collect()
+        } else {
+            return None;
+        };
+        if items.is_empty() {
+            return None;
+        }
+        let end = cursor + text[cursor..].find(char::is_whitespace).unwrap_or(text.len() - cursor);
+        Some(Completion { range: start..end, items, selected: 0 })
+    }
+
+    pub fn next(&mut self) {
+        self.selected = (self.selected + 1) % self.items.len();
+    }
+
+    pub fn previous(&mut self) {
+        self.selected = (self.selected + self.items.len() - 1) % self.items.len();
+    }
+
+    /// Puts the selected candidate into the input.
+    pub fn accept(&self, input: &mut Input) {
+        if let Some((replacement, _)) = self.items.get(self.selected) {
+            // No second space before text that already follows.
+            let spaced = input.text()[self.range.end..].starts_with(char::is_whitespace);
+            let replacement = if spaced { replacement.trim_end() } else { replacement };
+            input.replace(self.range.clone(), replacement);
+        }
+    }
+}
+
+/// Workspace files matching `fragment`: paths that start with it first,
+/// then file names that start with it, then paths that contain it; shorter
+/// paths first within each group.
+pub fn mentions(fragment: &str, files: &[String]) -> Vec<String> {
+    let needle = fragment.to_lowercase();
+    let mut ranked: Vec<(u8, usize, &String)> = files
+        .iter()
+        .filter_map(|path| {
+            let lower = path.to_lowercase();
+            let name = lower.rsplit('/').next().unwrap_or(&lower);
+            let rank = if lower.starts_with(&needle) {
+                0
+            } else if name.starts_with(&needle) {
+                1
+            } else if lower.contains(&needle) {
+                2
+            } else {
+                return None;
+            };
+            Some((rank, path.len(), path))
+        })
+        .collect();
+    ranked.sort();
+    ranked.into_iter().take(MAX_ITEMS).map(|(_, _, p)| p.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files() -> Vec<String> {
+        ["src/main.rs", "src/lib.rs", "README.md", "docs/main-notes.md"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn slash_commands_complete_at_the_start_only() {
+        let mut input = Input::new();
+        input.insert("/re");
+        let found = Completion::find(&input, &[]).map(|c| c.items);
+        let names: Vec<String> = found.unwrap_or_default().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["/resume "]);
+        input.set("say /re");
+        assert_eq!(Completion::find(&input, &[]), None);
+    }
+
+    #[test]
+    fn mentions_rank_prefixes_before_names_before_substrings() {
+        assert_eq!(mentions("main", &files()), ["src/main.rs", "docs/main-notes.md"]);
+        assert_eq!(mentions("src/", &files()), ["src/lib.rs", "src/main.rs"]);
+        assert_eq!(mentions("ME", &files()), ["README.md"]);
+    }
+
+    #[test]
+    fn accepting_replaces_the_mention() {
+        let mut input = Input::new();
+        input.insert("look at @lib please");
+        for _ in 0.." please".len() {
+            input.left();
+        }
+        let Some(completion) = Completion::find(&input, &files()) else { panic!("no completion") };
+        completion.accept(&mut input);
+        assert_eq!(input.text(), "look at @src/lib.rs please");
+    }
+}

@@ -1,0 +1,33 @@
+//! axon's terminal UI, minus the terminal.
+//!
+//! [`App`] holds everything on screen and changes only through
+//! [`App::on_agent_event`] (what the agent did), [`App::on_key`] /
+//! [`App::on_paste`] (what the user did) and a few calls from the front
+//! end (a turn started or ended, a plan or approval waits). Keys that ask
+//! for work come back as [`Action`]s; the front end (the `axon` binary)
+//! carries them out. [`draw`] renders a frame on any ratatui backend, so
+//! every view is tested on `TestBackend`.
+//!
+//! Invariant: a frame's cost follows the screen, not the session. Each
+//! transcript entry is rendered once per width and kept until it changes;
+//! a frame copies only the lines it shows.
+
+mod app;
+mod card;
+mod complete;
+pub mod highlight;
+mod input;
+mod markdown;
+mod theme;
+mod transcript;
+mod view;
+mod wrap;
+
+pub use app::{Action, Answer, App, Mode, PlanDecision, PlanPanel, ServerStatus, Status};
+pub use card::{CardState, ToolCard, key_arguments};
+pub use complete::{COMMANDS, Completion, mentions};
+pub use input::Input;
+pub use markdown::render as render_markdown;
+pub use theme::Theme;
+pub use transcript::{Entry, Level, Transcript};
+pub use view::draw;

@@ -1,0 +1,389 @@
+//! Every view of the UI on ratatui's `TestBackend`, driven by the agent
+//! events and keys a real session produces. Snapshots are plain text; the
+//! colour tests look at cell styles.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use axon_protocol::{
+    AgentEvent, ContentPart, Message, Plan, PlanStatus, PlanStep, StepStatus, ToolCall, ToolOutput,
+    Usage,
+};
+use axon_tui::{Action, Answer, App, Level, Mode, PlanDecision, Theme, draw};
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::Color;
+use serde_json::json;
+
+fn app() -> App {
+    let mut app = App::new(Theme::PLAIN);
+    app.status.provider = "deepseek".into();
+    app.status.model = "deepseek-chat".into();
+    app.status.window = 64_000;
+    app.status.tokens = 12_345;
+    app.status.session = "20261122-101500-abcd".into();
+    app
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| draw(frame, app)).unwrap();
+    terminal.backend().to_string()
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        assert_eq!(app.on_key(key(KeyCode::Char(c))), None);
+    }
+}
+
+fn call(id: &str, name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall { id: id.into(), name: name.into(), arguments }
+}
+
+fn stream(app: &mut App, text: &str) {
+    for piece in text.as_bytes().chunks(7) {
+        let piece = String::from_utf8_lossy(piece).into_owned();
+        app.on_agent_event(AgentEvent::Token { text: piece });
+    }
+}
+
+#[test]
+fn a_streamed_markdown_answer() {
+    let mut app = app();
+    typed(&mut app, "explain main");
+    let action = app.on_key(key(KeyCode::Enter));
+    assert_eq!(action, Some(Action::Submit { text: "explain main".into(), mode: Mode::React }));
+    app.turn_started();
+    stream(
+        &mut app,
+        "## What it does\n\nIt **parses** the `args` and:\n\n1. reads the config\n2. starts the loop\n\n```rust\nfn main() {\n    run();\n}\n```\n\nSee [the docs](https://docs.rs).",
+    );
+    app.on_agent_event(AgentEvent::Answer { text: String::new() });
+    app.turn_finished(None);
+    assert_snapshot!(screen(&mut app, 70, 24));
+}
+
+#[test]
+fn reasoning_is_collapsed_until_asked_for() {
+    let mut app = app();
+    app.turn_started();
+    app.on_agent_event(AgentEvent::Thought {
+        text: "The user wants a list.\nI should read the folder first.".into(),
+    });
+    stream(&mut app, "Let me look.");
+    let collapsed = screen(&mut app, 70, 12);
+    assert_eq!(app.on_key(ctrl('t')), None);
+    let expanded = screen(&mut app, 70, 12);
+    assert_snapshot!(format!("{collapsed}\n{expanded}"));
+}
+
+#[test]
+fn tool_cards_show_state_output_diffs_and_servers() {
+    let mut app = app();
+    app.on_agent_event(AgentEvent::McpStatus {
+        server: "files".into(),
+        state: "ready".into(),
+        message: None,
+    });
+    app.turn_started();
+    let read = call("c1", "read_file", json!({"path": "src/main.rs"}));
+    app.on_agent_event(AgentEvent::Action { call: read });
+    let listing = (1..=9).map(|n| format!("{n} | line {n}")).collect::<Vec<_>>().join("\n");
+    app.on_agent_event(AgentEvent::Observation {
+        call_id: "c1".into(),
+        name: "read_file".into(),
+        output: ToolOutput::text(listing),
+    });
+    let edit = call(
+        "c2",
+        "edit_file",
+        json!({"path": "src/lib.rs", "old_str": "let x = 1;\nkeep();", "new_str": "let x = 2;\nkeep();"}),
+    );
+    app.on_agent_event(AgentEvent::Action { call: edit });
+    app.on_agent_event(AgentEvent::Observation {
+        call_id: "c2".into(),
+        name: "edit_file".into(),
+        output: ToolOutput::text("Edited src/lib.rs"),
+    });
+    app.on_agent_event(AgentEvent::Action {
+        call: call("c3", "shell", json!({"command": "cargo test --quiet"})),
+    });
+    app.on_agent_event(AgentEvent::Observation {
+        call_id: "c3".into(),
+        name: "shell".into(),
+        output: ToolOutput::error("exit status 101\nerror: test failed"),
+    });
+    app.on_agent_event(AgentEvent::Action {
+        call: call("c4", "mcp_files_search", json!({"query": "TODO"})),
+    });
+    let running = screen(&mut app, 70, 30);
+    app.on_key(ctrl('o'));
+    let expanded = screen(&mut app, 70, 30);
+    assert_snapshot!(format!("{running}\n{expanded}"));
+}
+
+#[test]
+fn an_approval_is_asked_on_the_card_and_answered_with_a_key() {
+    let mut app = app();
+    app.turn_started();
+    app.ask_approval(call("c9", "write_file", json!({"path": "notes/todo.md", "content": "- a"})));
+    let asking = screen(&mut app, 70, 10);
+    // Typing does not answer by accident; only y / a / n (or Esc) do.
+    assert_eq!(app.on_key(key(KeyCode::Char('x'))), None);
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('a'))),
+        Some(Action::Approve { call_id: "c9".into(), answer: Answer::Session })
+    );
+    // The agent announces the call once it may run: still one card.
+    app.on_agent_event(AgentEvent::Action {
+        call: call("c9", "write_file", json!({"path": "notes/todo.md"})),
+    });
+    app.on_agent_event(AgentEvent::Observation {
+        call_id: "c9".into(),
+        name: "write_file".into(),
+        output: ToolOutput::text("Wrote notes/todo.md (1 line)"),
+    });
+    let answered = screen(&mut app, 70, 10);
+    assert_snapshot!(format!("{asking}\n{answered}"));
+}
+
+fn plan() -> Plan {
+    let step = |id: u32, description: &str, status| PlanStep {
+        id,
+        description: description.into(),
+        expected_outcome: "done".into(),
+        status,
+        result: None,
+    };
+    Plan {
+        id: "p1".into(),
+        goal: "Add a --verbose flag".into(),
+        steps: vec![
+            step(1, "Find where flags are parsed", StepStatus::Completed),
+            step(2, "Add the flag and thread it through", StepStatus::Running),
+            step(3, "Document it in the README", StepStatus::Pending),
+        ],
+        status: PlanStatus::Draft,
+        created_at: 0,
+        updated_at: 0,
+    }
+}
+
+#[test]
+fn the_plan_panel_waits_for_a_decision_then_follows_the_steps() {
+    let mut app = app();
+    app.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
+    assert_eq!(app.mode, Mode::Plan);
+    let mut proposed = plan();
+    for step in &mut proposed.steps {
+        step.status = StepStatus::Pending;
+    }
+    app.propose_plan(proposed);
+    let waiting = screen(&mut app, 70, 14);
+    assert_eq!(app.on_key(key(KeyCode::Char('a'))), Some(Action::Plan(PlanDecision::Approve)));
+    let mut running = plan();
+    running.status = PlanStatus::Executing;
+    app.update_plan(running);
+    let executing = screen(&mut app, 70, 14);
+    assert_snapshot!(format!("{waiting}\n{executing}"));
+}
+
+#[test]
+fn the_input_edits_several_lines_and_completes_commands_and_files() {
+    let mut app = app();
+    app.files = vec!["src/main.rs".into(), "src/lib.rs".into(), "README.md".into()];
+    typed(&mut app, "first line");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    typed(&mut app, "look at @ma");
+    let mention = screen(&mut app, 60, 12);
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.input.text(), "first line\nlook at @src/main.rs ");
+    for _ in 0..40 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    typed(&mut app, "/s");
+    let commands = screen(&mut app, 60, 12);
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.input.text(), "/skills ");
+    assert_snapshot!(format!("{mention}\n{commands}"));
+}
+
+#[test]
+fn history_paste_and_slash_commands() {
+    let mut app = app();
+    typed(&mut app, "hello");
+    app.on_key(key(KeyCode::Enter));
+    app.on_paste("pasted\r\ntext");
+    assert_eq!(app.input.text(), "pasted\ntext");
+    app.on_key(ctrl('u'));
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(app.input.text(), "hello");
+    app.on_key(ctrl('c'));
+    assert!(app.input.is_empty());
+    typed(&mut app, "/model deepseek-reasoner");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        Some(Action::Command { name: "model".into(), argument: "deepseek-reasoner".into() })
+    );
+    typed(&mut app, "/nope");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), None);
+    assert_eq!(app.hint.as_deref(), Some("Unknown command /nope; /help lists them"));
+    app.input.clear();
+    typed(&mut app, "/help");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), None);
+    typed(&mut app, "/quit");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), Some(Action::Quit));
+    assert_snapshot!(screen(&mut app, 100, 24));
+}
+
+#[test]
+fn esc_stops_a_turn_and_keeps_the_partial_answer() {
+    let mut app = app();
+    app.turn_started();
+    stream(&mut app, "The first half of an ans");
+    let working = screen(&mut app, 60, 8);
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Some(Action::Cancel));
+    app.turn_finished(Some((Level::Warning, "Stopped. What was written so far is kept.".into())));
+    let stopped = screen(&mut app, 60, 8);
+    assert_snapshot!(format!("{working}\n{stopped}"));
+}
+
+#[test]
+fn ctrl_c_twice_quits_and_once_cancels_a_running_turn() {
+    let mut app = app();
+    app.turn_started();
+    assert_eq!(app.on_key(ctrl('c')), Some(Action::Cancel));
+    assert_eq!(app.hint.as_deref(), Some("Press Ctrl-C again to quit"));
+    assert_eq!(app.on_key(ctrl('c')), Some(Action::Quit));
+}
+
+#[test]
+fn the_status_line_counts_servers_and_gives_way_on_narrow_screens() {
+    let mut app = app();
+    for (server, state) in [("files", "ready"), ("git", "ready"), ("web", "error")] {
+        let message = (state == "error").then(|| "spawn failed: no such file".to_string());
+        app.on_agent_event(AgentEvent::McpStatus {
+            server: server.into(),
+            state: state.into(),
+            message,
+        });
+    }
+    app.on_agent_event(AgentEvent::Usage {
+        usage: Usage { input_tokens: 30_000, output_tokens: 2_000, ..Usage::default() },
+    });
+    let wide = screen(&mut app, 110, 6);
+    let narrow = screen(&mut app, 60, 6);
+    typed(&mut app, "/mcp");
+    app.on_key(key(KeyCode::Enter));
+    let listed = screen(&mut app, 60, 12);
+    assert_snapshot!(format!("{wide}\n{narrow}\n{listed}"));
+}
+
+#[test]
+fn a_resumed_session_shows_its_conversation() {
+    let mut app = app();
+    let calls = vec![call("c1", "list_dir", json!({"path": "."}))];
+    let history = vec![
+        Message::system("rules"),
+        Message::user("what is here?"),
+        Message { tool_calls: calls, ..Message::assistant("") },
+        Message::tool_result("c1", ToolOutput::text("src/\nREADME.md")),
+        Message::assistant("A `src` folder and a README."),
+        Message { content: vec![ContentPart::text("and now?")], ..Message::user("") },
+    ];
+    app.load_history(&history);
+    assert_snapshot!(screen(&mut app, 60, 14));
+}
+
+/// A transcript of at least `lines` lines at 80 columns.
+fn long_session(app: &mut App, lines: usize) {
+    let mut n = 0;
+    while app.transcript.line_count(80) < lines {
+        n += 1;
+        app.transcript.push(axon_tui::Entry::User(format!("question {n}")));
+        app.transcript.push(axon_tui::Entry::Assistant {
+            text: format!("Answer {n}:\n\n- point one\n- point two\n\n```sh\necho {n}\n```"),
+            streaming: false,
+        });
+    }
+}
+
+#[test]
+fn a_long_session_scrolls_and_stays_put_while_more_arrives() {
+    let mut app = app();
+    long_session(&mut app, 5_000);
+    let bottom = screen(&mut app, 80, 20);
+    assert!(bottom.contains("echo"), "{bottom}");
+    app.turn_started();
+    app.on_key(key(KeyCode::PageUp));
+    app.on_key(key(KeyCode::PageUp));
+    let scrolled = screen(&mut app, 80, 20);
+    stream(&mut app, "new text\n\nmore\n\nand more");
+    // The same lines stay on screen; only the count of lines below grows.
+    let top = |screen: &str| screen.lines().take(15).collect::<Vec<_>>().join("\n");
+    assert_eq!(top(&screen(&mut app, 80, 20)), top(&scrolled), "a scrolled view moved");
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Some(Action::Cancel));
+    app.turn_finished(None);
+    app.on_key(key(KeyCode::Esc));
+    let back = screen(&mut app, 80, 20);
+    assert!(back.contains("and more"), "{back}");
+    assert_snapshot!(scrolled);
+}
+
+#[test]
+fn a_resize_rewraps_everything() {
+    let mut app = app();
+    stream(
+        &mut app,
+        "A sentence long enough that it needs two lines at sixty columns but one at a hundred.",
+    );
+    let wide = screen(&mut app, 100, 6);
+    let narrow = screen(&mut app, 60, 6);
+    assert_snapshot!(format!("{wide}\n{narrow}"));
+}
+
+fn colours(app: &mut App) -> usize {
+    let mut terminal = Terminal::new(TestBackend::new(70, 20)).unwrap();
+    terminal.draw(|frame| draw(frame, app)).unwrap();
+    terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .filter(|cell| cell.fg != Color::Reset || cell.bg != Color::Reset)
+        .count()
+}
+
+fn coloured_session(theme: Theme) -> App {
+    let mut app = App::new(theme);
+    app.turn_started();
+    stream(&mut app, "Run this:\n\n```rust\nfn main() { println!(\"hi\"); }\n```");
+    app.on_agent_event(AgentEvent::Action {
+        call: call("c1", "shell", json!({"command": "false"})),
+    });
+    app.on_agent_event(AgentEvent::Observation {
+        call_id: "c1".into(),
+        name: "shell".into(),
+        output: ToolOutput::error("exit status 1"),
+    });
+    app.ask_approval(call("c2", "write_file", json!({"path": "a"})));
+    app
+}
+
+#[test]
+fn no_color_means_no_colour_anywhere() {
+    assert!(colours(&mut coloured_session(Theme::COLOR)) > 0, "the colour theme shows colour");
+    assert_eq!(colours(&mut coloured_session(Theme::PLAIN)), 0);
+}
