@@ -1,0 +1,117 @@
+//! `axon` in a real terminal: tmux runs it against the scripted model
+//! server; the test types like a user and reads the screen with
+//! `capture-pane`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin;
+use axon_testkit::Reply;
+use serde_json::json;
+
+/// A tmux server of the test's own (its own socket), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().expect(
+            "tmux is needed for this test (scripts/peers installs it with apt-get)",
+        )
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "axon"]).stdout).into_owned()
+    }
+
+    /// Waits until the screen shows every one of `texts`.
+    fn wait_for(&self, texts: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.screen();
+            if texts.iter().all(|t| screen.contains(t)) {
+                return screen;
+            }
+            assert!(Instant::now() < deadline, "the screen never showed {texts:?}:\n{screen}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "axon"];
+        args.extend(keys);
+        assert!(self.run(&args).status.success());
+    }
+
+    fn alive(&self) -> bool {
+        self.run(&["has-session", "-t", "axon"]).status.success()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+fn quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}
+
+#[test]
+fn a_user_session_in_tmux() {
+    let setup = common::setup(vec![
+        Reply::tool("read_file", json!({"path": "hello.md"})),
+        Reply::text("The file says **hello world**."),
+        Reply::Stall("Here is the start of a long answer".to_string()),
+    ]);
+    std::fs::write(setup.workspace.path().join("hello.md"), "hello world\n").unwrap();
+    let command = format!(
+        "cd {} && env -i PATH=\"$PATH\" TERM=xterm-256color AXON_HOME={} AXON_PROVIDER=openai \
+         AXON_BASE_URL={} OPENAI_API_KEY=sk-test-0000000000 {}",
+        quote(setup.workspace.path()),
+        quote(setup.home.path()),
+        setup.server.openai_base(),
+        quote(&cargo_bin("axon")),
+    );
+    let tmux = Tmux { socket: format!("axon-test-{}", std::process::id()) };
+    let started = tmux.run(&["new-session", "-d", "-s", "axon", "-x", "100", "-y", "30", &command]);
+    assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+
+    tmux.wait_for(&["Ask axon anything", "openai/"]);
+    tmux.keys(&["read hello.md", "Enter"]);
+    let screen = tmux.wait_for(&["✓ read_file hello.md", "1 | hello world", "The file says hello world."]);
+    assert!(screen.contains("› read hello.md"), "{screen}");
+
+    // The next reply stalls mid-stream; Esc stops it and keeps what came.
+    tmux.keys(&["tell me more", "Enter"]);
+    tmux.wait_for(&["Here is the start of a long answer", "Working"]);
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for(&["Stopped. What was written so far is kept."]);
+    assert!(screen.contains("Here is the start of a long answer"), "{screen}");
+    assert!(!screen.contains("Working"), "{screen}");
+
+    tmux.keys(&["C-c"]);
+    tmux.wait_for(&["Press Ctrl-C again to quit"]);
+    tmux.keys(&["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while tmux.alive() {
+        assert!(Instant::now() < deadline, "axon did not quit:\n{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // The conversation was saved, partial answer included.
+    let sessions = setup.home.path().join("data/sessions");
+    let saved: String = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(saved.contains("hello world"), "{saved}");
+    assert!(saved.contains("Here is the start of a long answer"), "{saved}");
+}
