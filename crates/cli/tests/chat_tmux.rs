@@ -21,13 +21,17 @@ struct Tmux {
 
 impl Tmux {
     fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().expect(
-            "tmux is needed for this test (scripts/peers installs it with apt-get)",
-        )
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux is needed for this test (scripts/peers installs it with apt-get)")
     }
 
     fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "axon"]).stdout).into_owned()
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "axon"]).stdout)
+            .into_owned()
     }
 
     /// Waits until the screen shows every one of `texts`.
@@ -86,7 +90,8 @@ fn a_user_session_in_tmux() {
 
     tmux.wait_for(&["Ask axon anything", "openai/"]);
     tmux.keys(&["read hello.md", "Enter"]);
-    let screen = tmux.wait_for(&["✓ read_file hello.md", "1 | hello world", "The file says hello world."]);
+    let screen =
+        tmux.wait_for(&["✓ read_file hello.md", "1 | hello world", "The file says hello world."]);
     assert!(screen.contains("› read hello.md"), "{screen}");
 
     // The next reply stalls mid-stream; Esc stops it and keeps what came.

@@ -6,8 +6,10 @@
 //! milliseconds to load, so they load once, on first use or in the
 //! background from [`warm_up`].
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::str::FromStr;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use ratatui::style::{Color, Style};
 use ratatui::text::Span;
@@ -85,9 +87,36 @@ fn grammar(lang: &str) -> Option<&'static SyntaxReference> {
     set.find_syntax_by_token(&lang)
 }
 
+/// Highlighted blocks kept across renders: a resize re-wraps every entry,
+/// and highlighting, not wrapping, is what costs.
+type Cache = HashMap<u64, Arc<Vec<Vec<Span<'static>>>>>;
+const CACHE_BLOCKS: usize = 4_096;
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(Mutex::default)
+}
+
 /// `code` as one list of spans per line. Unknown languages, and anything
 /// the grammar fails on, come back as plain text in `base`.
-pub fn highlight(code: &str, lang: &str, base: Style) -> Vec<Vec<Span<'static>>> {
+pub fn highlight(code: &str, lang: &str, base: Style) -> Arc<Vec<Vec<Span<'static>>>> {
+    let mut hasher = std::hash::DefaultHasher::new();
+    (code, lang, base).hash(&mut hasher);
+    let key = hasher.finish();
+    if let Some(found) = cache().lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
+        return Arc::clone(found);
+    }
+    let lines = Arc::new(highlight_uncached(code, lang, base));
+    let mut cache = cache().lock().unwrap_or_else(PoisonError::into_inner);
+    if cache.len() >= CACHE_BLOCKS {
+        // Mostly the partial blocks of replies that streamed: start over.
+        cache.clear();
+    }
+    cache.insert(key, Arc::clone(&lines));
+    lines
+}
+
+fn highlight_uncached(code: &str, lang: &str, base: Style) -> Vec<Vec<Span<'static>>> {
     let plain = || code.lines().map(|l| vec![Span::styled(l.to_string(), base)]).collect();
     let Some(syntax) = grammar(lang) else { return plain() };
     let set = syntaxes();

@@ -253,11 +253,11 @@ impl Writer {
         let lines = if self.theme.color {
             highlight(&code, &lang, base)
         } else {
-            code.lines().map(|l| vec![Span::raw(l.to_string())]).collect()
+            std::sync::Arc::new(code.lines().map(|l| vec![Span::raw(l.to_string())]).collect())
         };
-        for spans in lines {
+        for spans in lines.iter() {
             let spans: Vec<Span<'static>> = spans
-                .into_iter()
+                .iter()
                 .map(|s| Span::styled(s.content.replace('\t', "    "), s.style))
                 .collect();
             self.lines.extend(crate::wrap::wrap(&spans, self.width, &first, &first));
