@@ -68,14 +68,8 @@ fn quote(path: &Path) -> String {
     format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
 }
 
-#[test]
-fn a_user_session_in_tmux() {
-    let setup = common::setup(vec![
-        Reply::tool("read_file", json!({"path": "hello.md"})),
-        Reply::text("The file says **hello world**."),
-        Reply::Stall("Here is the start of a long answer".to_string()),
-    ]);
-    std::fs::write(setup.workspace.path().join("hello.md"), "hello world\n").unwrap();
+/// Starts `axon` in a tmux session of its own, 100×30.
+fn start(setup: &common::Setup) -> Tmux {
     let command = format!(
         "cd {} && env -i PATH=\"$PATH\" TERM=xterm-256color AXON_HOME={} AXON_PROVIDER=openai \
          AXON_BASE_URL={} OPENAI_API_KEY=sk-test-0000000000 {}",
@@ -84,11 +78,32 @@ fn a_user_session_in_tmux() {
         setup.server.openai_base(),
         quote(&cargo_bin("axon")),
     );
-    let tmux = Tmux { socket: format!("axon-test-{}", std::process::id()) };
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmux = Tmux { socket: format!("axon-test-{}-{n}", std::process::id()) };
     let started = tmux.run(&["new-session", "-d", "-s", "axon", "-x", "100", "-y", "30", &command]);
     assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
-
     tmux.wait_for(&["Ask axon anything", "openai/"]);
+    tmux
+}
+
+fn wait_until_gone(tmux: &Tmux) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while tmux.alive() {
+        assert!(Instant::now() < deadline, "axon did not quit:\n{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_user_session_in_tmux() {
+    let setup = common::setup(vec![
+        Reply::tool("read_file", json!({"path": "hello.md"})),
+        Reply::text("The file says **hello world**."),
+        Reply::Stall("Here is the start of a long answer".to_string()),
+    ]);
+    std::fs::write(setup.workspace.path().join("hello.md"), "hello world\n").unwrap();
+    let tmux = start(&setup);
     tmux.keys(&["read hello.md", "Enter"]);
     let screen =
         tmux.wait_for(&["✓ read_file hello.md", "1 | hello world", "The file says hello world."]);
@@ -105,11 +120,7 @@ fn a_user_session_in_tmux() {
     tmux.keys(&["C-c"]);
     tmux.wait_for(&["Press Ctrl-C again to quit"]);
     tmux.keys(&["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while tmux.alive() {
-        assert!(Instant::now() < deadline, "axon did not quit:\n{}", tmux.screen());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until_gone(&tmux);
 
     // The conversation was saved, partial answer included.
     let sessions = setup.home.path().join("data/sessions");
@@ -119,4 +130,26 @@ fn a_user_session_in_tmux() {
         .collect();
     assert!(saved.contains("hello world"), "{saved}");
     assert!(saved.contains("Here is the start of a long answer"), "{saved}");
+}
+
+#[test]
+fn an_edit_is_approved_on_its_card_and_the_session_exported() {
+    let setup = common::setup(vec![
+        Reply::tool("write_file", json!({"path": "out.md", "content": "hi\n"})),
+        Reply::text("Written."),
+    ]);
+    let tmux = start(&setup);
+    tmux.keys(&["write out.md", "Enter"]);
+    tmux.wait_for(&["Allow write_file?", "[a] always this session"]);
+    assert!(!setup.workspace.path().join("out.md").exists(), "written before the answer");
+    tmux.keys(&["y"]);
+    tmux.wait_for(&["✓ write_file out.md", "Written."]);
+    assert_eq!(std::fs::read_to_string(setup.workspace.path().join("out.md")).unwrap(), "hi\n");
+
+    tmux.keys(&["/export notes.md", "Enter"]);
+    tmux.wait_for(&["Exported the session to"]);
+    let exported = std::fs::read_to_string(setup.workspace.path().join("notes.md")).unwrap();
+    assert!(exported.contains("write out.md"), "{exported}");
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
 }
