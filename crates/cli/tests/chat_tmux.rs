@@ -142,6 +142,8 @@ fn an_edit_is_approved_on_its_card_and_the_session_exported() {
     tmux.keys(&["write out.md", "Enter"]);
     tmux.wait_for(&["Allow write_file?", "[a] always this session"]);
     assert!(!setup.workspace.path().join("out.md").exists(), "written before the answer");
+    // Keys in the first moments of a question do not answer it.
+    std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
     tmux.keys(&["y"]);
     tmux.wait_for(&["✓ write_file out.md", "Written."]);
     assert_eq!(std::fs::read_to_string(setup.workspace.path().join("out.md")).unwrap(), "hi\n");

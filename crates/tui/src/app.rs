@@ -90,6 +90,8 @@ pub struct PlanPanel {
 
 /// How long a first Ctrl-C waits for the second.
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
+/// Keys within this time of an approval prompt appearing do not answer it.
+pub const ANSWER_GUARD: Duration = Duration::from_millis(300);
 
 #[derive(Debug)]
 pub struct App {
@@ -103,6 +105,8 @@ pub struct App {
     pub busy: Option<Instant>,
     /// Calls waiting for an answer, oldest first.
     approvals: VecDeque<String>,
+    /// When the first of them was put in front of the user.
+    asked_at: Option<Instant>,
     /// Workspace files for `@` completion.
     pub files: Vec<String>,
     pub completion: Option<Completion>,
@@ -130,6 +134,7 @@ impl App {
             plan: None,
             busy: None,
             approvals: VecDeque::new(),
+            asked_at: None,
             files: Vec::new(),
             completion: None,
             scroll: 0,
@@ -190,16 +195,21 @@ impl App {
         }
         if let Some(card) = self.transcript.card_mut(&id) {
             card.awaiting_approval = true;
+            if self.approvals.is_empty() {
+                self.asked_at = Some(Instant::now());
+            }
             self.approvals.push_back(id);
         }
     }
 
-    /// The current turn already shows call `id`.
+    /// The current turn shows call `id`, still running or asking. Ids can
+    /// repeat from one model call to the next (`block_1`, `call_0`); a
+    /// finished card is never the one meant.
     fn has_card(&self, id: &str) -> bool {
-        self.transcript
-            .entries()
-            .skip(self.turn_start)
-            .any(|e| matches!(e, Entry::Tool(card) if card.call.id == id))
+        self.transcript.entries().skip(self.turn_start).any(|e| {
+            matches!(e, Entry::Tool(card) if card.call.id == id
+                && (card.is_running() || card.awaiting_approval))
+        })
     }
 
     pub fn awaiting_approval(&self) -> Option<&str> {
@@ -328,13 +338,12 @@ impl App {
             }
             AgentEvent::TurnRestarted { reason } => {
                 // What streamed of the broken reply is void.
-                while matches!(
-                    self.transcript.last(),
-                    Some(
-                        Entry::Assistant { streaming: true, .. }
-                            | Entry::Reasoning { streaming: true, .. }
+                while self.transcript.len() > self.turn_start
+                    && matches!(
+                        self.transcript.last(),
+                        Some(Entry::Assistant { .. } | Entry::Reasoning { .. })
                     )
-                ) {
+                {
                     self.transcript.truncate(self.transcript.len() - 1);
                 }
                 self.notice(Level::Warning, reason);
@@ -370,34 +379,41 @@ impl App {
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();
         }
+        // A question on screen takes every key until it is answered, and
+        // keys typed in the moment it appears (meant for the input) do not
+        // answer it.
         if let Some(call_id) = self.approvals.front().cloned() {
-            let answer = match key.code {
-                KeyCode::Char('y' | 'Y') | KeyCode::Enter => Some(Answer::Once),
-                KeyCode::Char('a' | 'A') => Some(Answer::Session),
-                KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(Answer::Deny),
-                _ => None,
-            };
-            if let Some(answer) = answer {
-                self.approvals.pop_front();
-                if let Some(card) = self.transcript.card_mut(&call_id) {
-                    card.awaiting_approval = false;
-                }
-                return Some(Action::Approve { call_id, answer });
+            if self.asked_at.is_some_and(|at| at.elapsed() < ANSWER_GUARD) {
+                return None;
             }
+            let answer = match key.code {
+                KeyCode::Char('y' | 'Y') => Answer::Once,
+                KeyCode::Char('a' | 'A') => Answer::Session,
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => Answer::Deny,
+                _ => return None,
+            };
+            self.approvals.pop_front();
+            self.asked_at = (!self.approvals.is_empty()).then(Instant::now);
+            if let Some(card) = self.transcript.card_mut(&call_id) {
+                card.awaiting_approval = false;
+            }
+            return Some(Action::Approve { call_id, answer });
         }
         if self.plan.as_ref().is_some_and(|p| p.awaiting) {
-            let decision = match key.code {
-                KeyCode::Char('a' | 'A' | 'y' | 'Y') => Some(PlanDecision::Approve),
-                KeyCode::Char('e' | 'E') => Some(PlanDecision::Edit),
-                KeyCode::Char('r' | 'R' | 'n' | 'N') | KeyCode::Esc => Some(PlanDecision::Reject),
-                _ => None,
-            };
-            if let Some(decision) = decision {
-                if let Some(panel) = &mut self.plan {
-                    panel.awaiting = decision == PlanDecision::Edit;
-                }
-                return Some(Action::Plan(decision));
+            if self.is_busy() {
+                // The turn that proposed it is still closing.
+                return (key.code == KeyCode::Esc).then_some(Action::Cancel);
             }
+            let decision = match key.code {
+                KeyCode::Char('a' | 'A' | 'y' | 'Y') => PlanDecision::Approve,
+                KeyCode::Char('e' | 'E') => PlanDecision::Edit,
+                KeyCode::Char('r' | 'R' | 'n' | 'N') | KeyCode::Esc => PlanDecision::Reject,
+                _ => return None,
+            };
+            if let Some(panel) = &mut self.plan {
+                panel.awaiting = decision == PlanDecision::Edit;
+            }
+            return Some(Action::Plan(decision));
         }
         let action = self.edit(key, ctrl);
         if !matches!(
@@ -450,6 +466,7 @@ impl App {
             }
             KeyCode::Enter if alt || key.modifiers.contains(KeyModifiers::SHIFT) => {
                 self.input.insert("\n");
+                self.refresh_completion();
             }
             KeyCode::Enter => {
                 if let Some(completion) = self.completion.take() {
@@ -573,6 +590,11 @@ impl App {
                 }
                 self.transcript.push(Entry::User(argument.clone()));
                 Some(Action::Submit { text: argument, mode: Mode::Plan })
+            }
+            _ if self.is_busy() => {
+                self.hint = Some(format!("/{name} waits until the turn ends (Esc stops it)"));
+                self.input.set(format!("/{name} {argument}").trim_end());
+                None
             }
             _ => Some(Action::Command { name, argument }),
         }

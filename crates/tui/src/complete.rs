@@ -38,7 +38,11 @@ impl Completion {
         let text = input.text();
         let cursor = input.cursor();
         let before = &text[..cursor];
-        let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let start = before
+            .char_indices()
+            .rev()
+            .find(|(_, c)| c.is_whitespace())
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let word = &before[start..];
         let items: Vec<(String, String)> = if start == 0 && word.starts_with('/') {
             COMMANDS
@@ -61,7 +65,10 @@ impl Completion {
         if items.is_empty() {
             return None;
         }
-        let end = cursor + text[cursor..].find(char::is_whitespace).unwrap_or(text.len() - cursor);
+        let end = text[cursor..]
+            .char_indices()
+            .find(|(_, c)| c.is_whitespace())
+            .map_or(text.len(), |(i, _)| cursor + i);
         Some(Completion { range: start..end, items, selected: 0 })
     }
 
@@ -75,6 +82,10 @@ impl Completion {
 
     /// Puts the selected candidate into the input.
     pub fn accept(&self, input: &mut Input) {
+        // The input may have changed since the candidates were found.
+        if input.text().get(self.range.clone()).is_none() {
+            return;
+        }
         if let Some((replacement, _)) = self.items.get(self.selected) {
             // No second space before text that already follows.
             let spaced = input.text()[self.range.end..].starts_with(char::is_whitespace);

@@ -58,7 +58,8 @@ impl Input {
     /// Typed or pasted text; pasted line ends become `\n`.
     pub fn insert(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
-        let text: String = text.chars().filter(|c| *c == '\n' || !c.is_control()).collect();
+        let text: String =
+            text.chars().filter(|c| matches!(c, '\n' | '\t') || !c.is_control()).collect();
         self.text.insert_str(self.cursor, &text);
         self.cursor += text.len();
     }
@@ -120,6 +121,10 @@ impl Input {
     /// Deletes the word before the cursor (Ctrl-W).
     pub fn delete_word(&mut self) {
         let before = &self.text[..self.cursor];
+        if before.ends_with('\n') {
+            self.backspace();
+            return;
+        }
         let trimmed = before.trim_end_matches([' ', '\t']);
         let start = trimmed.rfind([' ', '\t', '\n']).map_or(0, |i| i + 1);
         self.text.replace_range(start..self.cursor, "");
@@ -217,13 +222,18 @@ impl Input {
                 used = 0;
                 continue;
             }
-            let w = c.width().unwrap_or(0);
+            // A tab stays a tab in the text and shows as four spaces.
+            let (shown, w) = if c == '\t' { ("    ", 4) } else { ("", c.width().unwrap_or(0)) };
             if used + w > width {
                 rows.push(String::new());
                 used = 0;
             }
             if let Some(row) = rows.last_mut() {
-                row.push(c);
+                if shown.is_empty() {
+                    row.push(c);
+                } else {
+                    row.push_str(shown);
+                }
             }
             used += w;
         }

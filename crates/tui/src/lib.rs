@@ -23,7 +23,9 @@ mod transcript;
 mod view;
 mod wrap;
 
-pub use app::{Action, Answer, App, Mode, PlanDecision, PlanPanel, ServerStatus, Status};
+pub use app::{
+    ANSWER_GUARD, Action, Answer, App, Mode, PlanDecision, PlanPanel, ServerStatus, Status,
+};
 pub use card::{CardState, ToolCard, key_arguments};
 pub use complete::{COMMANDS, Completion, mentions};
 pub use input::Input;

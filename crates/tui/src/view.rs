@@ -190,9 +190,12 @@ fn draw_input(
             .collect()
     };
     frame.render_widget(Paragraph::new(lines), inner);
-    if app.awaiting_approval().is_none() && !app.plan.as_ref().is_some_and(|p| p.awaiting) {
+    if visible > 0
+        && app.awaiting_approval().is_none()
+        && !app.plan.as_ref().is_some_and(|p| p.awaiting)
+    {
         let x = inner.x + to_u16(cursor.1 + 2).min(inner.width.saturating_sub(1));
-        let y = inner.y + to_u16(cursor.0 - first);
+        let y = inner.y + to_u16(cursor.0.saturating_sub(first));
         frame.set_cursor_position(Position { x, y });
     }
 }

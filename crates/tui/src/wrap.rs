@@ -53,6 +53,8 @@ fn prefix_width(prefix: &[Span<'_>]) -> usize {
 fn line_end(chars: &[(char, Style)], room: usize) -> (usize, usize) {
     let mut used = 0;
     let mut last_break = None;
+    // Spaces before the first word (indentation) are not a place to break.
+    let mut seen_word = false;
     for (i, (c, _)) in chars.iter().enumerate() {
         let w = c.width().unwrap_or(0);
         if used + w > room {
@@ -69,7 +71,11 @@ fn line_end(chars: &[(char, Style)], room: usize) -> (usize, usize) {
         }
         used += w;
         if *c == ' ' {
-            last_break = Some(i);
+            if seen_word {
+                last_break = Some(i);
+            }
+        } else {
+            seen_word = true;
         }
     }
     (chars.len(), chars.len())

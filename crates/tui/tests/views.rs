@@ -138,8 +138,12 @@ fn an_approval_is_asked_on_the_card_and_answered_with_a_key() {
     app.turn_started();
     app.ask_approval(call("c9", "write_file", json!({"path": "notes/todo.md", "content": "- a"})));
     let asking = screen(&mut app, 70, 10);
-    // Typing does not answer by accident; only y / a / n (or Esc) do.
+    // A key typed as the question appears does not answer it, and while it
+    // waits other keys go nowhere; only y / a / n (or Esc) answer.
+    assert_eq!(app.on_key(key(KeyCode::Char('a'))), None);
+    std::thread::sleep(axon_tui::ANSWER_GUARD + std::time::Duration::from_millis(50));
     assert_eq!(app.on_key(key(KeyCode::Char('x'))), None);
+    assert!(app.input.is_empty());
     assert_eq!(
         app.on_key(key(KeyCode::Char('a'))),
         Some(Action::Approve { call_id: "c9".into(), answer: Answer::Session })
@@ -386,4 +390,62 @@ fn coloured_session(theme: Theme) -> App {
 fn no_color_means_no_colour_anywhere() {
     assert!(colours(&mut coloured_session(Theme::COLOR)) > 0, "the colour theme shows colour");
     assert_eq!(colours(&mut coloured_session(Theme::PLAIN)), 0);
+}
+
+#[test]
+fn a_call_id_used_again_by_a_later_model_call_gets_its_own_card() {
+    let mut app = app();
+    app.turn_started();
+    let read = call("block_1", "read_file", json!({"path": "a.md"}));
+    app.on_agent_event(AgentEvent::Action { call: read });
+    app.on_agent_event(AgentEvent::Observation {
+        call_id: "block_1".into(),
+        name: "read_file".into(),
+        output: ToolOutput::text("alpha"),
+    });
+    app.ask_approval(call("block_1", "shell", json!({"command": "rm -rf build"})));
+    let screen = screen(&mut app, 60, 12);
+    assert!(screen.contains("✓ read_file a.md"), "{screen}");
+    assert!(screen.contains("? shell rm -rf build"), "{screen}");
+    assert!(screen.contains("Allow shell?"), "{screen}");
+}
+
+#[test]
+fn a_restarted_turn_drops_what_the_broken_attempt_streamed() {
+    let mut app = app();
+    typed(&mut app, "go");
+    app.on_key(key(KeyCode::Enter));
+    app.turn_started();
+    app.on_agent_event(AgentEvent::Thought { text: "thinking about it".into() });
+    stream(&mut app, "half an ans");
+    app.on_agent_event(AgentEvent::TurnRestarted { reason: "the stream broke off".into() });
+    let screen = screen(&mut app, 60, 10);
+    assert!(!screen.contains("half an ans") && !screen.contains("Thought"), "{screen}");
+    assert!(screen.contains("› go") && screen.contains("the stream broke off"), "{screen}");
+}
+
+#[test]
+fn odd_spaces_and_tabs_in_the_input_are_safe() {
+    let mut app = app();
+    app.files = vec!["src/main.rs".into()];
+    app.on_paste("a\u{a0}@ma\u{3000}x\tb");
+    typed(&mut app, " @ma");
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.input.text(), "a\u{a0}@ma\u{3000}x\tb @src/main.rs ");
+    let screen = screen(&mut app, 60, 6);
+    assert!(screen.contains("x    b"), "{screen}");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    app.on_key(ctrl('w'));
+    assert!(app.input.text().ends_with("@src/main.rs "), "{:?}", app.input.text());
+}
+
+#[test]
+fn commands_that_need_the_agent_wait_for_the_turn() {
+    let mut app = app();
+    app.turn_started();
+    typed(&mut app, "/sessions");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), None);
+    assert_eq!(app.input.text(), "/sessions");
+    assert_eq!(app.hint.as_deref(), Some("/sessions waits until the turn ends (Esc stops it)"));
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Some(Action::Cancel));
 }

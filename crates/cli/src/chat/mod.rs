@@ -87,8 +87,12 @@ pub async fn run(args: ChatArgs) -> u8 {
     tokio::task::spawn_blocking(move || {
         let _ = indexer.send(Update::Files(files::index(&root)));
     });
-    let agent_task = tokio::spawn(worker.serve(requests_rx));
-    drop(updates);
+    let agent_task = tokio::spawn(async move {
+        let served = tokio::spawn(worker.serve(requests_rx)).await;
+        if let Err(e) = served {
+            let _ = updates.send(Update::Crashed(format!("the agent task failed: {e}")));
+        }
+    });
     let result = ui(app, requests, updates_rx).await;
     terminal::leave();
     // The worker stops once its requests end; a turn still running was
@@ -243,10 +247,10 @@ async fn ui(
             },
             update = updates.recv() => {
                 let Some(update) = update else { return Ok(()) };
-                apply(&mut app, update, &mut pending);
+                apply(&mut app, update, &mut pending)?;
                 // Tokens arrive faster than frames: take all that wait.
                 while let Ok(update) = updates.try_recv() {
-                    apply(&mut app, update, &mut pending);
+                    apply(&mut app, update, &mut pending)?;
                 }
                 None
             }
@@ -319,8 +323,13 @@ async fn ui(
     }
 }
 
-fn apply(app: &mut App, update: Update, pending: &mut HashMap<String, oneshot::Sender<Approval>>) {
+fn apply(
+    app: &mut App,
+    update: Update,
+    pending: &mut HashMap<String, oneshot::Sender<Approval>>,
+) -> std::io::Result<()> {
     match update {
+        Update::Crashed(message) => return Err(std::io::Error::other(message)),
         Update::Event(event) => app.on_agent_event(event),
         Update::Approval { call, reply } => {
             pending.insert(call.id.clone(), reply);
@@ -343,4 +352,5 @@ fn apply(app: &mut App, update: Update, pending: &mut HashMap<String, oneshot::S
         Update::Tokens(tokens) => app.status.tokens = tokens,
         Update::Files(files) => app.files = files,
     }
+    Ok(())
 }

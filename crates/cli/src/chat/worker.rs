@@ -65,6 +65,8 @@ pub enum Update {
     /// Estimated tokens the next request sends.
     Tokens(u64),
     Files(Vec<String>),
+    /// The worker itself failed (a bug); the UI cannot go on.
+    Crashed(String),
 }
 
 pub type Updates = mpsc::UnboundedSender<Update>;
@@ -232,7 +234,10 @@ impl Worker {
             let _ = updates.send(Update::PlanChanged(p.clone()));
         };
         let note = match execute(&mut self.agent, &mut plan, &emit, cancel, &changed).await {
-            Execution::Completed => Some((Level::Info, "Plan completed.".to_string())),
+            Execution::Completed => {
+                self.plan = Some(plan);
+                return Some((Level::Info, "Plan completed.".to_string()));
+            }
             Execution::Cancelled => {
                 Some((Level::Warning, "Plan stopped; approve it again to go on.".to_string()))
             }
@@ -246,8 +251,6 @@ impl Worker {
                 match self.planner.propose(&request, &emit, cancel).await {
                     Ok(steps) => {
                         plan = revise(&plan, steps);
-                        self.save_plan(&plan);
-                        self.send(Update::PlanProposed(plan.clone()));
                         Some((
                             Level::Warning,
                             format!(
@@ -262,6 +265,11 @@ impl Worker {
                 }
             }
         };
+        // Stopped, failed or revised: the plan waits in its panel again,
+        // failed and cut-off steps to be run again once approved.
+        plan.status = PlanStatus::Draft;
+        self.save_plan(&plan);
+        self.send(Update::PlanProposed(plan.clone()));
         self.plan = Some(plan);
         note
     }
