@@ -39,6 +39,7 @@ enum Command {
     Chat(chat::ChatArgs),
     /// Do a task in a workspace and print the answer.
     Run(run_cmd::RunArgs),
+    /// The saved sessions: list, show, export, remove.
     #[command(subcommand)]
     Sessions(sessions_cmd::SessionsCommand),
     /// The numbered rules the model will see.
@@ -46,6 +47,7 @@ enum Command {
         #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
         dir: std::path::PathBuf,
     },
+    /// The skills the model gets, and updating their git clones.
     #[command(subcommand)]
     Skills(guidance::SkillsCommand),
     /// Show the configuration in effect.

@@ -21,7 +21,7 @@ use crate::config::Effective;
 use crate::exit;
 use crate::render::Renderer;
 use crate::session;
-use crate::setting::{Choices, Setting};
+use crate::setting::{AgentOptions, Setting};
 use crate::tool_cmd::ProfileArg;
 use axon_core::plan::{Execution, Planner, execute, new_plan, revise, revision_request};
 
@@ -54,23 +54,8 @@ pub struct RunArgs {
     /// The workspace folder.
     #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
     dir: PathBuf,
-    /// Provider: a preset (openai, deepseek, anthropic, ollama, openrouter) or one from the config.
-    #[arg(long)]
-    provider: Option<String>,
-    #[arg(long)]
-    model: Option<String>,
-    /// Model calls before giving up (default 25).
-    #[arg(long)]
-    max_iterations: Option<u32>,
-    /// Let tools change files and run commands without asking.
-    #[arg(long, short = 'y', conflicts_with = "read_only")]
-    yes: bool,
-    /// Refuse every tool that changes files or runs commands.
-    #[arg(long)]
-    read_only: bool,
-    /// Which tool set: a code workspace (default) or a notes vault.
-    #[arg(long, value_enum)]
-    profile: Option<ProfileArg>,
+    #[command(flatten)]
+    options: AgentOptions,
     /// Print one JSON event per line on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -218,7 +203,7 @@ async fn run_plan(
     let interactive = args.prompt.as_deref() != Some("-")
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
-    let mut approved = args.yes || args.approve_plan;
+    let mut approved = args.options.yes || args.approve_plan;
     while interactive && !approved {
         match ask_plan() {
             'y' => approved = true,
@@ -261,7 +246,7 @@ async fn run_plan(
                         plan = revise(&plan, steps);
                         journal.plan(&plan);
                         emit(AgentEvent::Plan { plan: plan.clone() });
-                        if !args.yes {
+                        if !args.options.yes {
                             return pending(journal);
                         }
                         plan.status = axon_protocol::PlanStatus::Approved;
@@ -331,21 +316,13 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<Prepared> {
         guidance: _,
         mut registry,
         agent_config,
-    } = Setting::load(&Choices {
-        dir: &args.dir,
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        max_iterations: args.max_iterations,
-        profile: args.profile,
-        yes: args.yes,
-        read_only: args.read_only,
-    })?;
+    } = Setting::load(&args.dir, &args.options)?;
     // Asking needs someone at a terminal who is not also the prompt's source.
     let interactive = args.prompt.as_deref() != Some("-")
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
     let servers = servers_to_start(
-        args.yes,
+        args.options.yes,
         approval,
         interactive,
         config.user_servers,

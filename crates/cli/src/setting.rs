@@ -9,21 +9,34 @@ use anyhow::{Result, bail};
 use axon_core::{AgentConfig, ApprovalPolicy, ContextStrategy};
 use axon_llm::{Provider, ProviderConfig, build_provider};
 use axon_tools::{Profile, ToolRegistry, Workspace};
+use clap::Args;
 
 use crate::config::{Dirs, Effective, Overrides};
 use crate::guidance::Guidance;
 use crate::run_cmd::choose_profile;
 use crate::tool_cmd::ProfileArg;
 
-/// What the user chose on the command line.
-pub struct Choices<'a> {
-    pub dir: &'a Path,
+/// The agent's options, alike for `axon run` and `axon chat`.
+#[derive(Debug, Default, Args)]
+pub struct AgentOptions {
+    /// Provider: a preset (openai, deepseek, anthropic, ollama, openrouter) or one from the config.
+    #[arg(long)]
     pub provider: Option<String>,
+    /// The model (default: the provider's, or the config's `model`).
+    #[arg(long)]
     pub model: Option<String>,
+    /// Model calls per request before giving up (default 25).
+    #[arg(long)]
     pub max_iterations: Option<u32>,
-    pub profile: Option<ProfileArg>,
+    /// Let tools change files and run commands without asking.
+    #[arg(long, short = 'y', conflicts_with = "read_only")]
     pub yes: bool,
+    /// Refuse every tool that changes files or runs commands.
+    #[arg(long)]
     pub read_only: bool,
+    /// Which tool set: a code workspace (default) or a notes vault.
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
 }
 
 pub struct Setting {
@@ -43,8 +56,8 @@ pub struct Setting {
 impl Setting {
     /// Reads everything; config warnings and guidance problems go to
     /// stderr (before any full-screen UI starts).
-    pub fn load(choices: &Choices<'_>) -> Result<Setting> {
-        let workspace = Workspace::new(choices.dir)?;
+    pub fn load(dir: &Path, choices: &AgentOptions) -> Result<Setting> {
+        let workspace = Workspace::new(dir)?;
         let dirs = Dirs::from_env()?;
         let config = Effective::load(&dirs, workspace.root())?;
         for warning in &config.refused {

@@ -155,3 +155,15 @@ fn an_edit_is_approved_on_its_card_and_the_session_exported() {
     tmux.keys(&["/quit", "Enter"]);
     wait_until_gone(&tmux);
 }
+
+#[test]
+fn without_a_terminal_the_chat_points_to_axon_run() {
+    let setup = common::setup(Vec::new());
+    setup
+        .axon()
+        .write_stdin("hello")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("the chat needs a terminal"))
+        .stderr(predicates::str::contains("axon run"));
+}

@@ -31,8 +31,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::exit;
 use crate::session;
-use crate::setting::{Choices, Setting};
-use crate::tool_cmd::ProfileArg;
+use crate::setting::{AgentOptions, Setting};
 use worker::{Request, TuiApprover, Update, Worker};
 
 #[derive(Debug, Args, Default)]
@@ -46,23 +45,8 @@ pub struct ChatArgs {
     /// Continue session ID (or a unique start of it).
     #[arg(long, value_name = "ID")]
     resume: Option<String>,
-    /// Provider: a preset (openai, deepseek, anthropic, ollama, openrouter) or one from the config.
-    #[arg(long)]
-    provider: Option<String>,
-    #[arg(long)]
-    model: Option<String>,
-    /// Model calls per request before giving up (default 25).
-    #[arg(long)]
-    max_iterations: Option<u32>,
-    /// Let tools change files and run commands without asking.
-    #[arg(long, short = 'y', conflicts_with = "read_only")]
-    yes: bool,
-    /// Refuse every tool that changes files or runs commands.
-    #[arg(long)]
-    read_only: bool,
-    /// Which tool set: a code workspace (default) or a notes vault.
-    #[arg(long, value_enum)]
-    profile: Option<ProfileArg>,
+    #[command(flatten)]
+    options: AgentOptions,
 }
 
 pub async fn run(args: ChatArgs) -> u8 {
@@ -117,15 +101,7 @@ struct Started {
 /// Everything before the first frame: config, model, session, MCP servers.
 async fn start(args: &ChatArgs, updates: worker::Updates) -> Result<Started> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let setting = Setting::load(&Choices {
-        dir: &dir,
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        max_iterations: args.max_iterations,
-        profile: args.profile,
-        yes: args.yes,
-        read_only: args.read_only,
-    })?;
+    let setting = Setting::load(&dir, &args.options)?;
     let theme = Theme::from_env();
     if theme.color {
         axon_tui::highlight::warm_up();
@@ -137,7 +113,7 @@ async fn start(args: &ChatArgs, updates: worker::Updates) -> Result<Started> {
     app.status.window = info.context_window;
 
     let servers = crate::run_cmd::servers_to_start(
-        args.yes,
+        args.options.yes,
         setting.approval,
         true,
         setting.config.user_servers.clone(),
