@@ -21,7 +21,7 @@ use crate::config::Effective;
 use crate::exit;
 use crate::render::Renderer;
 use crate::session;
-use crate::setting::{AgentOptions, Setting};
+use crate::setting::{AgentOptions, Setting, mcp_status_event};
 use crate::tool_cmd::ProfileArg;
 use axon_core::plan::{Execution, Planner, execute, new_plan, revise, revision_request};
 
@@ -329,17 +329,7 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<Prepared> {
         config.workspace_servers,
     );
     let observer: StatusObserver = Arc::new(move |server: &str, state: &ServerState| {
-        let (state, message) = match state {
-            ServerState::Connecting => ("connecting", None),
-            ServerState::Ready => ("ready", None),
-            ServerState::Error(message) => ("error", Some(message.clone())),
-            ServerState::Closed => ("closed", None),
-        };
-        renderer.event(AgentEvent::McpStatus {
-            server: server.to_string(),
-            state: state.to_string(),
-            message,
-        });
+        renderer.event(mcp_status_event(server, state));
     });
     let redactor = session::secrets(
         provider_config.api_key.as_deref(),

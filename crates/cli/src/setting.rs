@@ -16,6 +16,22 @@ use crate::guidance::Guidance;
 use crate::run_cmd::choose_profile;
 use crate::tool_cmd::ProfileArg;
 
+/// An MCP server's state as the event front ends render.
+pub fn mcp_status_event(server: &str, state: &axon_mcp::ServerState) -> axon_protocol::AgentEvent {
+    use axon_mcp::ServerState;
+    let (state, message) = match state {
+        ServerState::Connecting => ("connecting", None),
+        ServerState::Ready => ("ready", None),
+        ServerState::Error(message) => ("error", Some(message.clone())),
+        ServerState::Closed => ("closed", None),
+    };
+    axon_protocol::AgentEvent::McpStatus {
+        server: server.to_string(),
+        state: state.to_string(),
+        message,
+    }
+}
+
 /// The agent's options, alike for `axon run` and `axon chat`.
 #[derive(Debug, Default, Args)]
 pub struct AgentOptions {

@@ -262,49 +262,46 @@ impl App {
     }
 
     fn end_streaming(&mut self) {
-        let streaming = matches!(
-            self.transcript.last(),
-            Some(
-                Entry::Assistant { streaming: true, .. } | Entry::Reasoning { streaming: true, .. }
-            )
-        );
-        if streaming
-            && let Some(Entry::Assistant { streaming, .. } | Entry::Reasoning { streaming, .. }) =
-                self.transcript.last_mut()
+        if let Some(Entry::Assistant { streaming, .. } | Entry::Reasoning { streaming, .. }) =
+            self.transcript.last_mut_if(|e| {
+                matches!(
+                    e,
+                    Entry::Assistant { streaming: true, .. }
+                        | Entry::Reasoning { streaming: true, .. }
+                )
+            })
         {
             *streaming = false;
+        }
+    }
+
+    /// Adds streamed text to the reply (or reasoning) coming in, or starts
+    /// one. A reply does not start with blank text.
+    fn stream(&mut self, piece: String, reasoning: bool) {
+        match self.transcript.last_mut_if(|e| match e {
+            Entry::Assistant { streaming: true, .. } => !reasoning,
+            Entry::Reasoning { streaming: true, .. } => reasoning,
+            _ => false,
+        }) {
+            Some(Entry::Assistant { text, .. } | Entry::Reasoning { text, .. }) => {
+                text.push_str(&piece);
+            }
+            _ => {
+                self.end_streaming();
+                if reasoning {
+                    self.transcript.push(Entry::Reasoning { text: piece, streaming: true });
+                } else if !piece.trim().is_empty() {
+                    self.transcript.push(Entry::Assistant { text: piece, streaming: true });
+                }
+            }
         }
     }
 
     /// One event of the running turn.
     pub fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::Token { text } => {
-                if matches!(self.transcript.last(), Some(Entry::Assistant { streaming: true, .. }))
-                {
-                    if let Some(Entry::Assistant { text: so_far, .. }) = self.transcript.last_mut()
-                    {
-                        so_far.push_str(&text);
-                    }
-                } else {
-                    self.end_streaming();
-                    if !text.trim().is_empty() {
-                        self.transcript.push(Entry::Assistant { text, streaming: true });
-                    }
-                }
-            }
-            AgentEvent::Thought { text } => {
-                if matches!(self.transcript.last(), Some(Entry::Reasoning { streaming: true, .. }))
-                {
-                    if let Some(Entry::Reasoning { text: so_far, .. }) = self.transcript.last_mut()
-                    {
-                        so_far.push_str(&text);
-                    }
-                } else {
-                    self.end_streaming();
-                    self.transcript.push(Entry::Reasoning { text, streaming: true });
-                }
-            }
+            AgentEvent::Token { text } => self.stream(text, false),
+            AgentEvent::Thought { text } => self.stream(text, true),
             AgentEvent::Action { call } if self.has_card(&call.id) => {}
             AgentEvent::Action { call } => {
                 self.end_streaming();

@@ -90,11 +90,12 @@ impl Transcript {
         Some(&mut item.entry)
     }
 
-    /// Entry `index`, to change it.
-    pub fn get_mut(&mut self, index: usize) -> Option<&mut Entry> {
-        let item = self.items.get_mut(index)?;
-        item.cache = None;
-        Some(&mut item.entry)
+    /// The last entry, to change it, if it is one `which` accepts.
+    pub fn last_mut_if(&mut self, which: impl Fn(&Entry) -> bool) -> Option<&mut Entry> {
+        if !self.last().is_some_and(which) {
+            return None;
+        }
+        self.last_mut()
     }
 
     pub fn card_mut(&mut self, call_id: &str) -> Option<&mut ToolCard> {

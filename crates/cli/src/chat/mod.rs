@@ -20,7 +20,7 @@ use anyhow::Result;
 use axon_core::plan::Planner;
 use axon_core::{Agent, Approval, ApprovalPolicy, CancellationToken};
 use axon_mcp::{McpManager, ServerState, StatusObserver};
-use axon_protocol::{AgentEvent, PlanStatus};
+use axon_protocol::PlanStatus;
 use axon_store::SessionStore;
 use axon_tools::ToolContext;
 use axon_tui::{Action, Answer, App, Level, PlanDecision, Theme};
@@ -31,7 +31,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::exit;
 use crate::session;
-use crate::setting::{AgentOptions, Setting};
+use crate::setting::{AgentOptions, Setting, mcp_status_event};
 use worker::{Request, TuiApprover, Update, Worker};
 
 #[derive(Debug, Args, Default)]
@@ -144,15 +144,7 @@ async fn start(args: &ChatArgs, updates: worker::Updates) -> Result<Started> {
 
     let observer_updates = updates.clone();
     let observer: StatusObserver = Arc::new(move |server: &str, state: &ServerState| {
-        let (state, message) = match state {
-            ServerState::Connecting => ("connecting", None),
-            ServerState::Ready => ("ready", None),
-            ServerState::Error(message) => ("error", Some(message.clone())),
-            ServerState::Closed => ("closed", None),
-        };
-        let event =
-            AgentEvent::McpStatus { server: server.to_string(), state: state.to_string(), message };
-        let _ = observer_updates.send(Update::Event(event));
+        let _ = observer_updates.send(Update::Event(mcp_status_event(server, state)));
     });
     let mcp = McpManager::start_observed(servers, setting.workspace.root(), Some(observer)).await;
     let mut setting = setting;
