@@ -11,8 +11,10 @@
 //! Invariants:
 //! - A file is only ever appended to; nothing rewrites it, so a crash cannot
 //!   lose what was already written.
-//! - Every line goes through the [`Redactor`] first: API keys and
-//!   authorization values never reach a session file.
+//! - Every line goes through the [`Redactor`] first, the header's title (the
+//!   first prompt) included, masked before it is cut to length: API keys and
+//!   authorization values never reach a session file. Titles are masked
+//!   again when listed or loaded, for files written before that.
 //! - The history the agent resumes with is the recorded messages with each
 //!   recorded compaction applied ([`Session::history`]); the file keeps every
 //!   original message.

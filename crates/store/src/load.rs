@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::record::{HEADER_TYPE, HeaderLine, Record, SESSION_VERSION};
+use crate::redact::Redactor;
 use crate::store::Session;
 
 #[derive(Debug, thiserror::Error)]
@@ -50,8 +51,10 @@ pub fn load(path: &Path) -> Result<Session, LoadError> {
         return Err(LoadError::TooNew { path: path.to_path_buf(), found: version });
     }
     migrate_header(&mut header_value, version);
-    let header: HeaderLine =
+    let mut header: HeaderLine =
         serde_json::from_value(header_value).map_err(|e| bad_header(e.to_string()))?;
+    // Files written before titles were redacted may hold a key in theirs.
+    header.header.title = Redactor::default().redact(&header.header.title);
 
     let mut records = Vec::new();
     let mut warnings = Vec::new();

@@ -79,7 +79,8 @@ impl SessionStore {
         let header = Header {
             version: SESSION_VERSION,
             id: id.clone(),
-            title: title_from(title),
+            // Masked before it is cut short, so no half key survives the cut.
+            title: title_from(&redactor.redact(title)),
             workspace: workspace.display().to_string(),
             provider: provider.to_string(),
             model: model.to_string(),
@@ -125,6 +126,8 @@ impl SessionStore {
 
     /// Every session, newest first; those of `workspace` only when given.
     /// Files that cannot be read are left out of the list, not fatal.
+    /// Titles are masked again: files written before titles were redacted
+    /// may hold a key.
     pub fn list(&self, workspace: Option<&Path>) -> Result<Vec<SessionSummary>, StoreError> {
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(entries) => entries,
@@ -134,11 +137,12 @@ impl SessionStore {
             }
         };
         let wanted = workspace.map(|w| w.display().to_string());
+        let redactor = Redactor::default();
         let mut sessions: Vec<SessionSummary> = entries
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .filter_map(|path| summarize(&path).ok())
+            .filter_map(|path| summarize(&path, &redactor).ok())
             .filter(|s| wanted.as_ref().is_none_or(|w| &s.workspace == w))
             .collect();
         sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| b.id.cmp(&a.id)));
@@ -223,7 +227,7 @@ fn title_from(prompt: &str) -> String {
 
 /// A list entry without parsing every message: the header, the line count
 /// and the usage lines.
-fn summarize(path: &Path) -> Result<SessionSummary, StoreError> {
+fn summarize(path: &Path, redactor: &Redactor) -> Result<SessionSummary, StoreError> {
     let file = File::open(path).map_err(io("open", path))?;
     let updated_at = file
         .metadata()
@@ -249,7 +253,7 @@ fn summarize(path: &Path) -> Result<SessionSummary, StoreError> {
     let h = header.header;
     Ok(SessionSummary {
         id: h.id,
-        title: h.title,
+        title: redactor.redact(&h.title),
         workspace: h.workspace,
         model: h.model,
         created_at: h.created_at,

@@ -276,3 +276,33 @@ fn appending_after_a_torn_line_loses_nothing_readable() {
     let texts: Vec<String> = load(&path).unwrap().messages().map(Message::text).collect();
     assert_eq!(texts, ["whole", "next"]);
 }
+
+#[test]
+fn a_key_in_the_first_prompt_never_reaches_the_header_or_a_listing() {
+    let (dir, store) = store();
+    let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ";
+    let configured = "my-configured-secret-value";
+    let prompt = format!("use {key} and {configured} to call the API and tell me what it says");
+    let writer = store
+        .create(&prompt, Path::new("/w"), "p", "m", Redactor::new(vec![configured.into()]))
+        .unwrap();
+    let raw = std::fs::read_to_string(writer.path()).unwrap();
+    // The title is cut at 60 characters: not even the key's first part may stay.
+    assert!(!raw.contains("sk-proj-abcdefgh") && !raw.contains("my-configured"), "{raw}");
+    assert!(raw.contains("[redacted]"), "{raw}");
+    let listed = store.list(None).unwrap();
+    assert!(listed[0].title.starts_with("use [redacted] and [redacted]"), "{:?}", listed[0].title);
+
+    // A file written before titles were redacted is masked when listed and loaded.
+    let old = dir.path().join("sessions").join("20250101-000000-abcd.jsonl");
+    let header = json!({"type": "session", "version": 1, "id": "20250101-000000-abcd",
+        "title": format!("try {key}"), "workspace": "/w", "provider": "p", "model": "m",
+        "created_at": 0});
+    std::fs::write(&old, format!("{header}\n")).unwrap();
+    for summary in store.list(None).unwrap() {
+        assert!(!summary.title.contains("abcdefghijklmnop"), "{summary:?}");
+    }
+    let session = store.open("20250101-000000-abcd").unwrap();
+    assert_eq!(session.header.title, "try [redacted]");
+    assert!(!to_markdown(&session).contains("abcdefghijklmnop"));
+}
