@@ -2,8 +2,10 @@
 //! with a small self-refreshing page at `/` listing executions and steps.
 //!
 //! Every error is `{error, error_code}` with a 4xx status: a malformed body
-//! or an invalid field is 400 `INVALID_REQUEST`, an unknown execution or
-//! step is 404 `NOT_FOUND`; only a database failure is 500 `INTERNAL`.
+//! or an invalid field is 400 `INVALID_REQUEST` (a NUL byte in any id or
+//! text field is one, named in the message), a body over [`BODY_LIMIT`]
+//! bytes is 413 `PAYLOAD_TOO_LARGE`, an unknown execution or step is 404
+//! `NOT_FOUND`; only a database failure is 500 `INTERNAL`.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::Json;
 use axum::Router;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{Path as UrlPath, State};
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
@@ -21,6 +23,9 @@ use serde_json::json;
 use crate::model::{
     ErrorBody, Execution, ExecutionPatch, Step, StepCreate, StepPatch, StepStatus, now,
 };
+
+/// The largest request body accepted, in bytes.
+pub const BODY_LIMIT: usize = 1024 * 1024;
 
 /// The API's own description, served at `/api/openapi.yaml`.
 pub const OPENAPI: &str = include_str!("../docs/openapi.yaml");
@@ -85,7 +90,25 @@ impl IntoResponse for ApiError {
 
 impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> Self {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return Self::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "PAYLOAD_TOO_LARGE",
+                format!("the request body is larger than {BODY_LIMIT} bytes"),
+            );
+        }
         ApiError::invalid(rejection.body_text())
+    }
+}
+
+/// Refuses a NUL byte in `value`: SQLite and most readers would cut the
+/// text there, so what was stored would not be what is read back.
+fn no_nul(field: &str, value: Option<&str>) -> Result<(), ApiError> {
+    match value {
+        Some(text) if text.contains('\0') => {
+            Err(ApiError::invalid(format!("{field} must not contain a NUL byte")))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -114,6 +137,7 @@ pub fn router(db: Db) -> Router {
         .route("/api/executions/{execution_id}", get(get_execution).patch(patch_execution))
         .route("/api/executions/{execution_id}/steps", get(list_steps).post(create_step))
         .route("/api/executions/{execution_id}/steps/{step_id}", axum::routing::patch(patch_step))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(db)
 }
 
@@ -152,6 +176,7 @@ fn ensure_execution(conn: &Connection, id: &str) -> rusqlite::Result<()> {
 }
 
 fn check_id(id: &str, what: &str) -> Result<(), ApiError> {
+    no_nul(what, Some(id))?;
     if id.trim().is_empty() {
         return Err(ApiError::invalid(format!("{what} is empty")));
     }
@@ -162,6 +187,7 @@ async fn get_execution(
     State(db): State<Db>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<Execution>, ApiError> {
+    no_nul("execution_id", Some(&id))?;
     db.with(|c| read_execution(c, &id))?
         .map(Json)
         .ok_or_else(|| ApiError::not_found(format!("Execution {id} not found")))
@@ -174,6 +200,8 @@ async fn patch_execution(
 ) -> Result<Json<Execution>, ApiError> {
     check_id(&id, "execution_id")?;
     let patch: ExecutionPatch = object_body(body)?;
+    no_nul("session_id", patch.session_id.as_deref())?;
+    no_nul("worktree_path", patch.worktree_path.as_deref())?;
     let execution = db.with(|c| {
         ensure_execution(c, &id)?;
         c.execute(
@@ -189,6 +217,7 @@ async fn list_steps(
     State(db): State<Db>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<Vec<Step>>, ApiError> {
+    no_nul("execution_id", Some(&id))?;
     db.with(|c| {
         if read_execution(c, &id)?.is_none() {
             return Ok(None);
@@ -211,6 +240,8 @@ async fn create_step(
 ) -> Result<(StatusCode, Json<Step>), ApiError> {
     check_id(&id, "execution_id")?;
     let create: StepCreate = object_body(body)?;
+    no_nul("step_name", Some(&create.step_name))?;
+    no_nul("message", create.message.as_deref())?;
     if create.step_name.trim().is_empty() {
         return Err(ApiError::invalid("step_name is empty"));
     }
@@ -233,7 +264,10 @@ async fn patch_step(
     UrlPath((id, step_id)): UrlPath<(String, String)>,
     body: Result<Json<serde_json::Value>, JsonRejection>,
 ) -> Result<Json<Step>, ApiError> {
+    no_nul("execution_id", Some(&id))?;
+    no_nul("step_id", Some(&step_id))?;
     let patch: StepPatch = object_body(body)?;
+    no_nul("message", patch.message.as_deref())?;
     let step = db.with(|c| {
         let changed = c.execute(
             "UPDATE steps SET status = COALESCE(?3, status), message = COALESCE(?4, message), updated_at = ?5 WHERE execution_id = ?1 AND step_id = ?2",

@@ -142,6 +142,13 @@ impl NovaServer {
 
     /// Runs one tool; every outcome is a [`Reply`].
     pub async fn call(&self, name: &str, args: Value) -> Reply {
+        // The API refuses NUL bytes (they would be cut off in storage); the
+        // in-memory client must not accept what the real one refuses.
+        if let Some(field) = args.as_object().and_then(|fields| {
+            fields.iter().find(|(_, v)| v.as_str().is_some_and(|s| s.contains('\0')))
+        }) {
+            return Reply::err(format!("{} must not contain a NUL byte", field.0));
+        }
         match name {
             "update_execution_session" => match parse::<UpdateSessionArgs>(args) {
                 Err(reply) => reply,

@@ -111,3 +111,79 @@ async fn a_server_that_never_answers_is_a_timeout() {
     assert_eq!(reply.0, json!({"success": false, "error": "Request timeout"}));
     server.abort();
 }
+
+/// Ids and names with a NUL byte are refused with 400 naming the field (the
+/// database would cut them there), and a body over the limit gets 413 with
+/// the API's error body; the MCP tools refuse NUL bytes the same way.
+#[tokio::test]
+async fn nul_bytes_and_oversized_bodies_are_refused() {
+    let (url, server) = start_api().await;
+    let http = reqwest::Client::new();
+    let send = async |method: reqwest::Method, path: &str, body: String| {
+        let response = http
+            .request(method, format!("{url}{path}"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json::<Value>().await.unwrap())
+    };
+    let cases = [
+        (
+            reqwest::Method::POST,
+            "/api/executions/e/steps",
+            json!({"step_name": "a\u{0}b"}),
+            "step_name",
+        ),
+        (
+            reqwest::Method::POST,
+            "/api/executions/e%00x/steps",
+            json!({"step_name": "a"}),
+            "execution_id",
+        ),
+        (
+            reqwest::Method::PATCH,
+            "/api/executions/e%00",
+            json!({"session_id": "s"}),
+            "execution_id",
+        ),
+        (
+            reqwest::Method::PATCH,
+            "/api/executions/e",
+            json!({"session_id": "s\u{0}"}),
+            "session_id",
+        ),
+        (
+            reqwest::Method::PATCH,
+            "/api/executions/e/steps/s%00",
+            json!({"message": "m"}),
+            "step_id",
+        ),
+        (reqwest::Method::GET, "/api/executions/e%00", json!({}), "execution_id"),
+    ];
+    for (method, path, body, field) in cases {
+        let (status, reply) = send(method.clone(), path, body.to_string()).await;
+        assert_eq!(status, 400, "{method} {path}: {reply}");
+        assert_eq!(reply["error_code"], "INVALID_REQUEST", "{reply}");
+        assert_eq!(reply["error"], format!("{field} must not contain a NUL byte"), "{reply}");
+    }
+    let huge = json!({"step_name": "big", "message": "x".repeat(nova::api::BODY_LIMIT)});
+    let (status, reply) =
+        send(reqwest::Method::POST, "/api/executions/e/steps", huge.to_string()).await;
+    assert_eq!(status, 413, "{reply}");
+    assert_eq!(reply["error_code"], "PAYLOAD_TOO_LARGE", "{reply}");
+    assert!(reply["error"].as_str().unwrap().contains("larger than"), "{reply}");
+    let (status, _) = send(reqwest::Method::GET, "/api/executions/e/steps", String::new()).await;
+    assert_eq!(status, 404, "nothing was stored by the refused requests");
+
+    let mcp = nova::mcp::NovaServer::new(
+        std::sync::Arc::new(nova::client::MemoryClient::default()),
+        Some("e".into()),
+    );
+    let reply = mcp.call("create_step", json!({"step_name": "a\u{0}"})).await;
+    assert_eq!(reply.0["success"], false);
+    assert_eq!(reply.0["error"], "step_name must not contain a NUL byte");
+    server.abort();
+}
