@@ -438,7 +438,7 @@ fn write_mcp_json(
     let mut text =
         serde_json::to_string_pretty(&Value::Object(document)).map_err(|e| e.to_string())?;
     text.push('\n');
-    axon_tools::atomic_write(path, text.as_bytes())
+    axon_tools::atomic_write_path(path, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 

@@ -6,17 +6,16 @@
 //! on zero matches, the line numbers on several. CRLF files stay CRLF even
 //! when the model writes `\n`. The result is a small unified diff.
 
-use std::fs;
 use std::time::{Duration, Instant};
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use similar::{TextDiff, TextDiffConfig};
+use similar::TextDiffConfig;
 
 use crate::atomic::atomic_write;
+use crate::read::{hard_link_note, open_regular};
 use crate::error::ToolError;
-use crate::read::regular_file;
 use crate::registry::{ToolContext, TypedTool};
 use crate::text::{clip_line, looks_binary};
 use crate::workspace::Workspace;
@@ -30,6 +29,11 @@ const MAX_LINES_FOR_SUGGESTIONS: usize = 20_000;
 const MAX_SUGGESTION_CHARS: usize = 300;
 /// Time allowed for finding near misses.
 const SUGGESTION_BUDGET: Duration = Duration::from_millis(100);
+/// Line numbers listed when old_str matches several times; the rest are
+/// counted, so the message stays small whatever the file.
+const MAX_LISTED_MATCHES: usize = 20;
+/// Time allowed for the diff shown after an edit.
+const DIFF_BUDGET: Duration = Duration::from_secs(1);
 /// edit_file holds the file in memory twice; larger files are refused.
 const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -80,9 +84,9 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
     if args.old_str == args.new_str {
         return Err(ToolError::failed("old_str and new_str are the same; nothing would change"));
     }
-    let path = workspace.resolve(&args.path)?;
-    let rel = workspace.relative(&path);
-    let meta = regular_file(&path, &rel)?;
+    let place = workspace.resolve(&args.path)?;
+    let rel = workspace.relative(place.path());
+    let (mut file, meta) = open_regular(&place, &rel)?;
     if meta.len() > MAX_EDIT_BYTES {
         return Err(ToolError::failed(format!(
             "'{rel}' is {} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use shell \
@@ -90,7 +94,10 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
             meta.len()
         )));
     }
-    let bytes = fs::read(&path).map_err(|e| ToolError::io("read", &rel, &e))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::io::Read::read_to_end(&mut file, &mut bytes)
+        .map_err(|e| ToolError::io("read", &rel, &e))?;
+    drop(file);
     if looks_binary(&bytes) {
         return Err(ToolError::failed(format!("Cannot edit '{rel}': it looks like a binary file")));
     }
@@ -101,17 +108,17 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
     // file uses CRLF, is the model's bare `\n` read as the file's CRLF.
     let crlf = uses_crlf(&original);
     let mut old_str = args.old_str.clone();
-    let mut offsets = find_all(&original, &old_str);
-    if offsets.is_empty() && crlf && has_bare_lf(&old_str) {
+    let mut found = Matches::find(&original, &old_str);
+    if found.count == 0 && crlf && has_bare_lf(&old_str) {
         old_str = to_crlf(&old_str);
-        offsets = find_all(&original, &old_str);
+        found = Matches::find(&original, &old_str);
     }
     let new_str = if crlf && has_bare_lf(&args.new_str) {
         to_crlf(&args.new_str)
     } else {
         args.new_str.clone()
     };
-    let updated = match offsets.len() {
+    let updated = match found.count {
         0 => {
             return Err(ToolError::failed(no_match_message(&rel, &original, &args.old_str)));
         }
@@ -119,19 +126,34 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
         _ if args.replace_all => original.replace(old_str.as_str(), &new_str),
         n => {
             let lines: Vec<String> =
-                line_numbers_of(&original, &offsets).iter().map(u64::to_string).collect();
+                line_numbers_of(&original, &found.first).iter().map(u64::to_string).collect();
+            let more = if n > found.first.len() {
+                format!(" and {} more", n - found.first.len())
+            } else {
+                String::new()
+            };
             return Err(ToolError::failed(format!(
-                "old_str matches {n} times in '{rel}' (at lines {}). Include more surrounding \
-                 lines to make it unique, or set replace_all=true to replace every occurrence.",
+                "old_str matches {n} times in '{rel}' (at lines {}{more}). Include more \
+                 surrounding lines to make it unique, or set replace_all=true to replace every \
+                 occurrence.",
                 lines.join(", ")
             )));
         }
     };
-    atomic_write(&path, updated.as_bytes()).map_err(|e| write_error(&rel, &e))?;
+    atomic_write(&place, updated.as_bytes()).map_err(|e| write_error(&rel, &e))?;
 
-    let replaced = offsets.len();
+    let replaced = found.count;
     let noun = if replaced == 1 { "replacement" } else { "replacements" };
-    Ok(format!("Edited '{rel}' ({replaced} {noun})\n{}", short_diff(&rel, &original, &updated)))
+    let note = hard_link_note(&rel, &meta);
+    let note = if note.is_empty() {
+        note
+    } else {
+        format!("{note}[It is now a file of its own: the other links keep the old content.]\n")
+    };
+    Ok(format!(
+        "{note}Edited '{rel}' ({replaced} {noun})\n{}",
+        short_diff(&rel, &original, &updated)
+    ))
 }
 
 /// Whether most of the file's line breaks are CRLF.
@@ -149,8 +171,25 @@ fn to_crlf(s: &str) -> String {
     s.replace("\r\n", "\n").replace('\n', "\r\n")
 }
 
-fn find_all(haystack: &str, needle: &str) -> Vec<usize> {
-    haystack.match_indices(needle).map(|(i, _)| i).collect()
+/// How often a snippet occurs, and where its first few occurrences are.
+struct Matches {
+    count: usize,
+    /// Byte offsets of at most MAX_LISTED_MATCHES occurrences, ascending.
+    first: Vec<usize>,
+}
+
+impl Matches {
+    fn find(haystack: &str, needle: &str) -> Matches {
+        let mut count = 0;
+        let mut first = Vec::new();
+        for (offset, _) in haystack.match_indices(needle) {
+            if first.len() < MAX_LISTED_MATCHES {
+                first.push(offset);
+            }
+            count += 1;
+        }
+        Matches { count, first }
+    }
 }
 
 /// 1-based line numbers of byte offsets (ascending) in `text`.
@@ -238,7 +277,9 @@ fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)>
 }
 
 fn short_diff(rel: &str, before: &str, after: &str) -> String {
-    let diff = TextDiff::from_lines(before, after);
+    let diff = TextDiffConfig::default()
+        .deadline(Instant::now() + DIFF_BUDGET)
+        .diff_lines(before, after);
     let text = diff
         .unified_diff()
         .context_radius(3)
@@ -269,8 +310,8 @@ mod tests {
     #[test]
     fn line_numbers_are_counted_incrementally() {
         let text = "a\nb\nab\nc\nab";
-        let offsets: Vec<usize> = text.match_indices("ab").map(|(i, _)| i).collect();
-        assert_eq!(line_numbers_of(text, &offsets), [3, 5]);
+        let found = Matches::find(text, "ab");
+        assert_eq!(line_numbers_of(text, &found.first), [3, 5]);
     }
 
     #[test]

@@ -48,6 +48,19 @@ impl ToolError {
     /// An I/O failure while doing `action` ("read", "write", …) on `path`
     /// (workspace-relative, for the message).
     pub fn io(action: &str, path: &str, err: &io::Error) -> Self {
+        if crate::resolved::is_escape(err) {
+            return ToolError::Failed(format!(
+                "Cannot {action} '{path}': it leads outside the workspace (through a symlink, \
+                 perhaps one swapped in while the call ran); only paths inside the workspace can \
+                 be used"
+            ));
+        }
+        if err.raw_os_error() == Some(libc::ELOOP) {
+            return ToolError::Failed(format!(
+                "Cannot {action} '{path}': a symlink is in its place (it changed while the call \
+                 ran, or loops); symlinks are not followed there"
+            ));
+        }
         match err.kind() {
             io::ErrorKind::NotFound => ToolError::FileNotFound(path.to_string()),
             io::ErrorKind::PermissionDenied => {

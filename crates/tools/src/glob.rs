@@ -7,13 +7,14 @@
 //! .gitignore are not returned, `.git` is skipped, symlinks are not followed.
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
-use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::ToolError;
 use crate::registry::{ToolContext, TypedTool};
+use crate::walk::{Kind, WalkOptions, walk_parallel};
+use std::sync::{Mutex, PoisonError};
 use crate::workspace::Workspace;
 
 const MAX_PATHS: usize = 1000;
@@ -87,25 +88,24 @@ pub(crate) fn glob_paths(
         )));
     }
     let root = workspace.resolve(path.unwrap_or("."))?;
-    if !root.is_dir() {
-        return Err(ToolError::FolderNotFound(workspace.relative(&root)));
+    if !root.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(ToolError::FolderNotFound(workspace.relative(root.path())));
     }
-    let overrides = OverrideBuilder::new(&root)
+    let overrides = OverrideBuilder::new(root.path())
         .add(pattern)
         .and_then(|b| b.build())
         .map_err(|e| ToolError::failed(format!("Invalid glob '{pattern}': {e}")))?;
-    let walker = WalkBuilder::new(&root)
-        .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .build();
-    let mut paths: Vec<String> = walker
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
-        .filter(|entry| overrides.matched(entry.path(), false).is_whitelist())
-        .map(|entry| workspace.relative(entry.path()))
-        .collect();
+    let found = Mutex::new(Vec::new());
+    walk_parallel(&root, &WalkOptions::default(), &|entry| {
+        if entry.kind == Kind::File
+            && overrides.matched(entry.place.path(), false).is_whitelist()
+        {
+            let rel = workspace.relative(entry.place.path());
+            found.lock().unwrap_or_else(PoisonError::into_inner).push(rel);
+        }
+    })
+    .map_err(|e| ToolError::io("search", &workspace.relative(root.path()), &e))?;
+    let mut paths = found.into_inner().unwrap_or_else(PoisonError::into_inner);
     paths.sort();
     Ok(paths)
 }

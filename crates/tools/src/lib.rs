@@ -1,7 +1,8 @@
 //! axon's built-in tools and the machinery every tool call goes through.
 //!
 //! - [`Workspace`] is the path jail: every path a tool touches is resolved by
-//!   [`Workspace::resolve`], and nothing else joins user paths.
+//!   [`Workspace::resolve`] into a [`Resolved`], whose operations all start
+//!   from the workspace's directory handle, and nothing else joins user paths.
 //! - [`atomic_write`] is the only way a tool writes a file.
 //! - [`ToolRegistry`] holds tools, validates every call's arguments against
 //!   the tool's JSON Schema before it runs, and turns every failure into a
@@ -13,24 +14,29 @@
 
 mod atomic;
 mod edit;
+pub mod env_policy;
 mod error;
 mod glob;
 mod list_dir;
 mod notes;
+pub mod process;
 mod read;
 mod registry;
+mod resolved;
 mod search;
 mod shell;
 mod text;
+mod walk;
 mod workspace;
 mod write;
 
-pub use atomic::{atomic_replace, atomic_write};
+pub use atomic::{atomic_replace, atomic_write, atomic_write_path};
 pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
 pub use registry::{ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool};
 pub use search::{FileMatches, SearchMatch, SearchOptions, SearchResults, search_workspace};
-pub use shell::kill_process_group;
+pub use process::kill_process_group;
+pub use resolved::{Opened, Resolved, is_escape};
 pub use workspace::Workspace;
 
 /// Which set of built-in tools an agent gets.
@@ -43,8 +49,15 @@ pub enum Profile {
 }
 
 impl Profile {
-    /// The registry of built-in tools for this profile.
+    /// The registry of built-in tools for this profile; `shell` commands
+    /// get the default environment policy (everything but secrets).
     pub fn registry(self) -> ToolRegistry {
+        self.registry_with_env(env_policy::EnvPolicy::default())
+    }
+
+    /// The registry of built-in tools for this profile, `shell` commands
+    /// getting the environment `env` allows.
+    pub fn registry_with_env(self, env: env_policy::EnvPolicy) -> ToolRegistry {
         let mut registry = ToolRegistry::new();
         match self {
             Profile::Code => {
@@ -54,7 +67,7 @@ impl Profile {
                 registry.register(list_dir::ListDir);
                 registry.register(search::Search);
                 registry.register(glob::Glob);
-                registry.register(shell::Shell);
+                registry.register(shell::Shell { env: std::sync::Arc::new(env) });
             }
             Profile::Vault => {
                 registry.register(notes::ReadNote);

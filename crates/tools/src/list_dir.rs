@@ -5,12 +5,12 @@
 //! fixed number of entries with a note.
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
-use ignore::WalkBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::ToolError;
 use crate::registry::{ToolContext, TypedTool};
+use crate::walk::{Kind, WalkOptions, walk};
 use crate::workspace::Workspace;
 
 const MAX_ENTRIES: usize = 500;
@@ -54,8 +54,8 @@ impl TypedTool for ListDir {
 fn list(workspace: &Workspace, args: &ListDirArgs) -> Result<String, ToolError> {
     let user_path = args.path.as_deref().unwrap_or(".");
     let dir = workspace.resolve(user_path)?;
-    let rel = workspace.relative(&dir);
-    match std::fs::metadata(&dir) {
+    let rel = workspace.relative(dir.path());
+    match dir.metadata() {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => {
             return Err(ToolError::failed(format!(
@@ -68,43 +68,26 @@ fn list(workspace: &Workspace, args: &ListDirArgs) -> Result<String, ToolError> 
         Err(e) => return Err(ToolError::io("list", &rel, &e)),
     }
     let depth = args.depth.unwrap_or(2).clamp(1, MAX_DEPTH);
-
-    let walker = WalkBuilder::new(&dir)
-        .hidden(false)
-        .require_git(false)
-        .max_depth(Some(depth))
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| entry.depth() == 0 || entry.file_name() != ".git")
-        .build();
+    let options = WalkOptions { max_depth: Some(depth), ..WalkOptions::default() };
 
     let mut out = vec![format!("{rel}/")];
     let mut shown = 0usize;
     let mut more = 0usize;
-    let mut errors = 0usize;
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(_) => {
-                errors += 1;
-                continue;
-            }
-        };
-        if entry.depth() == 0 {
-            continue;
-        }
+    let errors = walk(&dir, &options, &mut |entry| {
         if shown >= MAX_ENTRIES {
             more += 1;
-            continue;
+            return;
         }
-        let name = entry.file_name().to_string_lossy();
-        let marker = match entry.file_type() {
-            Some(t) if t.is_dir() => "/",
-            Some(t) if t.is_symlink() => "@",
+        let name = entry.name().to_string_lossy();
+        let marker = match entry.kind {
+            Kind::Dir => "/",
+            Kind::Symlink => "@",
             _ => "",
         };
-        out.push(format!("{}{name}{marker}", "  ".repeat(entry.depth())));
+        out.push(format!("{}{name}{marker}", "  ".repeat(entry.depth)));
         shown += 1;
-    }
+    })
+    .map_err(|e| ToolError::io("list", &rel, &e))?;
     if shown == 0 {
         out.push("  (empty)".to_string());
     }

@@ -7,13 +7,14 @@
 //! (`< > : " | ? *`) are refused so a vault stays portable.
 
 use axon_protocol::{ContentPart, ToolAnnotations, ToolOutput};
-use ignore::WalkBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::{PathError, ToolError};
-use crate::read::regular_file;
+use crate::read::{hard_link_note, open_regular};
 use crate::registry::{ToolContext, TypedTool};
+use crate::resolved::Resolved;
+use crate::walk::{Kind, WalkOptions, walk};
 use crate::text::looks_binary;
 use crate::workspace::Workspace;
 use crate::write::{WriteMode, write_text};
@@ -77,15 +78,15 @@ impl TypedTool for ReadNote {
 fn read_note(workspace: &Workspace, requested: &str) -> Result<ToolOutput, ToolError> {
     let note = normalize_note_path(vault_relative(requested));
     check_characters(&note)?;
-    let path = workspace.resolve(&note)?;
-    if path.exists() {
-        return Ok(ToolOutput::text(read_text(workspace, &path)?));
+    let place = workspace.resolve(&note)?;
+    if place.symlink_metadata().is_ok() {
+        return Ok(ToolOutput::text(read_text(workspace, &place)?));
     }
     let Some(found) = fuzzy_match(workspace, &note) else {
         return Err(ToolError::FileNotFound(note));
     };
-    let path = workspace.resolve(&found)?;
-    let content = read_text(workspace, &path)?;
+    let place = workspace.resolve(&found)?;
+    let content = read_text(workspace, &place)?;
     Ok(ToolOutput {
         content: vec![
             ContentPart::text(format!("[No note at '{note}'; showing '{found}' instead.]")),
@@ -95,14 +96,19 @@ fn read_note(workspace: &Workspace, requested: &str) -> Result<ToolOutput, ToolE
     })
 }
 
-fn read_text(workspace: &Workspace, path: &std::path::Path) -> Result<String, ToolError> {
-    let rel = workspace.relative(path);
-    regular_file(path, &rel)?;
-    let bytes = std::fs::read(path).map_err(|e| ToolError::io("read", &rel, &e))?;
+fn read_text(workspace: &Workspace, place: &Resolved) -> Result<String, ToolError> {
+    let rel = workspace.relative(place.path());
+    let (mut file, meta) = open_regular(place, &rel)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes)
+        .map_err(|e| ToolError::io("read", &rel, &e))?;
     if looks_binary(&bytes) {
         return Err(ToolError::failed(format!("Cannot read '{rel}': it is not a text note")));
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    // The note's exact content is the seed's promise; a hard-link warning
+    // goes before it as its own line.
+    let note = hard_link_note(&rel, &meta);
+    Ok(format!("{note}{}", String::from_utf8_lossy(&bytes)))
 }
 
 /// The one note whose path equals `wanted` ignoring case, or else the one
@@ -110,16 +116,18 @@ fn read_text(workspace: &Workspace, path: &std::path::Path) -> Result<String, To
 fn fuzzy_match(workspace: &Workspace, wanted: &str) -> Option<String> {
     let wanted_lower = wanted.to_lowercase();
     let wanted_name = wanted_lower.rsplit('/').next().unwrap_or(&wanted_lower).to_string();
-    let notes: Vec<String> = WalkBuilder::new(workspace.root())
-        .hidden(true)
-        .require_git(false)
-        .build()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .map(|e| workspace.relative(e.path()))
-        .filter(|p| p.ends_with(".md"))
-        .take(MAX_FUZZY_CANDIDATES)
-        .collect();
+    let mut notes: Vec<String> = Vec::new();
+    let root = workspace.resolve(".").ok()?;
+    let options = WalkOptions { skip_hidden: true, ..WalkOptions::default() };
+    walk(&root, &options, &mut |entry| {
+        if entry.kind == Kind::File
+            && notes.len() < MAX_FUZZY_CANDIDATES
+            && entry.name().as_encoded_bytes().ends_with(b".md")
+        {
+            notes.push(workspace.relative(entry.place.path()));
+        }
+    })
+    .ok()?;
     let unique = |mut fits: Vec<&String>| (fits.len() == 1).then(|| fits.remove(0).clone());
     unique(notes.iter().filter(|p| p.to_lowercase() == wanted_lower).collect()).or_else(|| {
         unique(
@@ -160,10 +168,27 @@ impl TypedTool for CreateNote {
     }
 
     async fn run(&self, ctx: &ToolContext, args: CreateNoteArgs) -> Result<ToolOutput, ToolError> {
-        let note = normalize_note_path(vault_relative(&args.path));
+        // An absolute path is taken as one, as write_file takes it: inside
+        // the vault it is used, anywhere else it is refused, never quietly
+        // turned into a folder of the vault.
+        let absolute = args.path.starts_with('/') && args.path.trim_start_matches('/') != "";
+        let note = if absolute {
+            normalize_note_path(&args.path)
+        } else {
+            normalize_note_path(vault_relative(&args.path))
+        };
         check_characters(&note)?;
         ctx.blocking(Self::NAME, move |workspace| {
-            write_text(workspace, &note, args.content.as_bytes(), args.mode)
+            write_text(workspace, &note, args.content.as_bytes(), args.mode).map_err(|e| match e {
+                ToolError::Path(PathError::OutsideWorkspace { path, .. }) if absolute => ToolError::failed(
+                    format!(
+                        "Path '{path}' is outside the workspace (the vault); note paths are \
+                         relative to the vault root (for example '{}')",
+                        path.trim_start_matches('/')
+                    ),
+                ),
+                other => other,
+            })
         })
         .await
         .map(ToolOutput::text)
@@ -202,11 +227,11 @@ impl TypedTool for ListFolder {
 
 fn list_folder(workspace: &Workspace, requested: &str) -> Result<String, ToolError> {
     let folder = vault_relative(requested);
-    let path = workspace.resolve(folder)?;
-    let rel = workspace.relative(&path);
-    let entries = match std::fs::read_dir(&path) {
-        Ok(entries) => entries,
-        Err(_) if path.is_file() => {
+    let place = workspace.resolve(folder)?;
+    let rel = workspace.relative(place.path());
+    match place.metadata() {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
             return Err(ToolError::failed(format!(
                 "'{rel}' is a note, not a folder; use read_note to read it"
             )));
@@ -215,26 +240,33 @@ fn list_folder(workspace: &Workspace, requested: &str) -> Result<String, ToolErr
             return Err(ToolError::FolderNotFound(rel));
         }
         Err(e) => return Err(ToolError::io("list", &rel, &e)),
-    };
-    let mut items: Vec<(bool, String)> = entries
-        .filter_map(Result::ok)
-        .map(|entry| {
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            (is_dir, entry.file_name().to_string_lossy().into_owned())
-        })
-        .collect();
+    }
+    let mut items: Vec<(Kind, String)> = Vec::new();
+    // Hidden names and ignore rules are the walk's business elsewhere; a
+    // folder listing shows what is there.
+    let dir = place.open_dir().map_err(|e| ToolError::io("list", &rel, &e))?;
+    let entries = dir.entries().map_err(|e| ToolError::io("list", &rel, &e))?;
+    for entry in entries.filter_map(Result::ok) {
+        let kind = match entry.file_type() {
+            Ok(t) if t.is_symlink() => Kind::Symlink,
+            Ok(t) if t.is_dir() => Kind::Dir,
+            Ok(t) if t.is_file() => Kind::File,
+            _ => Kind::Other,
+        };
+        items.push((kind, entry.file_name().to_string_lossy().into_owned()));
+    }
     // Folders first, then notes, each by name.
-    items.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    items.sort_by(|a, b| (b.0 == Kind::Dir).cmp(&(a.0 == Kind::Dir)).then_with(|| a.1.cmp(&b.1)));
     if items.is_empty() {
         return Ok(format!("'{rel}' is empty."));
     }
     let lines: Vec<String> = items
         .into_iter()
-        .map(
-            |(is_dir, name)| {
-                if is_dir { format!("[folder] {name}/") } else { format!("[file] {name}") }
-            },
-        )
+        .map(|(kind, name)| match kind {
+            Kind::Dir => format!("[folder] {name}/"),
+            Kind::Symlink => format!("[symlink] {name}@"),
+            _ => format!("[file] {name}"),
+        })
         .collect();
     Ok(lines.join("\n"))
 }

@@ -4,9 +4,9 @@
 //! line count. Output stops at a line or byte budget with a note saying how to
 //! read on; ranges past the end clamp silently; binary files are refused.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader};
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use crate::error::ToolError;
 use crate::registry::{ToolContext, TypedTool};
+use crate::resolved::{Opened, Resolved};
 use crate::text::looks_binary;
 use crate::workspace::Workspace;
 
@@ -65,10 +66,9 @@ impl TypedTool for ReadFile {
 }
 
 fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, ToolError> {
-    let path = workspace.resolve(&args.path)?;
-    let rel = workspace.relative(&path);
-    let meta = regular_file(&path, &rel)?;
-    let file = File::open(&path).map_err(|e| ToolError::io("read", &rel, &e))?;
+    let place = workspace.resolve(&args.path)?;
+    let rel = workspace.relative(place.path());
+    let (file, meta) = open_regular(&place, &rel)?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| ToolError::io("read", &rel, &e))?;
     if looks_binary(head) {
@@ -80,7 +80,7 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
 
     let start = args.start_line.unwrap_or(1).max(1);
     let end = args.end_line.unwrap_or(u64::MAX);
-    let mut out = String::new();
+    let mut out = hard_link_note(&rel, &meta);
     let mut line = Vec::new();
     let mut total = 0u64;
     let mut shown = 0u64;
@@ -120,10 +120,10 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
     }
 
     if total == 0 {
-        return Ok(format!("('{rel}' is empty)"));
+        return Ok(format!("{out}('{rel}' is empty)"));
     }
     if shown == 0 {
-        return Ok(format!("(no lines from {start}: '{rel}' has {total} lines)"));
+        return Ok(format!("{out}(no lines from {start}: '{rel}' has {total} lines)"));
     }
     if cut_short {
         out.push_str(&format!(
@@ -135,22 +135,35 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
     Ok(out)
 }
 
-/// The metadata of `path` if it is a regular file. Anything else is refused
-/// before it is opened: opening a FIFO blocks until a writer appears, and a
-/// device can stream forever.
-pub(crate) fn regular_file(path: &Path, rel: &str) -> Result<std::fs::Metadata, ToolError> {
-    let meta = std::fs::metadata(path).map_err(|e| ToolError::io("read", rel, &e))?;
-    if meta.is_dir() {
-        return Err(ToolError::failed(format!(
+/// Opens `place` to read if it is a regular file. It is opened first and
+/// judged by its handle, so nothing can be swapped in between: a folder,
+/// FIFO or device is refused without reading (the open does not block on a
+/// FIFO), and a symlink put in its place is not followed.
+pub(crate) fn open_regular(place: &Resolved, rel: &str) -> Result<(File, Metadata), ToolError> {
+    match place.open_read().map_err(|e| ToolError::io("read", rel, &e))? {
+        Opened::File(file, meta) => Ok((file, meta)),
+        Opened::Dir => Err(ToolError::failed(format!(
             "'{rel}' is a folder, not a file; use list_dir to see what it contains"
-        )));
-    }
-    if !meta.is_file() {
-        return Err(ToolError::failed(format!(
+        ))),
+        Opened::Special => Err(ToolError::failed(format!(
             "'{rel}' is not a regular file (a pipe, socket or device); only files can be used"
-        )));
+        ))),
     }
-    Ok(meta)
+}
+
+/// A file with several hard links may share its content with a name outside
+/// the workspace (git never makes hard links, so in a checkout this means
+/// someone did): the reader is told before the content.
+pub(crate) fn hard_link_note(rel: &str, meta: &Metadata) -> String {
+    if meta.nlink() > 1 {
+        format!(
+            "[Note: '{rel}' has {} hard links; the same content may be reachable from outside \
+             the workspace.]\n",
+            meta.nlink()
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// Reads one line, keeping at most `cap` of its bytes in `line`; returns

@@ -1,7 +1,8 @@
 //! `search`: ripgrep's engine as a tool.
 //!
-//! The walk is `ignore`'s parallel walker (.gitignore respected, `.git`
-//! skipped, symlinks not followed), each thread runs its own
+//! The walk is the workspace's own handle-based parallel walk (`walk.rs`:
+//! .gitignore respected, `.git` skipped, symlinks neither followed nor
+//! read, every file opened beneath the root), each thread runs its own
 //! `grep-searcher` over files, and results are gathered in a collector that
 //! keeps only the first `max_results` matches in path order, so the answer is
 //! the same on every run and memory stays bounded however many files match.
@@ -22,12 +23,13 @@ use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
 use ignore::overrides::OverrideBuilder;
-use ignore::{WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ToolError;
+use crate::read::open_regular;
 use crate::registry::{ToolContext, TypedTool};
+use crate::walk::{Kind, WalkOptions, walk_parallel};
 use crate::text::clip_line;
 use crate::workspace::Workspace;
 
@@ -223,63 +225,60 @@ pub fn search_workspace(
     }
     let matcher = build_matcher(options)?;
     let root = workspace.resolve(options.path.as_deref().unwrap_or("."))?;
-    if !root.exists() {
-        return Err(ToolError::FileNotFound(workspace.relative(&root)));
-    }
+    let root_rel = workspace.relative(root.path());
+    let is_dir = match root.metadata() {
+        Ok(meta) => meta.is_dir(),
+        Err(e) => return Err(ToolError::io("search", &root_rel, &e)),
+    };
     let context = options.context_lines.min(MAX_CONTEXT_LINES);
     let max_results = options.max_results.clamp(1, MAX_MAX_RESULTS);
-
-    let mut walk = WalkBuilder::new(&root);
-    walk.hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git");
-    if let Some(glob) = options.glob.as_deref().filter(|g| !g.trim().is_empty()) {
-        let overrides = OverrideBuilder::new(&root)
-            .add(glob)
-            .and_then(|b| b.build())
-            .map_err(|e| ToolError::failed(format!("Invalid glob '{glob}': {e}")))?;
-        walk.overrides(overrides);
-    }
 
     let collector = Collector::new(max_results);
     let total = AtomicU64::new(0);
     let files_with_matches = AtomicU64::new(0);
-    walk.build_parallel().run(|| {
-        let (matcher, collector, total, files_with_matches) =
-            (&matcher, &collector, &total, &files_with_matches);
-        let mut detailed = searcher(context);
-        let mut counting = searcher(0);
-        Box::new(move |entry| {
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            let path = entry.path();
-            let rel = workspace.relative(path);
+    // One file: search it, wherever the glob says.
+    let search_one = |file: std::fs::File, rel: String| {
+        let matched = if collector.would_keep(&rel) {
+            let mut sink = DetailSink::new(&matcher, context, max_results);
             // A file that cannot be read is skipped, as ripgrep does.
-            let matched = if collector.would_keep(&rel) {
-                let mut sink = DetailSink::new(matcher, context, max_results);
-                let _ = detailed.search_path(matcher, path, &mut sink);
-                let matched = sink.matched;
-                if matched > 0 {
-                    collector.offer(rel, sink.into_matches(context));
-                }
-                matched
-            } else {
-                let mut sink = CountSink(0);
-                let _ = counting.search_path(matcher, path, &mut sink);
-                sink.0
-            };
+            let _ = searcher(context).search_file(&matcher, &file, &mut sink);
+            let matched = sink.matched;
             if matched > 0 {
-                total.fetch_add(matched, Ordering::Relaxed);
-                files_with_matches.fetch_add(1, Ordering::Relaxed);
+                collector.offer(rel, sink.into_matches(context));
             }
-            WalkState::Continue
+            matched
+        } else {
+            let mut sink = CountSink(0);
+            let _ = searcher(0).search_file(&matcher, &file, &mut sink);
+            sink.0
+        };
+        if matched > 0 {
+            total.fetch_add(matched, Ordering::Relaxed);
+            files_with_matches.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    if !is_dir {
+        let (file, _) = open_regular(&root, &root_rel)?;
+        search_one(file, root_rel);
+    } else {
+        let mut walk = WalkOptions::default();
+        if let Some(glob) = options.glob.as_deref().filter(|g| !g.trim().is_empty()) {
+            let overrides = OverrideBuilder::new(root.path())
+                .add(glob)
+                .and_then(|b| b.build())
+                .map_err(|e| ToolError::failed(format!("Invalid glob '{glob}': {e}")))?;
+            walk.overrides = Some(overrides);
+        }
+        walk_parallel(&root, &walk, &|entry| {
+            if entry.kind != Kind::File {
+                return;
+            }
+            if let Ok(Some(file)) = entry.open_file() {
+                search_one(file, workspace.relative(entry.place.path()));
+            }
         })
-    });
+        .map_err(|e| ToolError::io("search", &root_rel, &e))?;
+    }
 
     let files = collector.into_files();
     let total_matches = total.into_inner();

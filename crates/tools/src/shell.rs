@@ -2,10 +2,13 @@
 //!
 //! The command runs in its own process group, so a timeout, a cancelled call
 //! (the future dropped) or the command's end kills everything it started,
-//! grandchildren included; nothing outlives the call unless it detaches
-//! itself with `setsid`. Output is read concurrently from both pipes into
-//! buffers that keep the head and tail of very long output. The result always
-//! shows the exit code, stdout and stderr, even when empty.
+//! grandchildren included; what detached itself with `setsid` is killed when
+//! axon leaves (see [`crate::process`]), and the whole group dies with axon
+//! even when axon is killed. The command sees axon's environment filtered by
+//! an [`EnvPolicy`]: never the user's API keys. Output is read concurrently
+//! from both pipes into buffers that keep the head and tail of very long
+//! output. The result always shows the exit code, stdout and stderr, even
+//! when empty.
 //!
 //! Only the working folder is confined to the workspace: what the command
 //! itself touches is not, which needs an OS sandbox (a later issue).
@@ -20,7 +23,9 @@ use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+use crate::env_policy::EnvPolicy;
 use crate::error::ToolError;
+use crate::process::{die_with_parent, guard_group, kill_process_group, release_group};
 use crate::registry::{ToolContext, TypedTool};
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -43,7 +48,10 @@ pub struct ShellArgs {
     pub workdir: Option<String>,
 }
 
-pub struct Shell;
+/// The `shell` tool; its commands get the environment `env` allows.
+pub struct Shell {
+    pub env: Arc<EnvPolicy>,
+}
 
 impl TypedTool for Shell {
     type Args = ShellArgs;
@@ -53,7 +61,8 @@ impl TypedTool for Shell {
         "Run a shell command (`sh -c`) in the workspace and return its exit code, stdout and \
          stderr. Stdin is empty; nothing is interactive. timeout_ms (default 120000) kills the \
          command and everything it started. Background processes are stopped when the command \
-         returns; detach long-running servers with `setsid`. Prefer read_file, search and glob \
+         returns; detach long-running servers with `setsid` (they stop when axon exits). API keys \
+         and other secret variables are not in the environment. Prefer read_file, search and glob \
          for reading and finding files."
             .to_string()
     }
@@ -67,18 +76,18 @@ impl TypedTool for Shell {
             return Err(ToolError::failed("command is empty"));
         }
         let workdir = ctx.workspace.resolve(args.workdir.as_deref().unwrap_or("."))?;
-        if !workdir.is_dir() {
-            return Err(ToolError::FolderNotFound(ctx.workspace.relative(&workdir)));
-        }
+        let workdir_handle = open_workdir(&ctx.workspace, &workdir)?;
         let timeout = Duration::from_millis(
             args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS),
         );
 
         let mut command = Command::new("sh");
+        self.env.configure(&mut command);
         command
             .arg("-c")
             .arg(&args.command)
-            .current_dir(&workdir)
+            .current_dir(workdir_handle.cwd())
+            .env("PWD", workdir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -87,6 +96,7 @@ impl TypedTool for Shell {
             .kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
+        die_with_parent(&mut command);
 
         let started = Instant::now();
         let mut child =
@@ -156,7 +166,11 @@ struct Running {
 
 impl Running {
     fn new(child: tokio::process::Child) -> Self {
-        Running { group: child.id(), child: Some(child) }
+        let group = child.id();
+        if let Some(group) = group {
+            guard_group(group);
+        }
+        Running { group, child: Some(child) }
     }
 
     async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
@@ -169,6 +183,7 @@ impl Running {
     fn kill_group(&mut self) {
         if let Some(group) = self.group.take() {
             kill_process_group(group);
+            release_group(group);
         }
     }
 }
@@ -186,28 +201,6 @@ impl Drop for Running {
         }
     }
 }
-
-/// Sends SIGKILL to the process group `pgid` (a group this process created);
-/// the workspace's one place that signals processes.
-#[cfg(unix)]
-#[allow(unsafe_code)]
-pub fn kill_process_group(pgid: u32) {
-    let Ok(pgid) = i32::try_from(pgid) else {
-        return;
-    };
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: kill(2) takes no pointers; a negative pid names the process
-    // group this tool created with process_group(0), whose id is the child's
-    // pid. A group that is already gone yields ESRCH, which is fine.
-    unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
-    }
-}
-
-#[cfg(not(unix))]
-pub fn kill_process_group(_pgid: u32) {}
 
 /// One output stream, read in the background, keeping its first and last
 /// bytes and counting what was dropped between them.
@@ -279,6 +272,46 @@ impl Drop for Capture {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// The working folder, held open while the command starts.
+struct Workdir {
+    dir: cap_std::fs::Dir,
+    /// Where `/proc` is missing, the path (checked, but racy).
+    fallback: std::path::PathBuf,
+}
+
+impl Workdir {
+    /// What the child changes into: `/proc/self/fd/N` names the open folder
+    /// itself, so the child starts in the folder that was checked even if
+    /// its name was swapped for a symlink since. The child inherits the
+    /// handle until it executes `sh` (it is close-on-exec).
+    fn cwd(&self) -> std::path::PathBuf {
+        use std::os::fd::AsRawFd;
+        let by_handle = std::path::PathBuf::from(format!("/proc/self/fd/{}", self.dir.as_raw_fd()));
+        if std::path::Path::new("/proc/self/fd").is_dir() { by_handle } else { self.fallback.clone() }
+    }
+}
+
+fn open_workdir(
+    workspace: &crate::workspace::Workspace,
+    workdir: &crate::resolved::Resolved,
+) -> Result<Workdir, ToolError> {
+    let rel = workspace.relative(workdir.path());
+    match workdir.metadata() {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(ToolError::failed(format!(
+                "workdir '{rel}' is a file, not a folder; give the folder to run the command in"
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::FolderNotFound(rel));
+        }
+        Err(e) => return Err(ToolError::io("open folder", &rel, &e)),
+    }
+    let dir = workdir.open_dir().map_err(|e| ToolError::io("open folder", &rel, &e))?;
+    Ok(Workdir { dir, fallback: workdir.path().to_path_buf() })
 }
 
 #[cfg(test)]

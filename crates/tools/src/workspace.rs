@@ -1,25 +1,31 @@
 //! The workspace boundary. [`Workspace::resolve`] is the only function that
-//! turns a path a model or user gave into a filesystem path, and it returns
-//! only paths inside the workspace root.
+//! turns a path a model or user gave into something a tool can open: a
+//! [`Resolved`], which carries the workspace's directory handle and a path
+//! below it, and offers every file operation the tools need.
 //!
-//! Resolution is lexical first (`.` and `..` are folded without touching the
-//! disk), then physical: the longest prefix that exists is canonicalised, so a
-//! symlink anywhere along the way that leads outside is refused, as are
-//! symlink loops and dangling symlinks (writing through one would create a
-//! file wherever it points). What is returned is the canonical prefix plus the
-//! not-yet-existing rest, which by construction contains no `..` and no
-//! symlink, so operating on the returned path stays inside.
+//! Two layers keep the jail:
 //!
-//! A process racing the agent to swap a folder for a symlink between
-//! `resolve` and the operation is out of scope: confining the shell and such
-//! races needs an OS sandbox, not path checks.
+//! - `resolve` judges the path for the reader: it folds `.` and `..`
+//!   lexically, then canonicalises the longest existing prefix, so a symlink
+//!   that leads outside, a loop or a dangling link is refused with a message
+//!   that says which. What it keeps is the canonical path below the root.
+//! - Every operation then happens relative to the root's directory handle
+//!   (`cap_std::fs::Dir`: `openat2(RESOLVE_BENEATH)` on Linux, an `O_NOFOLLOW`
+//!   walk where the kernel lacks it), so a folder swapped for a symlink
+//!   between `resolve` and the operation is refused by the kernel, not
+//!   followed. The check is a courtesy; the handle is the guarantee.
 
 use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
 
 use crate::error::PathError;
+pub use crate::resolved::Resolved;
 
 /// Longest file name most filesystems accept, in bytes.
 const MAX_COMPONENT_BYTES: usize = 255;
@@ -30,6 +36,8 @@ const MAX_PATH_BYTES: usize = 4096;
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    /// The root, opened once: every file operation starts from this handle.
+    dir: Arc<Dir>,
 }
 
 impl Workspace {
@@ -48,7 +56,13 @@ impl Workspace {
                 format!("workspace '{}' is not a folder", root.display()),
             ));
         }
-        Ok(Workspace { root: canonical })
+        let dir = Dir::open_ambient_dir(&canonical, ambient_authority()).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot open workspace folder '{}': {e}", root.display()),
+            )
+        })?;
+        Ok(Workspace { root: canonical, dir: Arc::new(dir) })
     }
 
     /// The canonical root folder.
@@ -57,9 +71,23 @@ impl Workspace {
     }
 
     /// Resolves `user_path` (relative to the root, or absolute inside it) to a
-    /// path inside the workspace, or says why it cannot be used. The path
+    /// place inside the workspace, or says why it cannot be used. The path
     /// need not exist. An empty path or `.` is the root.
-    pub fn resolve(&self, user_path: &str) -> Result<PathBuf, PathError> {
+    pub fn resolve(&self, user_path: &str) -> Result<Resolved, PathError> {
+        let full = self.check(user_path)?;
+        let rel = full.strip_prefix(&self.root).map(Path::to_path_buf).unwrap_or_default();
+        Ok(self.at(rel))
+    }
+
+    /// A place below the root from names the tools found themselves (a walk
+    /// of the workspace's own folders), already free of `..` and of leading
+    /// `/`. Operations on it still go through the root's handle.
+    pub(crate) fn at(&self, rel: PathBuf) -> Resolved {
+        Resolved::new(Arc::clone(&self.dir), &self.root, rel)
+    }
+
+    /// The checks of [`Workspace::resolve`], giving the full path.
+    fn check(&self, user_path: &str) -> Result<PathBuf, PathError> {
         check_syntax(user_path)?;
         let requested = Path::new(user_path);
         let lexical = if requested.is_absolute() {

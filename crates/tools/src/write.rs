@@ -2,9 +2,8 @@
 //! folders. Both modes go through [`atomic_write`], so an interrupted write
 //! leaves the old content or the new one.
 
-use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
@@ -13,6 +12,7 @@ use serde::Deserialize;
 use crate::atomic::atomic_replace;
 use crate::error::ToolError;
 use crate::registry::{ToolContext, TypedTool};
+use crate::resolved::Resolved;
 use crate::workspace::Workspace;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -70,9 +70,9 @@ pub(crate) fn write_text(
     data: &[u8],
     mode: WriteMode,
 ) -> Result<String, ToolError> {
-    let path = workspace.resolve(user_path)?;
-    let rel = workspace.relative(&path);
-    let existed = match fs::metadata(&path) {
+    let place = workspace.resolve(user_path)?;
+    let rel = workspace.relative(place.path());
+    let existed = match place.metadata() {
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::failed(format!("'{rel}' is a folder; give a file path")));
         }
@@ -89,13 +89,16 @@ pub(crate) fn write_text(
         }
         Err(e) => return Err(ToolError::io("write", &rel, &e)),
     };
-    create_parents(workspace, &path)?;
-    let appended = mode == WriteMode::Append && existed;
+    create_parents(workspace, &place)?;
+    let appending = mode == WriteMode::Append;
+    let mut appended = false;
+    let mut links = 1;
     let mut written = Tally::default();
-    atomic_replace(&path, |file| {
-        if appended {
+    atomic_replace(&place, |file, old| {
+        if let Some(mut old) = old.filter(|_| appending) {
             // Stream the old content across rather than load it.
-            let mut old = File::open(&path)?;
+            appended = true;
+            links = old.metadata()?.nlink();
             let mut buf = vec![0u8; 64 * 1024];
             loop {
                 let n = old.read(&mut buf)?;
@@ -110,9 +113,17 @@ pub(crate) fn write_text(
         file.write_all(data)
     })
     .map_err(|e| write_error(&rel, &e))?;
+    let note = if links > 1 {
+        format!(
+            " [note: it had {links} hard links; its content may also have been reachable from \
+             outside the workspace, and '{rel}' is now a file of its own]"
+        )
+    } else {
+        String::new()
+    };
     let size = format!("{} bytes, {} lines", written.bytes, written.lines());
     Ok(match (appended, existed) {
-        (true, _) => format!("Appended {} bytes to '{rel}' (now {size})", data.len()),
+        (true, _) => format!("Appended {} bytes to '{rel}' (now {size}){note}", data.len()),
         (false, true) => format!("Overwrote '{rel}' ({size})"),
         (false, false) => format!("Created '{rel}' ({size})"),
     })
@@ -141,19 +152,17 @@ impl Tally {
     }
 }
 
-fn create_parents(workspace: &Workspace, path: &Path) -> Result<(), ToolError> {
-    let Some(parent) = path.parent() else {
+fn create_parents(workspace: &Workspace, place: &Resolved) -> Result<(), ToolError> {
+    let Some((parent, _)) = place.split() else {
         return Ok(());
     };
-    if parent.is_dir() {
-        return Ok(());
-    }
-    fs::create_dir_all(parent).map_err(|e| {
-        let rel = workspace.relative(parent);
+    parent.create_dir_all().map_err(|e| {
+        let rel = workspace.relative(parent.path());
         match e.kind() {
             io::ErrorKind::AlreadyExists | io::ErrorKind::NotADirectory => ToolError::failed(
                 format!("Failed to write file: cannot create folder '{rel}': a file is in the way"),
             ),
+            _ if crate::resolved::is_escape(&e) => ToolError::io("create folder", &rel, &e),
             _ => ToolError::failed(format!(
                 "Failed to write file: cannot create folder '{rel}': {e}"
             )),
@@ -162,6 +171,9 @@ fn create_parents(workspace: &Workspace, path: &Path) -> Result<(), ToolError> {
 }
 
 pub(crate) fn write_error(rel: &str, e: &io::Error) -> ToolError {
+    if crate::resolved::is_escape(e) || e.raw_os_error() == Some(libc::ELOOP) {
+        return ToolError::io("write", rel, e);
+    }
     match e.kind() {
         io::ErrorKind::PermissionDenied => {
             ToolError::PermissionDenied(format!("cannot write '{rel}'"))

@@ -418,13 +418,14 @@ impl Worker {
             Err(e) => return (Level::Error, format!("Cannot read the session: {e}")),
         };
         let name = if file.is_empty() { format!("axon-session-{id}.md") } else { file.to_string() };
-        let path = match self.setting.workspace.resolve(&name) {
-            Ok(path) => path,
+        let place = match self.setting.workspace.resolve(&name) {
+            Ok(place) => place,
             Err(e) => return (Level::Error, format!("Cannot write {name}: {e}")),
         };
-        match std::fs::write(&path, to_markdown(&session)) {
-            Ok(()) => (Level::Info, format!("Exported the session to {}", path.display())),
-            Err(e) => (Level::Error, format!("Cannot write {}: {e}", path.display())),
+        let path = place.path().display();
+        match axon_tools::atomic_write(&place, to_markdown(&session).as_bytes()) {
+            Ok(()) => (Level::Info, format!("Exported the session to {path}")),
+            Err(e) => (Level::Error, format!("Cannot write {path}: {e}")),
         }
     }
 }
