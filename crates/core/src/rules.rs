@@ -16,6 +16,9 @@ pub struct Rule {
     pub source: String,
 }
 
+/// Bytes read of one instruction file; the 32 KiB cap applies after.
+const MAX_INSTRUCTION_FILE_BYTES: u64 = 1024 * 1024;
+
 /// The config's rules, then each instruction file as one rule.
 pub fn collect(configured: &[String], workspace: &Path) -> (Vec<Rule>, Vec<String>) {
     let mut rules: Vec<Rule> = configured
@@ -27,7 +30,9 @@ pub fn collect(configured: &[String], workspace: &Path) -> (Vec<Rule>, Vec<Strin
     let mut warnings = Vec::new();
     let mut budget = INSTRUCTIONS_CAP;
     for file in instruction_files(workspace) {
-        let text = match std::fs::read_to_string(&file) {
+        // Opened without following a link: the check in instruction_files
+        // and this read cannot be told apart by a file swapped in between.
+        let text = match axon_tools::read_text_nofollow(&file, MAX_INSTRUCTION_FILE_BYTES) {
             Ok(text) => text,
             Err(e) => {
                 warnings.push(format!("cannot read {}: {e}", file.display()));

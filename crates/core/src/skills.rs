@@ -232,8 +232,12 @@ fn content_file(dir: &Path, configured: Option<&str>) -> Result<PathBuf, String>
         .ok_or_else(|| format!("no SKILL.md or other .md file in {}", dir.display()))
 }
 
+/// Bytes read of one skill file.
+const MAX_SKILL_FILE_BYTES: u64 = 1024 * 1024;
+
 fn read_skill(file: &Path, fallback_name: &str) -> Result<Skill, String> {
-    let text = std::fs::read_to_string(file)
+    // Not followed if a link was swapped in after the checks.
+    let text = axon_tools::read_text_nofollow(file, MAX_SKILL_FILE_BYTES)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     parse_skill(&text, fallback_name).map_err(|e| format!("{}: {e}", file.display()))
 }

@@ -14,8 +14,8 @@ use serde::Deserialize;
 use similar::TextDiffConfig;
 
 use crate::atomic::atomic_write;
-use crate::read::{hard_link_note, open_regular};
 use crate::error::ToolError;
+use crate::read::{hard_link_note, open_regular};
 use crate::registry::{ToolContext, TypedTool};
 use crate::text::{clip_line, looks_binary};
 use crate::workspace::Workspace;
@@ -277,9 +277,8 @@ fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)>
 }
 
 fn short_diff(rel: &str, before: &str, after: &str) -> String {
-    let diff = TextDiffConfig::default()
-        .deadline(Instant::now() + DIFF_BUDGET)
-        .diff_lines(before, after);
+    let diff =
+        TextDiffConfig::default().deadline(Instant::now() + DIFF_BUDGET).diff_lines(before, after);
     let text = diff
         .unified_diff()
         .context_radius(3)

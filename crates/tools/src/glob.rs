@@ -14,8 +14,8 @@ use serde::Deserialize;
 use crate::error::ToolError;
 use crate::registry::{ToolContext, TypedTool};
 use crate::walk::{Kind, WalkOptions, walk_parallel};
-use std::sync::{Mutex, PoisonError};
 use crate::workspace::Workspace;
+use std::sync::{Mutex, PoisonError};
 
 const MAX_PATHS: usize = 1000;
 
@@ -97,9 +97,7 @@ pub(crate) fn glob_paths(
         .map_err(|e| ToolError::failed(format!("Invalid glob '{pattern}': {e}")))?;
     let found = Mutex::new(Vec::new());
     walk_parallel(&root, &WalkOptions::default(), &|entry| {
-        if entry.kind == Kind::File
-            && overrides.matched(entry.place.path(), false).is_whitelist()
-        {
+        if entry.kind == Kind::File && overrides.matched(entry.place.path(), false).is_whitelist() {
             let rel = workspace.relative(entry.place.path());
             found.lock().unwrap_or_else(PoisonError::into_inner).push(rel);
         }

@@ -36,7 +36,7 @@ pub use notes::normalize_note_path;
 pub use registry::{ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool};
 pub use search::{FileMatches, SearchMatch, SearchOptions, SearchResults, search_workspace};
 pub use process::kill_process_group;
-pub use resolved::{Opened, Resolved, is_escape};
+pub use resolved::{Opened, Resolved, is_escape, read_text_nofollow};
 pub use workspace::Workspace;
 
 /// Which set of built-in tools an agent gets.

@@ -14,8 +14,8 @@ use crate::error::{PathError, ToolError};
 use crate::read::{hard_link_note, open_regular};
 use crate::registry::{ToolContext, TypedTool};
 use crate::resolved::Resolved;
-use crate::walk::{Kind, WalkOptions, walk};
 use crate::text::looks_binary;
+use crate::walk::{Kind, WalkOptions, walk};
 use crate::workspace::Workspace;
 use crate::write::{WriteMode, write_text};
 
@@ -171,7 +171,7 @@ impl TypedTool for CreateNote {
         // An absolute path is taken as one, as write_file takes it: inside
         // the vault it is used, anywhere else it is refused, never quietly
         // turned into a folder of the vault.
-        let absolute = args.path.starts_with('/') && args.path.trim_start_matches('/') != "";
+        let absolute = args.path.starts_with('/') && !args.path.trim_start_matches('/').is_empty();
         let note = if absolute {
             normalize_note_path(&args.path)
         } else {
@@ -180,13 +180,13 @@ impl TypedTool for CreateNote {
         check_characters(&note)?;
         ctx.blocking(Self::NAME, move |workspace| {
             write_text(workspace, &note, args.content.as_bytes(), args.mode).map_err(|e| match e {
-                ToolError::Path(PathError::OutsideWorkspace { path, .. }) if absolute => ToolError::failed(
-                    format!(
+                ToolError::Path(PathError::OutsideWorkspace { path, .. }) if absolute => {
+                    ToolError::failed(format!(
                         "Path '{path}' is outside the workspace (the vault); note paths are \
                          relative to the vault root (for example '{}')",
                         path.trim_start_matches('/')
-                    ),
-                ),
+                    ))
+                }
                 other => other,
             })
         })

@@ -126,6 +126,26 @@ impl Resolved {
     }
 }
 
+/// Reads a text file that lives outside any workspace handle (an
+/// instruction or skill file above the workspace), without following a
+/// symlink in its place and without blocking on a FIFO: the checked name
+/// and the file read are the same file. At most `max` bytes are read.
+pub fn read_text_nofollow(path: &Path, max: u64) -> io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "it is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
 /// Whether `e` is the jail refusing a path that led outside the workspace
 /// (a symlink escaping, absolute, or swapped in while the call ran).
 pub fn is_escape(e: &io::Error) -> bool {

@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::ToolError;
 use crate::read::open_regular;
 use crate::registry::{ToolContext, TypedTool};
-use crate::walk::{Kind, WalkOptions, walk_parallel};
 use crate::text::clip_line;
+use crate::walk::{Kind, WalkOptions, walk_parallel_with};
 use crate::workspace::Workspace;
 
 const MAX_LINE_CHARS: usize = 300;
@@ -236,12 +236,14 @@ pub fn search_workspace(
     let collector = Collector::new(max_results);
     let total = AtomicU64::new(0);
     let files_with_matches = AtomicU64::new(0);
-    // One file: search it, wherever the glob says.
-    let search_one = |file: std::fs::File, rel: String| {
+    // One file, with a thread's two searchers (their buffers are reused).
+    let new_searchers = || (searcher(context), searcher(0));
+    let search_one = |searchers: &mut (Searcher, Searcher), file: std::fs::File, rel: String| {
+        let (detailed, counting) = searchers;
         let matched = if collector.would_keep(&rel) {
             let mut sink = DetailSink::new(&matcher, context, max_results);
             // A file that cannot be read is skipped, as ripgrep does.
-            let _ = searcher(context).search_file(&matcher, &file, &mut sink);
+            let _ = detailed.search_file(&matcher, &file, &mut sink);
             let matched = sink.matched;
             if matched > 0 {
                 collector.offer(rel, sink.into_matches(context));
@@ -249,7 +251,7 @@ pub fn search_workspace(
             matched
         } else {
             let mut sink = CountSink(0);
-            let _ = searcher(0).search_file(&matcher, &file, &mut sink);
+            let _ = counting.search_file(&matcher, &file, &mut sink);
             sink.0
         };
         if matched > 0 {
@@ -259,7 +261,7 @@ pub fn search_workspace(
     };
     if !is_dir {
         let (file, _) = open_regular(&root, &root_rel)?;
-        search_one(file, root_rel);
+        search_one(&mut new_searchers(), file, root_rel);
     } else {
         let mut walk = WalkOptions::default();
         if let Some(glob) = options.glob.as_deref().filter(|g| !g.trim().is_empty()) {
@@ -269,12 +271,12 @@ pub fn search_workspace(
                 .map_err(|e| ToolError::failed(format!("Invalid glob '{glob}': {e}")))?;
             walk.overrides = Some(overrides);
         }
-        walk_parallel(&root, &walk, &|entry| {
+        walk_parallel_with(&root, &walk, new_searchers, &|searchers, entry| {
             if entry.kind != Kind::File {
                 return;
             }
             if let Ok(Some(file)) = entry.open_file() {
-                search_one(file, workspace.relative(entry.place.path()));
+                search_one(searchers, file, workspace.relative(entry.place.path()));
             }
         })
         .map_err(|e| ToolError::io("search", &root_rel, &e))?;

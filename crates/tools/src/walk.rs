@@ -122,8 +122,7 @@ pub(crate) fn walk(
         if skip(options, &frame.ignores, &name, &place, kind) {
             continue;
         }
-        let entry =
-            Entry { place, kind, depth: frame.depth, parent: Arc::clone(&frame.dir), name };
+        let entry = Entry { place, kind, depth: frame.depth, parent: Arc::clone(&frame.dir), name };
         visit(&entry);
         if kind != Kind::Dir || options.max_depth.is_some_and(|max| entry.depth >= max) {
             continue;
@@ -155,6 +154,17 @@ pub(crate) fn walk_parallel(
     options: &WalkOptions,
     visit: &(dyn Fn(&Entry) + Sync),
 ) -> io::Result<u64> {
+    walk_parallel_with(start, options, || (), &|(), entry| visit(entry))
+}
+
+/// [`walk_parallel`] with a state each thread makes once (`init`) and
+/// passes to every `visit` it makes (a searcher and its buffers, say).
+pub(crate) fn walk_parallel_with<S>(
+    start: &Resolved,
+    options: &WalkOptions,
+    init: impl Fn() -> S + Sync,
+    visit: &(dyn Fn(&mut S, &Entry) + Sync),
+) -> io::Result<u64> {
     let (dir, ignores) = open_start(start)?;
     let queue = Queue {
         state: Mutex::new(QueueState {
@@ -168,8 +178,10 @@ pub(crate) fn walk_parallel(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
+                let mut state = init();
                 while let Some(job) = queue.take() {
-                    let found = expand(&job, options, visit, &errors);
+                    let found =
+                        expand(&job, options, &mut |entry| visit(&mut state, entry), &errors);
                     queue.finish(found);
                 }
             });
@@ -227,7 +239,7 @@ impl Queue {
 fn expand(
     job: &Job,
     options: &WalkOptions,
-    visit: &(dyn Fn(&Entry) + Sync),
+    visit: &mut dyn FnMut(&Entry),
     errors: &AtomicU64,
 ) -> Vec<Job> {
     let mut found = Vec::new();

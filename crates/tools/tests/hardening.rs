@@ -154,3 +154,16 @@ fn walks_keep_gitignore_semantics() {
     assert!(!listed.contains("build") && !listed.contains(".git/"), "{listed}");
     assert!(listed.contains(".hidden/"), "{listed}");
 }
+
+#[test]
+fn files_read_outside_a_workspace_are_not_followed_or_blocked_on() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("real.md"), "rules").unwrap();
+    symlink(dir.path().join("real.md"), dir.path().join("link.md")).unwrap();
+    let fifo = dir.path().join("fifo.md");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let read = |name: &str| axon_tools::read_text_nofollow(&dir.path().join(name), 1024);
+    assert_eq!(read("real.md").unwrap(), "rules");
+    assert!(read("link.md").is_err(), "a symlink was followed");
+    assert!(read("fifo.md").is_err(), "a FIFO was read");
+}

@@ -73,10 +73,7 @@ fn no_tool_leaves_the_workspace_while_a_folder_is_swapped_for_a_symlink() {
             ("glob", json!({"pattern": "*", "path": "race"})),
             ("write_file", json!({"path": format!("race/new-{i}.txt"), "content": "new"})),
             ("write_file", json!({"path": "race/sub/deep.txt", "content": "rewritten\n"})),
-            (
-                "write_file",
-                json!({"path": "race/log.txt", "content": "more\n", "mode": "append"}),
-            ),
+            ("write_file", json!({"path": "race/log.txt", "content": "more\n", "mode": "append"})),
             (
                 "edit_file",
                 json!({"path": "race/file.txt", "old_str": "content", "new_str": "text"}),
@@ -107,7 +104,7 @@ fn no_tool_leaves_the_workspace_while_a_folder_is_swapped_for_a_symlink() {
         for (tool, args) in vault_calls(round) {
             outputs.push((tool, ws.block_on(vault.call(&ws.ctx, tool, args))));
         }
-        if round % 8 == 0 {
+        if round.is_multiple_of(8) {
             let args = json!({"command": "cat file.txt; ls", "workdir": "race"});
             outputs.push(("shell", ws.call("shell", args)));
         }
