@@ -7,23 +7,51 @@
 //! - `Host` must name this machine (DNS-rebinding protection) and a browser's
 //!   `Origin` must be a loopback page; `rmcp` checks both and answers 403.
 //! - With a token, every request must carry `Authorization: Bearer TOKEN`
-//!   (compared in constant time) or gets 401 before reaching the handler.
+//!   (the scheme in any letter case, the token compared in constant time) or
+//!   gets 401 before reaching the handler. A token guarding a non-loopback
+//!   address must have at least [`MIN_EXPOSED_TOKEN_CHARS`] characters.
+//! - Sessions are bounded ([`BoundedSessions`]): idle ones expire, their
+//!   number is capped, and a request or DELETE for an unknown or expired
+//!   session gets 404.
+//! - A body that is not a valid MCP message gets a JSON-RPC error, never
+//!   rmcp's bare 415: 400 with -32700 for text that is not JSON, and the
+//!   request's own id on the error when it has one (-32602 naming the field
+//!   for wrong params; see [`super::jsonrpc`]).
+//! - Accepted sockets have TCP_NODELAY: a response written in pieces is not
+//!   held back waiting for the client's delayed ACK on kept-alive
+//!   connections.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use axum::Router;
+use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use rmcp::ServerHandler;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::ServeError;
+use super::jsonrpc;
+pub use super::sessions::{
+    BoundedSessions, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, SessionLimits,
+};
+
+/// The shortest token accepted for a server reachable from other machines.
+pub const MIN_EXPOSED_TOKEN_CHARS: usize = 32;
+
+/// The largest request body read, as rmcp's own limit.
+const MAX_BODY: usize = 4 * 1024 * 1024;
+
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The path the MCP endpoint is served at.
 pub const PATH: &str = "/mcp";
@@ -38,6 +66,8 @@ pub struct HttpOptions {
     /// Extra browser origins to accept (`https://app.example:443`, `:*` for
     /// any port).
     pub allowed_origins: Vec<String>,
+    /// How long sessions may idle and how many may live.
+    pub sessions: SessionLimits,
 }
 
 /// A bound, not yet serving, HTTP endpoint.
@@ -45,19 +75,24 @@ pub struct HttpServer {
     listener: TcpListener,
     addr: SocketAddr,
     options: HttpOptions,
+    sessions: Arc<BoundedSessions>,
 }
 
 impl HttpServer {
     /// Binds `addr` (port 0 picks a free port). A non-loopback address needs
-    /// a token.
+    /// a token of at least [`MIN_EXPOSED_TOKEN_CHARS`] characters.
     pub async fn bind(addr: SocketAddr, options: HttpOptions) -> Result<Self, ServeError> {
-        if !addr.ip().is_loopback() && options.token.is_none() {
-            return Err(ServeError::ExposedWithoutToken(addr));
-        }
+        check_exposure(addr, &options)?;
         let listener =
             TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
         let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr, source })?;
-        Ok(HttpServer { listener, addr, options })
+        let sessions = Arc::new(BoundedSessions::new(options.sessions));
+        Ok(HttpServer { listener, addr, options, sessions })
+    }
+
+    /// The server's sessions, to observe how many are held.
+    pub fn sessions(&self) -> Arc<BoundedSessions> {
+        Arc::clone(&self.sessions)
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -85,29 +120,172 @@ impl HttpServer {
             .with_allowed_origins(allowed_origins(&self.options))
             .enforce_origin_validation();
         config.cancellation_token = shutdown.child_token();
-        let service = StreamableHttpService::new(
-            move || Ok(new_session()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        let mut router = Router::new().route_service(PATH, service);
+        let sessions = Arc::clone(&self.sessions);
+        let service =
+            StreamableHttpService::new(move || Ok(new_session()), Arc::clone(&sessions), config);
+        let guard_sessions = Arc::clone(&sessions);
+        let mut router = Router::new().route_service(PATH, service).layer(middleware::from_fn(
+            move |request: Request, next: Next| {
+                let sessions = Arc::clone(&guard_sessions);
+                async move { answer_invalid(&sessions, request, next).await }
+            },
+        ));
+        // Outermost: nothing is looked at before the token is checked.
         if let Some(token) = self.options.token {
-            let expected: Arc<str> = Arc::from(format!("Bearer {token}"));
+            let expected: Arc<str> = Arc::from(token);
             router = router.layer(middleware::from_fn(move |request: Request, next: Next| {
                 let expected = Arc::clone(&expected);
                 async move { require_token(&expected, request, next).await }
             }));
         }
-        axum::serve(self.listener, router)
+        let reaper_stop = shutdown.child_token();
+        let _stop_reaper = reaper_stop.clone().drop_guard();
+        tokio::spawn(reap(sessions, reaper_stop));
+        axum::serve(nodelay(self.listener), router)
             .with_graceful_shutdown(shutdown.cancelled_owned())
             .await
             .map_err(ServeError::Http)
     }
 }
 
-async fn require_token(expected: &str, request: Request, next: Next) -> Response {
-    let given = request.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes);
-    if given.is_some_and(|given| constant_time_eq(given, expected.as_bytes())) {
+/// A server other machines can reach needs a token, and one too long to
+/// guess.
+fn check_exposure(addr: SocketAddr, options: &HttpOptions) -> Result<(), ServeError> {
+    if addr.ip().is_loopback() {
+        return Ok(());
+    }
+    match &options.token {
+        None => Err(ServeError::ExposedWithoutToken(addr)),
+        Some(token) if token.chars().count() < MIN_EXPOSED_TOKEN_CHARS => {
+            Err(ServeError::WeakToken {
+                addr,
+                chars: token.chars().count(),
+                needed: MIN_EXPOSED_TOKEN_CHARS,
+            })
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// The listener with TCP_NODELAY set on every accepted socket.
+fn nodelay(
+    listener: TcpListener,
+) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = SocketAddr> {
+    listener.tap_io(|stream| {
+        // A socket that refuses the option still works, only slower.
+        let _ = stream.set_nodelay(true);
+    })
+}
+
+/// Closes idle sessions even when no request comes to notice them.
+async fn reap(sessions: Arc<BoundedSessions>, stop: CancellationToken) {
+    let period =
+        (sessions.limits().idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(period) => sessions.sweep().await,
+        }
+    }
+}
+
+/// Answers a body that is not a valid MCP message with a JSON-RPC error
+/// instead of rmcp's bare 415 (after rmcp's own checks of Host, Origin,
+/// Accept and Content-Type) or its "method not found" for a standard method
+/// whose params do not fit; answers DELETE of an unknown session with 404
+/// (rmcp says 202).
+async fn answer_invalid(sessions: &BoundedSessions, request: Request, next: Next) -> Response {
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    match *request.method() {
+        Method::DELETE => {
+            let known = session.as_deref().map(|id| sessions.contains(id));
+            let response = next.run(request).await;
+            if known == Some(false) && response.status().is_success() {
+                return unknown_session();
+            }
+            response
+        }
+        Method::POST => {
+            let json = is_json(request.headers());
+            let (parts, body) = request.into_parts();
+            let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    return (
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!(
+                            "cannot read the request body (the limit is {MAX_BODY} bytes): {e}"
+                        ),
+                    )
+                        .into_response();
+                }
+            };
+            let parsed = if json {
+                Some(serde_json::from_slice::<ClientJsonRpcMessage>(&bytes))
+            } else {
+                None
+            };
+            // Params rmcp would take for a custom method ("method not found").
+            if let Some(Ok(message)) = &parsed
+                && let Some(invalid) = jsonrpc::misparsed(message)
+            {
+                return invalid_reply(sessions, session.as_deref(), &invalid);
+            }
+            let response = next.run(Request::from_parts(parts, Body::from(bytes.clone()))).await;
+            match parsed {
+                // rmcp's checks passed and only the body failed.
+                Some(Err(error)) if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                    invalid_reply(sessions, session.as_deref(), &jsonrpc::diagnose(&bytes, &error))
+                }
+                _ => response,
+            }
+        }
+        _ => next.run(request).await,
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The JSON-RPC error for a body that is not a valid message. A request
+/// that could otherwise be served (its session is known, or it starts one)
+/// is answered like any failed request, with 200; anything else is 400.
+fn invalid_reply(
+    sessions: &BoundedSessions,
+    session: Option<&str>,
+    invalid: &jsonrpc::Invalid,
+) -> Response {
+    if session.is_some_and(|id| !sessions.contains(id)) {
+        return unknown_session();
+    }
+    let servable = invalid.is_request
+        && (session.is_some() || invalid.method.as_deref() == Some("initialize"));
+    let status = if servable { StatusCode::OK } else { StatusCode::BAD_REQUEST };
+    (status, [(header::CONTENT_TYPE, "application/json")], invalid.response().to_string())
+        .into_response()
+}
+
+fn unknown_session() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        "Not Found: no session has this Mcp-Session-Id (it expired or was closed); send \
+         initialize without one to start a new session",
+    )
+        .into_response()
+}
+
+async fn require_token(token: &str, request: Request, next: Next) -> Response {
+    let given = request.headers().get(header::AUTHORIZATION);
+    if given.is_some_and(|given| bearer_matches(given, token)) {
         return next.run(request).await;
     }
     let mut response = (
@@ -117,6 +295,18 @@ async fn require_token(expected: &str, request: Request, next: Next) -> Response
         .into_response();
     response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     response
+}
+
+/// `Bearer TOKEN`, the scheme in any letter case (RFC 9110 makes schemes
+/// case-insensitive), the token exactly.
+fn bearer_matches(given: &HeaderValue, token: &str) -> bool {
+    let given = given.as_bytes();
+    let Some(space) = given.iter().position(|&b| b == b' ') else {
+        return false;
+    };
+    let (scheme, rest) = given.split_at(space);
+    let credentials = rest.trim_ascii_start();
+    scheme.eq_ignore_ascii_case(b"bearer") && constant_time_eq(credentials, token.as_bytes())
 }
 
 /// Equal-length inputs take the same time whatever they hold, so a wrong
@@ -160,6 +350,48 @@ mod tests {
         assert!(!constant_time_eq(b"Bearer abd", b"Bearer abc"));
         assert!(!constant_time_eq(b"Bearer ab", b"Bearer abc"));
         assert!(!constant_time_eq(b"", b"Bearer abc"));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_accepted_in_any_case_and_the_token_exactly() {
+        let token = "s3cret-token";
+        for header in ["Bearer s3cret-token", "bearer s3cret-token", "BEARER  s3cret-token"] {
+            assert!(bearer_matches(&HeaderValue::from_static(header), token), "{header}");
+        }
+        for header in ["Bearer S3CRET-TOKEN", "Basic s3cret-token", "Bearers3cret-token", "Bearer"]
+        {
+            assert!(!bearer_matches(&HeaderValue::from_static(header), token), "{header}");
+        }
+    }
+
+    #[test]
+    fn a_network_address_needs_a_token_of_32_characters() {
+        let lan: SocketAddr = "0.0.0.0:8765".parse().unwrap();
+        let with =
+            |token: &str| HttpOptions { token: Some(token.into()), ..HttpOptions::default() };
+        assert!(matches!(
+            check_exposure(lan, &HttpOptions::default()),
+            Err(ServeError::ExposedWithoutToken(_))
+        ));
+        let short = check_exposure(lan, &with(&"x".repeat(31))).unwrap_err();
+        assert!(matches!(short, ServeError::WeakToken { chars: 31, needed: 32, .. }));
+        assert!(short.to_string().contains("32"), "{short}");
+        assert!(check_exposure(lan, &with(&"x".repeat(32))).is_ok());
+        // Loopback stays open to short tokens and to none.
+        let local: SocketAddr = "127.0.0.1:8765".parse().unwrap();
+        assert!(check_exposure(local, &with("short")).is_ok());
+        assert!(check_exposure(local, &HttpOptions::default()).is_ok());
+    }
+
+    #[tokio::test]
+    async fn accepted_sockets_have_nodelay() {
+        use axum::serve::Listener;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut listener = nodelay(listener);
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (accepted, _) = listener.accept().await;
+        assert!(accepted.nodelay().unwrap());
     }
 
     #[test]

@@ -16,8 +16,11 @@
 //!   a storm of requests queues instead of spawning without bound.
 
 pub mod http;
+mod jsonrpc;
 mod logging;
 mod progress;
+pub mod sessions;
+pub mod stdio;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -192,10 +195,25 @@ impl ServerHandler for ToolServer {
 }
 
 /// Serves `server` over this process's stdin and stdout until the host
-/// closes them.
+/// closes them. Invalid requests are answered with their id
+/// ([`stdio::LineTransport`]).
 pub async fn serve_stdio(server: impl ServerHandler) -> Result<(), ServeError> {
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    serve_lines(server, stdin, stdout).await
+}
+
+/// Serves `server` over any byte stream pair, one JSON-RPC message a line.
+pub async fn serve_lines<R, W>(
+    server: impl ServerHandler,
+    read: R,
+    write: W,
+) -> Result<(), ServeError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let running = server
-        .serve(rmcp::transport::stdio_pipes())
+        .serve(stdio::LineTransport::new(read, write))
         .await
         .map_err(|e| ServeError::Start(e.to_string()))?;
     running.waiting().await.map_err(|e| ServeError::Stopped(e.to_string()))?;
@@ -216,6 +234,11 @@ pub enum ServeError {
          tools in this workspace. Bind 127.0.0.1 or set a token with --token-env VAR"
     )]
     ExposedWithoutToken(std::net::SocketAddr),
+    #[error(
+        "refusing to serve on {addr} with a {chars}-character token: a token guarding a network \
+         address needs at least {needed} characters. Generate one, e.g. `openssl rand -hex 32`"
+    )]
+    WeakToken { addr: std::net::SocketAddr, chars: usize, needed: usize },
     #[error("the HTTP server failed: {0}")]
     Http(std::io::Error),
 }
