@@ -131,6 +131,8 @@ pub(crate) fn client(idle: Duration) -> Result<reqwest::Client, LlmError> {
     // after the embedding program chose one) fails harmlessly.
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
+        // Small requests go out at once, not after the peer's delayed ACK.
+        .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(15))
         .read_timeout(idle)
         .build()
