@@ -20,6 +20,8 @@ use crate::workspace::Workspace;
 use crate::write::{WriteMode, write_text};
 
 const FORBIDDEN: &[char] = &['<', '>', ':', '"', '|', '?', '*'];
+/// Entries one list_folder call shows.
+const MAX_FOLDER_ENTRIES: usize = 1000;
 /// Notes examined when looking for a near match.
 const MAX_FUZZY_CANDIDATES: usize = 50_000;
 
@@ -260,14 +262,22 @@ fn list_folder(workspace: &Workspace, requested: &str) -> Result<String, ToolErr
     if items.is_empty() {
         return Ok(format!("'{rel}' is empty."));
     }
-    let lines: Vec<String> = items
+    let total = items.len();
+    let mut lines: Vec<String> = items
         .into_iter()
+        .take(MAX_FOLDER_ENTRIES)
         .map(|(kind, name)| match kind {
             Kind::Dir => format!("[folder] {name}/"),
             Kind::Symlink => format!("[symlink] {name}@"),
             _ => format!("[file] {name}"),
         })
         .collect();
+    if total > MAX_FOLDER_ENTRIES {
+        lines.push(format!(
+            "[{} more entries not shown; list a subfolder, or use glob or search to find notes]",
+            total - MAX_FOLDER_ENTRIES
+        ));
+    }
     Ok(lines.join("\n"))
 }
 

@@ -10,14 +10,23 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use axon_protocol::{ToolAnnotations, ToolOutput, ToolSpec};
+use axon_protocol::{ContentPart, ToolAnnotations, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ToolError;
+use crate::text::clip_line;
 use crate::workspace::Workspace;
+
+/// Text of one result, at most (a backstop: tools bound their own output
+/// well below this).
+pub const MAX_RESULT_TEXT_BYTES: usize = 256 * 1024;
+/// Characters of one schema violation's message.
+const MAX_VIOLATION_CHARS: usize = 300;
+/// Violations listed for one call; the rest are counted.
+const MAX_VIOLATIONS: usize = 10;
 
 /// Receives a running tool's progress messages: an MCP host that asked for
 /// progress, or a front end showing what a long call is doing.
@@ -109,7 +118,8 @@ impl<T: TypedTool> Tool for T {
     fn call<'a>(&'a self, ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let args: T::Args = serde_json::from_value(args).map_err(|e| {
-                ToolError::InvalidParams { tool: T::NAME.to_string(), details: e.to_string() }
+                let details = clip_line(&e.to_string(), MAX_VIOLATION_CHARS).into_owned();
+                ToolError::InvalidParams { tool: T::NAME.to_string(), details }
             })?;
             self.run(ctx, args).await
         })
@@ -289,8 +299,18 @@ impl ToolRegistry {
         } else {
             args
         };
-        let problems: Vec<String> =
-            entry.validator.iter_errors(args).map(|e| describe_violation(&e)).collect();
+        let mut problems: Vec<String> = Vec::new();
+        let mut more = 0usize;
+        for error in entry.validator.iter_errors(args) {
+            if problems.len() < MAX_VIOLATIONS {
+                problems.push(describe_violation(&error));
+            } else {
+                more += 1;
+            }
+        }
+        if more > 0 {
+            problems.push(format!("and {more} more problems"));
+        }
         if problems.is_empty() {
             Ok(())
         } else {
@@ -301,10 +321,11 @@ impl ToolRegistry {
     /// Runs one call: lookup, validation, execution. Never fails: every
     /// problem is an error output the model can read.
     pub async fn call(&self, ctx: &ToolContext, name: &str, args: Value) -> ToolOutput {
-        match self.try_call(ctx, name, args).await {
+        let output = match self.try_call(ctx, name, args).await {
             Ok(output) => output,
             Err(e) => ToolOutput::error(e.to_string()),
-        }
+        };
+        bound_output(output)
     }
 
     async fn try_call(
@@ -329,22 +350,72 @@ impl ToolRegistry {
 }
 
 /// One schema violation as a sentence naming the field.
+/// One schema violation, named by field. The validator's message quotes
+/// the offending value, which may be huge: it is clipped.
 fn describe_violation(error: &jsonschema::ValidationError<'_>) -> String {
     let pointer = error.instance_path().to_string();
+    let message = clip_line(&error.to_string(), MAX_VIOLATION_CHARS).into_owned();
     if pointer.is_empty() {
         // Missing required fields and wrong top-level types are reported at
         // the root; the message itself names the field.
-        error.to_string()
+        message
     } else {
-        let field = pointer.trim_start_matches('/').replace('/', ".");
-        format!("field '{field}': {error}")
+        let field = clip_line(&pointer.trim_start_matches('/').replace('/', "."), 200).into_owned();
+        format!("field '{field}': {message}")
     }
+}
+
+/// Every result a model or host gets is bounded, whatever produced it (a
+/// built-in tool bounds its own output; an MCP server's tool may not): text
+/// beyond [`MAX_RESULT_TEXT_BYTES`] in all is cut with a note saying so.
+fn bound_output(mut output: ToolOutput) -> ToolOutput {
+    let mut room = MAX_RESULT_TEXT_BYTES;
+    let mut cut = 0usize;
+    for part in &mut output.content {
+        if let ContentPart::Text { text } = part {
+            if text.len() <= room {
+                room -= text.len();
+                continue;
+            }
+            let mut keep = room;
+            while !text.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            cut += text.len() - keep;
+            text.truncate(keep);
+            room -= keep;
+        }
+    }
+    if cut > 0 {
+        output.content.push(ContentPart::text(format!(
+            "\n[… {cut} more bytes cut: a tool result is limited to {} KiB; ask for less, \
+             e.g. a smaller range or a narrower query]",
+            MAX_RESULT_TEXT_BYTES / 1024
+        )));
+    }
+    output
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Profile;
+
+    #[test]
+    fn every_result_is_bounded() {
+        let big = "é".repeat(MAX_RESULT_TEXT_BYTES);
+        let output = ToolOutput {
+            content: vec![ContentPart::text("head"), ContentPart::text(big)],
+            is_error: false,
+        };
+        let bounded = bound_output(output);
+        let text = bounded.text_content();
+        assert!(text.len() <= MAX_RESULT_TEXT_BYTES + 200, "{}", text.len());
+        assert!(text.starts_with("head"));
+        assert!(text.contains("more bytes cut"), "no note");
+        let small = bound_output(ToolOutput::text("fine"));
+        assert_eq!(small.text_content(), "fine");
+    }
 
     #[test]
     fn profiles_register_cleanly() {

@@ -167,3 +167,26 @@ fn files_read_outside_a_workspace_are_not_followed_or_blocked_on() {
     assert!(read("link.md").is_err(), "a symlink was followed");
     assert!(read("fifo.md").is_err(), "a FIFO was read");
 }
+
+#[test]
+fn list_folder_is_bounded() {
+    let ws = TestWorkspace::vault();
+    for i in 0..1005 {
+        ws.write(&format!("many/n{i:04}.md"), "");
+    }
+    let text = expect_ok(&ws.call("list_folder", json!({"path": "many"})));
+    assert_eq!(text.lines().count(), 1001, "{}", &text[text.len() - 200..]);
+    assert!(text.ends_with(
+        "[5 more entries not shown; list a subfolder, or use glob or search to find notes]"
+    ));
+}
+
+#[test]
+fn invalid_arguments_are_described_briefly() {
+    let ws = TestWorkspace::code();
+    let huge = "x".repeat(1_000_000);
+    // A wrong type: the validator quotes the value.
+    let message = expect_error(&ws.call("read_file", json!({"path": 1, "start_line": huge})));
+    assert!(message.contains("start_line"), "{}", &message[..200.min(message.len())]);
+    assert!(message.len() < 2000, "{} bytes", message.len());
+}
