@@ -2,19 +2,17 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use process_wrap::tokio::{CommandWrap, ProcessGroup};
 #[allow(deprecated)] // roots are deprecated in the newest spec, still used by servers
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ErrorData, Implementation, ListRootsResult, ProtocolVersion, Root,
 };
 use rmcp::service::{RequestContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 
@@ -149,27 +147,27 @@ pub(crate) async fn connect(
                 Some(dir) => dir.clone(),
                 None => workspace.to_path_buf(),
             };
-            let mut wrapped = CommandWrap::with_new(command, |c| {
-                c.args(args).envs(env).current_dir(&dir);
-            });
-            // Signals reach everything the server started (npx, node, …).
-            #[cfg(unix)]
-            wrapped.wrap(ProcessGroup::leader());
-            let (transport, pipe) = TokioChildProcess::builder(wrapped)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-            let process_group = transport.id();
+            let started = crate::spawn::start(&config.name, command, args, env, &dir)?;
+            let process_group = started.group;
             if let Some(group) = process_group {
-                crate::process::track(group);
+                axon_tools::process::guard_group(group);
             }
-            let reader = pipe.map(|pipe| tokio::spawn(drain_stderr(pipe, stderr)));
+            let reader = started.stderr.map(|pipe| tokio::spawn(drain_stderr(pipe, stderr)));
             {
                 let mut known = spawned.lock().unwrap_or_else(PoisonError::into_inner);
                 known.group = process_group;
                 known.stderr_reader = reader;
             }
-            let service = handler.serve(transport).await.map_err(|e| e.to_string())?;
+            // A server whose first line is not JSON-RPC fails now, not at
+            // the startup timeout.
+            let mut not_mcp = started.not_mcp;
+            let served = tokio::select! {
+                served = handler.serve(started.transport) => served,
+                Ok(message) = &mut not_mcp => return Err(message),
+            };
+            // The SDK may see the stream end before the verdict is read.
+            let service =
+                served.map_err(|e| not_mcp.try_recv().unwrap_or_else(|_| e.to_string()))?;
             Ok(Connection { service, process_group })
         }
         Transport::Http { url, headers, bearer_token_env } => {

@@ -20,6 +20,7 @@ pub mod naming;
 mod process;
 mod resource_tool;
 pub mod server;
+mod spawn;
 
 pub use process::kill_all;
 

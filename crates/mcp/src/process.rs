@@ -17,6 +17,7 @@ pub(crate) fn kill(group: u32) {
     let ours = LIVE.lock().unwrap_or_else(PoisonError::into_inner).remove(&group);
     if ours {
         kill_group(group);
+        axon_tools::process::release_group(group);
     }
 }
 

@@ -1,0 +1,223 @@
+//! Starting a stdio MCP server: what it runs with and what it must say first.
+//!
+//! - Its environment is the safe core of axon's (`PATH`, `HOME`, `LANG`,
+//!   `LC_*`, `TERM`, …; [`EnvPolicy::core`]) plus exactly the `env` its
+//!   configuration lists: never the user's API keys.
+//! - It runs in its own process group, dies with axon
+//!   ([`axon_tools::process::die_with_parent`]), and its group is handed to
+//!   the guardian, so even `kill -9` of axon takes it along.
+//! - The first line on its stdout must be a JSON-RPC message. One that is
+//!   not (a banner, a log line, another protocol) fails the start at once
+//!   with "MCP server NAME is not speaking MCP: first bytes …" instead of
+//!   waiting out the startup timeout while the SDK skips what it cannot
+//!   parse.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Stdio;
+
+use axon_tools::env_policy::EnvPolicy;
+use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
+use tokio::process::{ChildStderr, ChildStdin};
+use tokio::sync::oneshot;
+
+/// Bytes of a bad first line shown in the error.
+const SHOWN: usize = 120;
+/// A first line longer than this that starts like JSON is left to the SDK.
+const JUDGED: usize = 64 * 1024;
+
+/// A started server: its transport, its process group, its stderr, and the
+/// verdict on its first line (a message when it is not MCP).
+pub(crate) struct Started {
+    pub transport: StdioTransport,
+    pub group: Option<u32>,
+    pub stderr: Option<ChildStderr>,
+    pub not_mcp: oneshot::Receiver<String>,
+}
+
+/// Spawns `command` for the server `name`.
+pub(crate) fn start(
+    name: &str,
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    dir: &Path,
+) -> Result<Started, String> {
+    let mut wrapped = CommandWrap::with_new(command, |c| {
+        EnvPolicy::core().configure(c);
+        c.envs(env)
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        axon_tools::process::die_with_parent(c);
+    });
+    // Signals reach everything the server started (npx, node, …).
+    #[cfg(unix)]
+    wrapped.wrap(ProcessGroup::leader());
+    let mut child = wrapped.spawn().map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    let group = child.id();
+    if let Some(group) = group {
+        crate::process::track(group);
+    }
+    let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
+        return Err(format!("cannot talk to `{command}`: its stdin or stdout is not a pipe"));
+    };
+    let stderr = child.stderr().take();
+    let (reader, not_mcp) = check_first_line(name.to_string(), stdout);
+    Ok(Started {
+        transport: StdioTransport {
+            inner: AsyncRwTransport::new(reader, stdin),
+            _child: ChildGuard(Some(child)),
+        },
+        group,
+        stderr,
+        not_mcp,
+    })
+}
+
+/// The SDK's line transport over the checked stdout, owning the child so
+/// that the session ending (or never starting) kills and reaps it.
+pub(crate) struct StdioTransport {
+    inner: AsyncRwTransport<RoleClient, DuplexStream, ChildStdin>,
+    _child: ChildGuard,
+}
+
+impl Transport<RoleClient> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.inner.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+struct ChildGuard(Option<Box<dyn ChildWrapper>>);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let Some(mut child) = self.0.take() else { return };
+        match tokio::runtime::Handle::try_current() {
+            // kill() also waits, so no zombie is left behind.
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let _ = Box::into_pin(child.kill()).await;
+                });
+            }
+            Err(_) => {
+                let _ = child.start_kill();
+            }
+        }
+    }
+}
+
+/// Forwards `stdout` to the returned reader once its first non-blank line
+/// reads as a JSON-RPC message; otherwise sends the error on the channel and
+/// forwards nothing.
+fn check_first_line(
+    name: String,
+    mut stdout: impl AsyncRead + Unpin + Send + 'static,
+) -> (DuplexStream, oneshot::Receiver<String>) {
+    let (mut forward, reader) = tokio::io::duplex(64 * 1024);
+    let (verdict, not_mcp) = oneshot::channel();
+    tokio::spawn(async move {
+        let mut head = Vec::new();
+        let mut buf = vec![0u8; 8192];
+        loop {
+            let n = match stdout.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            head.extend_from_slice(&buf[..n]);
+            match judge(&head) {
+                Judgement::Undecided => {}
+                Judgement::Mcp => break,
+                Judgement::NotMcp => {
+                    let _ = verdict.send(format!(
+                        "MCP server {name} is not speaking MCP: first bytes {}",
+                        shown(&head)
+                    ));
+                    return;
+                }
+            }
+        }
+        if forward.write_all(&head).await.is_ok() {
+            let _ = tokio::io::copy(&mut stdout, &mut forward).await;
+        }
+    });
+    (reader, not_mcp)
+}
+
+#[derive(Debug, PartialEq)]
+enum Judgement {
+    Undecided,
+    Mcp,
+    NotMcp,
+}
+
+/// Whether the bytes read so far start with a JSON-RPC message.
+fn judge(head: &[u8]) -> Judgement {
+    let Some(start) = head.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return Judgement::Undecided;
+    };
+    if !matches!(head[start], b'{' | b'[') {
+        return Judgement::NotMcp;
+    }
+    let Some(end) = head[start..].iter().position(|&b| b == b'\n') else {
+        return if head.len() > JUDGED { Judgement::Mcp } else { Judgement::Undecided };
+    };
+    match serde_json::from_slice::<serde_json::Value>(&head[start..start + end]) {
+        Ok(serde_json::Value::Object(message)) if message.contains_key("jsonrpc") => Judgement::Mcp,
+        Ok(serde_json::Value::Array(_)) => Judgement::Mcp,
+        _ => Judgement::NotMcp,
+    }
+}
+
+/// The first line of `head`, at most [`SHOWN`] bytes, quoted with control
+/// characters escaped.
+fn shown(head: &[u8]) -> String {
+    let start = head.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(0);
+    let line = head[start..].split(|&b| b == b'\n').next().unwrap_or_default();
+    let cut = line.len() > SHOWN;
+    let text = String::from_utf8_lossy(&line[..line.len().min(SHOWN)]).into_owned();
+    format!("{text:?}{}", if cut { " …" } else { "" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_line_is_judged() {
+        assert_eq!(judge(b"\n  "), Judgement::Undecided);
+        assert_eq!(judge(br#"{"jsonrpc":"2.0","id":0"#), Judgement::Undecided);
+        assert_eq!(judge(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n"), Judgement::Mcp);
+        assert_eq!(judge(b"Server listening on 8080\n"), Judgement::NotMcp);
+        assert_eq!(judge(b"{not json}\n"), Judgement::NotMcp);
+        assert_eq!(judge(b"{\"hello\":1}\n"), Judgement::NotMcp);
+        assert_eq!(judge(b"\x1b[31mred"), Judgement::NotMcp);
+    }
+
+    #[test]
+    fn what_is_shown_is_escaped_and_capped() {
+        assert_eq!(shown(b"\x1b[31mhi\tthere\nmore"), r#""\u{1b}[31mhi\tthere""#);
+        let long = shown(&[b'x'; 500]);
+        assert!(long.ends_with(" …") && long.len() < 130, "{long}");
+    }
+}

@@ -1,0 +1,120 @@
+//! How a stdio server is started: a server whose stdout is not JSON-RPC is
+//! named at once (not at its startup timeout), and a server sees only its
+//! configured `env` and the core of axon's environment.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use axon_mcp::config::{ServerConfig, Transport};
+use axon_mcp::{McpManager, ServerState};
+
+fn sh(name: &str, script: &str, env: BTreeMap<String, String>) -> ServerConfig {
+    ServerConfig {
+        name: name.to_string(),
+        transport: Transport::Stdio {
+            command: "sh".to_string(),
+            args: vec!["-c".to_string(), script.to_string()],
+            env,
+            cwd: None,
+        },
+        enabled: true,
+        // Far beyond the test's own limit: only a prompt verdict passes.
+        startup_timeout: Duration::from_secs(600),
+        tool_timeout: None,
+        enabled_tools: None,
+        disabled_tools: Vec::new(),
+        source: "test".to_string(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_writing_garbage_is_named_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = vec![
+        sh("banner", "echo 'Listening on http://0.0.0.0:3000'; sleep 600", BTreeMap::new()),
+        sh("broken", "printf '{\"jsonrpc\": oops}\\n'; sleep 600", BTreeMap::new()),
+        sh("binary", "printf '\\001\\002\\377 binary'; sleep 600", BTreeMap::new()),
+    ];
+    let manager =
+        tokio::time::timeout(Duration::from_secs(60), McpManager::start(configs, dir.path()))
+            .await
+            .expect("a garbage-writing server must fail at once, not at its startup timeout");
+    let statuses = manager.statuses();
+    let message = |name: &str| match &statuses.iter().find(|s| s.name == name).unwrap().state {
+        ServerState::Error(message) => message.clone(),
+        other => panic!("{name}: {other:?}"),
+    };
+    assert!(
+        message("banner").starts_with(
+            r#"MCP server banner is not speaking MCP: first bytes "Listening on http://0.0.0.0:3000""#
+        ),
+        "{}",
+        message("banner")
+    );
+    assert!(
+        message("broken").contains(r#"first bytes "{\"jsonrpc\": oops}""#),
+        "{}",
+        message("broken")
+    );
+    assert!(
+        message("binary").contains(r#"first bytes "\u{1}\u{2}� binary""#),
+        "{}",
+        message("binary")
+    );
+    manager.shutdown().await;
+}
+
+/// A server that answers `initialize` with its environment as its name.
+const ENV_SERVER: &str = r#"read -r _
+env | sort | tr '\n' ' ' > "$OUT"
+printf '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"env","version":"1"}}}\n'
+sleep 600"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_gets_its_env_and_the_core_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("env.txt");
+    let env = BTreeMap::from([
+        ("OUT".to_string(), out.display().to_string()),
+        ("FROM_CONFIG".to_string(), "yes".to_string()),
+    ]);
+    let manager = tokio::time::timeout(
+        Duration::from_secs(60),
+        McpManager::start(vec![sh("env", ENV_SERVER, env)], dir.path()),
+    )
+    .await
+    .unwrap();
+    let seen = std::fs::read_to_string(&out).unwrap();
+    assert!(seen.contains("FROM_CONFIG=yes") && seen.contains("PATH="), "{seen}");
+    // Whatever else the test runner has (CARGO_*, RUST_*, CI secrets) stays.
+    for line in seen.split(' ').filter(|l| !l.is_empty()) {
+        let name = line.split('=').next().unwrap();
+        let core = [
+            "HOME",
+            "LOGNAME",
+            "PATH",
+            "SHELL",
+            "USER",
+            "USERNAME",
+            "TMPDIR",
+            "TEMP",
+            "TMP",
+            "LANG",
+            "LANGUAGE",
+            "TERM",
+            "TZ",
+            "OUT",
+            "FROM_CONFIG",
+            "PWD",
+            "SHLVL",
+            "_",
+        ];
+        assert!(
+            core.contains(&name) || name.starts_with("LC_"),
+            "{name} reached the server: {seen}"
+        );
+    }
+    manager.shutdown().await;
+}
