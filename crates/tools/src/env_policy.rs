@@ -76,7 +76,8 @@ impl EnvPolicyConfig {
     /// and variables add up.
     pub fn merge(&mut self, other: EnvPolicyConfig) {
         self.inherit = other.inherit.or(self.inherit);
-        self.ignore_default_excludes = other.ignore_default_excludes.or(self.ignore_default_excludes);
+        self.ignore_default_excludes =
+            other.ignore_default_excludes.or(self.ignore_default_excludes);
         self.include.extend(other.include);
         self.exclude.extend(other.exclude);
         self.set.extend(other.set);

@@ -33,10 +33,10 @@ mod write;
 pub use atomic::{atomic_replace, atomic_write, atomic_write_path};
 pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
-pub use registry::{ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool};
-pub use search::{FileMatches, SearchMatch, SearchOptions, SearchResults, search_workspace};
 pub use process::kill_process_group;
+pub use registry::{ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool};
 pub use resolved::{Opened, Resolved, is_escape, read_text_nofollow};
+pub use search::{FileMatches, SearchMatch, SearchOptions, SearchResults, search_workspace};
 pub use workspace::Workspace;
 
 /// Which set of built-in tools an agent gets.

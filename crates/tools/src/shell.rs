@@ -289,7 +289,11 @@ impl Workdir {
     fn cwd(&self) -> std::path::PathBuf {
         use std::os::fd::AsRawFd;
         let by_handle = std::path::PathBuf::from(format!("/proc/self/fd/{}", self.dir.as_raw_fd()));
-        if std::path::Path::new("/proc/self/fd").is_dir() { by_handle } else { self.fallback.clone() }
+        if std::path::Path::new("/proc/self/fd").is_dir() {
+            by_handle
+        } else {
+            self.fallback.clone()
+        }
     }
 }
 
@@ -327,5 +331,23 @@ mod tests {
         let text = kept.text();
         assert!(text.contains("[103 bytes of output omitted]"), "{}", &text[..100]);
         assert!(text.ends_with("END"));
+    }
+
+    #[tokio::test]
+    async fn commands_get_the_environment_the_policy_builds() {
+        use crate::env_policy::{EnvPolicyConfig, Inherit};
+        let dir = tempfile::tempdir().unwrap();
+        let config = EnvPolicyConfig {
+            inherit: Some(Inherit::None),
+            set: [("ONLY".to_string(), "this".to_string())].into(),
+            ..Default::default()
+        };
+        let shell = Shell { env: Arc::new(EnvPolicy::new(&config, Vec::<String>::new()).unwrap()) };
+        let ctx = ToolContext::new(crate::Workspace::new(dir.path()).unwrap());
+        let args = ShellArgs { command: "/usr/bin/env".into(), timeout_ms: None, workdir: None };
+        let text = shell.run(&ctx, args).await.unwrap().text_content();
+        assert!(text.contains("ONLY=this"), "{text}");
+        // The test runner's own variables (CARGO_*, PATH) stay behind.
+        assert!(!text.contains("CARGO") && !text.contains("PATH="), "{text}");
     }
 }
