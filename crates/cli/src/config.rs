@@ -24,6 +24,9 @@ pub struct ConfigFile {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub max_iterations: Option<u32>,
+    /// The output limit of every request, for every provider without its
+    /// own `max_tokens`.
+    pub max_tokens: Option<u32>,
     pub approval: Option<String>,
     pub profile: Option<String>,
     #[serde(default)]
@@ -82,6 +85,8 @@ pub struct ProviderFile {
     pub stream_idle_timeout_ms: Option<u64>,
     /// Anthropic extended thinking budget in tokens.
     pub thinking_budget: Option<u32>,
+    /// The output limit of every request (`0`: send none, OpenAI format).
+    pub max_tokens: Option<u32>,
 }
 
 impl ConfigFile {
@@ -89,6 +94,7 @@ impl ConfigFile {
         self.provider = other.provider.or(self.provider.take());
         self.model = other.model.or(self.model.take());
         self.max_iterations = other.max_iterations.or(self.max_iterations);
+        self.max_tokens = other.max_tokens.or(self.max_tokens);
         self.context.strategy = other.context.strategy.or(self.context.strategy.take());
         self.rules.extend(other.rules);
         // A later layer's entry for the same skill replaces the earlier one.
@@ -111,6 +117,7 @@ impl ConfigFile {
             ours.stream_idle_timeout_ms =
                 theirs.stream_idle_timeout_ms.or(ours.stream_idle_timeout_ms);
             ours.thinking_budget = theirs.thinking_budget.or(ours.thinking_budget);
+            ours.max_tokens = theirs.max_tokens.or(ours.max_tokens);
         }
     }
 }
@@ -318,6 +325,7 @@ impl Effective {
         config.tool_protocol = layer.tool_protocol.unwrap_or(config.tool_protocol);
         config.headers = layer.headers.unwrap_or_default().into_iter().collect();
         config.thinking_budget = layer.thinking_budget;
+        config.max_tokens = layer.max_tokens.or(self.file.max_tokens);
         if let Some(ms) = layer.stream_idle_timeout_ms {
             config.stream_idle_timeout = Duration::from_millis(ms);
         }
@@ -343,6 +351,7 @@ fn custom(name: &str, kind: ProviderKind) -> ProviderConfig {
         retry: Default::default(),
         stream_idle_timeout: Duration::from_secs(120),
         thinking_budget: None,
+        max_tokens: None,
     }
 }
 
@@ -415,6 +424,24 @@ mod tests {
         assert_eq!(layer.model.as_deref(), Some("m"));
         let mut strict: ConfigFile = toml::from_str("approval = \"read-only\"").unwrap();
         assert!(strict.restrict_to_workspace(Path::new("x")).is_empty());
+    }
+
+    #[test]
+    fn max_tokens_is_set_at_the_top_or_per_provider() {
+        let file: ConfigFile = toml::from_str(
+            "max_tokens = 2000\n[providers.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"m\"\nmax_tokens = 500\n",
+        )
+        .unwrap();
+        let effective = Effective {
+            sources: Vec::new(),
+            file,
+            refused: Vec::new(),
+            user_servers: Vec::new(),
+            workspace_servers: Vec::new(),
+        };
+        let pick = |name: &str| Overrides { provider: Some(name.into()), model: None };
+        assert_eq!(effective.provider(&pick("local")).unwrap().max_tokens, Some(500));
+        assert_eq!(effective.provider(&pick("ollama")).unwrap().max_tokens, Some(2000));
     }
 
     #[test]

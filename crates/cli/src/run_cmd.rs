@@ -316,7 +316,7 @@ async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<Prepared> {
         guidance: _,
         mut registry,
         agent_config,
-    } = Setting::load(&args.dir, &args.options)?;
+    } = Setting::load(&args.dir, &args.options).await?;
     // Asking needs someone at a terminal who is not also the prompt's source.
     let interactive = args.prompt.as_deref() != Some("-")
         && std::io::stdin().is_terminal()

@@ -66,6 +66,10 @@ impl Journal for SessionJournal {
         let at = now_ms();
         self.append(&Record::Compaction { summary: summary.to_string(), kept, at });
     }
+
+    fn turn_failed(&self, reason: &str) {
+        self.append(&Record::TurnFailed { reason: reason.to_string(), at: now_ms() });
+    }
 }
 
 fn now_ms() -> i64 {

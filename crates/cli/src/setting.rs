@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use axon_core::{AgentConfig, ApprovalPolicy, ContextStrategy};
-use axon_llm::{Provider, ProviderConfig, build_provider};
+use axon_llm::{Provider, ProviderConfig, connect};
 use axon_tools::{Profile, ToolRegistry, Workspace};
 use clap::Args;
 
@@ -71,8 +71,9 @@ pub struct Setting {
 
 impl Setting {
     /// Reads everything; config warnings and guidance problems go to
-    /// stderr (before any full-screen UI starts).
-    pub fn load(dir: &Path, choices: &AgentOptions) -> Result<Setting> {
+    /// stderr (before any full-screen UI starts). A model the built-in
+    /// table does not know has its window asked of its server.
+    pub async fn load(dir: &Path, choices: &AgentOptions) -> Result<Setting> {
         let workspace = Workspace::new(dir)?;
         let dirs = Dirs::from_env()?;
         let config = Effective::load(&dirs, workspace.root())?;
@@ -83,7 +84,7 @@ impl Setting {
             provider: choices.provider.clone(),
             model: choices.model.clone(),
         })?;
-        let provider = build_provider(&provider_config)?;
+        let provider = connect(&provider_config).await?;
         let context_strategy = match config.file.context.strategy.as_deref() {
             None | Some("trim") => ContextStrategy::Trim,
             Some("summarize" | "summarise") => ContextStrategy::Summarize,
@@ -138,13 +139,13 @@ impl Setting {
     }
 
     /// Another model of the configured provider (`/model NAME`).
-    pub fn other_model(&self, model: &str) -> Result<(ProviderConfig, Arc<dyn Provider>)> {
+    pub async fn other_model(&self, model: &str) -> Result<(ProviderConfig, Arc<dyn Provider>)> {
         let overrides = Overrides {
             provider: Some(self.provider_config.name.clone()),
             model: Some(model.to_string()),
         };
         let config = self.config.provider(&overrides)?;
-        let provider = build_provider(&config)?;
+        let provider = connect(&config).await?;
         Ok((config, provider))
     }
 }

@@ -18,7 +18,7 @@ use axon_llm::{
     AssembledTurn, FinishReason, LlmError, Provider, ProviderEvent, ProviderRequest, ToolProtocol,
     TurnAssembler, text_protocol,
 };
-use axon_protocol::{AgentEvent, Message, ToolCall, ToolSpec};
+use axon_protocol::{AgentEvent, Message, Role, ToolCall, ToolSpec};
 use axon_tools::{ToolContext, ToolRegistry};
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -214,7 +214,14 @@ impl Agent {
         // A run dropped mid-tool (its future discarded) leaves calls
         // without results; close them before the history is sent again.
         self.history.close_open_calls();
-        self.history.push(Message::user(prompt));
+        // A request that failed or was cancelled before any reply is still
+        // the last message: asked again, it is answered, not repeated.
+        let unanswered = self.history.messages().last().is_some_and(|m| {
+            m.role == Role::User && m.tool_call_id.is_none() && m.text() == prompt
+        });
+        if !unanswered {
+            self.history.push(Message::user(prompt));
+        }
         self.prompt_index = self.history.len() - 1;
         let mut last_text = String::new();
         for _ in 0..self.config.max_iterations {
@@ -227,6 +234,7 @@ impl Agent {
                     return RunOutcome::Cancelled(partial);
                 }
                 Err(TurnEnd::Failed(message)) => {
+                    self.history.record_failure(&message);
                     emit(AgentEvent::Error { message: message.clone() });
                     return RunOutcome::Failed(message);
                 }
@@ -238,6 +246,19 @@ impl Agent {
                 });
             }
             let (assistant, text, calls) = self.interpret(turn);
+            for (n, planned) in calls.iter().enumerate() {
+                // An unreadable ```json:tool block names no tool, so no tool
+                // call event shows it: say it here.
+                if let (true, Some(problem)) = (planned.call.name.is_empty(), &planned.problem) {
+                    emit(AgentEvent::Warning {
+                        message: format!(
+                            "the model's tool block {} could not be read ({problem}); it was \
+                             told so and may try again",
+                            n + 1
+                        ),
+                    });
+                }
+            }
             self.history.push(assistant);
             if calls.is_empty() {
                 emit(AgentEvent::Answer { text: text.clone() });
@@ -358,6 +379,10 @@ impl Agent {
     ) -> Result<AssembledTurn, Result<LlmError, String>> {
         let mut stream = self.provider.stream(request);
         let mut turn = TurnAssembler::new();
+        // With the text protocol, tool blocks are shown as calls once parsed,
+        // not streamed as answer text.
+        let mut visible = (self.provider.info().tool_protocol == ToolProtocol::Text)
+            .then(text_protocol::VisibleText::new);
         loop {
             let item = tokio::select! {
                 biased;
@@ -375,7 +400,22 @@ impl Agent {
                 }
             };
             match &event {
-                ProviderEvent::TextDelta(text) => emit(AgentEvent::Token { text: text.clone() }),
+                ProviderEvent::TextDelta(text) => {
+                    let shown = match &mut visible {
+                        Some(visible) => visible.push(text),
+                        None => text.clone(),
+                    };
+                    if !shown.is_empty() {
+                        emit(AgentEvent::Token { text: shown });
+                    }
+                }
+                ProviderEvent::Finish(_) => {
+                    if let Some(rest) = visible.as_mut().map(text_protocol::VisibleText::finish)
+                        && !rest.is_empty()
+                    {
+                        emit(AgentEvent::Token { text: rest });
+                    }
+                }
                 ProviderEvent::ReasoningDelta(text) => {
                     emit(AgentEvent::Thought { text: text.clone() });
                 }

@@ -21,6 +21,9 @@ pub trait Journal: Send + Sync {
     fn usage(&self, usage: &Usage);
     /// All but the newest `kept` messages were replaced by `summary`.
     fn compacted(&self, summary: &str, kept: usize);
+    /// The request being worked on failed with `reason`; it stays the last
+    /// message, and asking it again answers it rather than repeating it.
+    fn turn_failed(&self, _reason: &str) {}
 }
 
 pub(crate) struct History {
@@ -105,6 +108,12 @@ impl History {
         }
         self.tokens.push(tokens);
         self.messages.push(message);
+    }
+
+    pub(crate) fn record_failure(&self, reason: &str) {
+        if let Some(journal) = &self.journal {
+            journal.turn_failed(reason);
+        }
     }
 
     pub(crate) fn record_usage(&self, usage: &Usage) {

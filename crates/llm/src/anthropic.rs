@@ -20,10 +20,12 @@ use crate::{
 
 /// The API version this code speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
-/// `max_tokens` is required by the API; this is used when none is set.
-const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// `max_tokens` is required by the API; this is used when neither the
+/// request nor the provider sets one.
+const DEFAULT_MAX_TOKENS: u32 = crate::presets::MAX_TOKENS_CAP;
 
-/// A provider speaking Anthropic Messages at `base_url` + `/v1/messages`.
+/// A provider speaking Anthropic Messages at `base_url` + `/v1/messages`
+/// (a `base_url` ending in `/v1` is accepted too).
 pub struct AnthropicProvider {
     connection: Arc<Connection>,
 }
@@ -43,7 +45,9 @@ impl Provider for AnthropicProvider {
 
     fn stream(&self, request: &ProviderRequest<'_>) -> EventStream {
         let connection = Arc::clone(&self.connection);
-        let body = request_body(&connection.info.model, request, connection.thinking_budget);
+        let max_tokens = request.max_output_tokens.or(connection.max_output_tokens);
+        let request = ProviderRequest { max_output_tokens: max_tokens, ..request.clone() };
+        let body = request_body(&connection.info.model, &request, connection.thinking_budget);
         http::spawn_call(move |emit| async move {
             if let Err(e) = read_answer(&connection, &emit, &body).await {
                 emit.send(Err(e)).await;

@@ -2,22 +2,26 @@
 
 use std::time::Duration;
 
+/// Every error that answers an HTTP request names the URL it went to, so a
+/// wrong `base_url` shows in the message itself.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LlmError {
     #[error(
-        "{provider} rejected the API key ({message}). Set a valid key in {env_var} or `api_key` in the config."
+        "{provider} rejected the API key ({message}; {url}). Set a valid key in {env_var} or `api_key` in the config."
     )]
-    Auth { provider: String, env_var: String, message: String },
-    #[error("{provider} is rate limiting requests ({message}); gave up after retrying")]
-    RateLimited { provider: String, message: String, retry_after: Option<Duration> },
-    #[error("{provider} is overloaded ({message}); gave up after retrying. Try again later.")]
-    Overloaded { provider: String, message: String },
-    #[error("the conversation is too long for the model's context window ({message})")]
-    ContextLength { message: String },
-    #[error("{provider} refused the request (HTTP {status}): {message}")]
-    BadRequest { provider: String, status: u16, message: String },
-    #[error("{provider} failed (HTTP {status}): {message}")]
-    Server { provider: String, status: u16, message: String },
+    Auth { provider: String, env_var: String, message: String, url: String },
+    #[error("{provider} is rate limiting requests to {url} ({message}); gave up after retrying")]
+    RateLimited { provider: String, message: String, retry_after: Option<Duration>, url: String },
+    #[error(
+        "{provider} is overloaded ({message}; {url}); gave up after retrying. Try again later."
+    )]
+    Overloaded { provider: String, message: String, url: String },
+    #[error("the conversation is too long for the model's context window ({message}; {url})")]
+    ContextLength { message: String, url: String },
+    #[error("{provider} refused the request to {url} (HTTP {status}): {message}{}", hint(*.status))]
+    BadRequest { provider: String, status: u16, message: String, url: String },
+    #[error("{provider} failed (HTTP {status} from {url}): {message}")]
+    Server { provider: String, status: u16, message: String, url: String },
     #[error("cannot reach {provider} at {url}: {message}. Check the network and `base_url`.")]
     Network { provider: String, url: String, message: String },
     #[error("the answer from {provider} broke off: {message}")]
@@ -26,6 +30,15 @@ pub enum LlmError {
     Idle { provider: String, idle: Duration },
     #[error("{0}")]
     Config(String),
+}
+
+/// What to check when the server says the address does not exist.
+fn hint(status: u16) -> &'static str {
+    if status == 404 {
+        ". Check `base_url`: the API path (e.g. /chat/completions, /v1/messages) is added to it"
+    } else {
+        ""
+    }
 }
 
 impl LlmError {

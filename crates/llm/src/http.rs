@@ -16,6 +16,7 @@ use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::overflow::is_context_overflow;
 use crate::retry::{RetryClass, RetryPolicy, retry_after};
 use crate::{EventStream, LlmError, ProviderEvent};
 
@@ -36,6 +37,9 @@ pub struct Settings {
     /// Tokens the model may spend thinking (Anthropic extended thinking);
     /// `None` leaves thinking off.
     pub thinking_budget: Option<u32>,
+    /// The output limit sent when a request sets none (`max_tokens`);
+    /// `None` sends none where the API allows.
+    pub max_output_tokens: Option<u32>,
 }
 
 /// How the API key is presented.
@@ -58,12 +62,13 @@ pub(crate) struct Connection {
     policy: RetryPolicy,
     pub idle: Duration,
     pub thinking_budget: Option<u32>,
+    pub max_output_tokens: Option<u32>,
 }
 
 impl Connection {
     /// A connection posting to `base_url` + `path`.
     pub(crate) fn new(settings: Settings, path: &str, auth: Auth) -> Result<Self, LlmError> {
-        let url = format!("{}{path}", settings.base_url.trim_end_matches('/'));
+        let url = join_url(&settings.base_url, path);
         Ok(Connection {
             endpoint: Endpoint {
                 provider: settings.info.name.clone(),
@@ -78,6 +83,7 @@ impl Connection {
             policy: settings.retry,
             idle: settings.stream_idle_timeout,
             thinking_budget: settings.thinking_budget,
+            max_output_tokens: settings.max_output_tokens,
         })
     }
 
@@ -123,6 +129,21 @@ pub(crate) struct Endpoint {
     pub url: String,
 }
 
+/// `base_url` + `path`, without doubling a version segment both end and
+/// start with: `https://api.anthropic.com/v1` + `/v1/messages` is
+/// `https://api.anthropic.com/v1/messages`, as is the same base without
+/// `/v1`. Users copy base URLs with and without it.
+pub(crate) fn join_url(base_url: &str, path: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
+    if let Some((version, rest)) = path[1..].split_once('/')
+        && base.ends_with(&format!("/{version}"))
+    {
+        return format!("{base}/{rest}");
+    }
+    format!("{base}{path}")
+}
+
 /// A client whose every read (the response head included) times out after
 /// `idle`: a server that accepts the connection and never answers cannot
 /// hang a run.
@@ -155,12 +176,15 @@ pub(crate) async fn send(
                 let status = response.status().as_u16();
                 let asked = retry_after(response.headers());
                 let body = response.text().await.unwrap_or_default();
+                let error = error_for_status(endpoint, status, asked, &body);
                 let class = match status {
+                    // The same request cannot fit the next time either.
+                    _ if matches!(error, LlmError::ContextLength { .. }) => None,
                     429 | 503 | 529 => Some(RetryClass::RateLimit),
                     500 | 502 | 504 => Some(RetryClass::Connection),
                     _ => None,
                 };
-                (error_for_status(endpoint, status, asked, &body), class, asked)
+                (error, class, asked)
             }
             Err(e) => (network_error(endpoint, &e), Some(RetryClass::Connection), None),
         };
@@ -188,14 +212,18 @@ pub(crate) fn error_for_status(
     body: &str,
 ) -> LlmError {
     let provider = endpoint.provider.clone();
+    let url = endpoint.url.clone();
     let message = error_message(body);
     match status {
-        401 | 403 => LlmError::Auth { provider, env_var: endpoint.key_env.clone(), message },
-        429 => LlmError::RateLimited { provider, message, retry_after },
-        503 | 529 => LlmError::Overloaded { provider, message },
-        400 | 413 | 422 if is_context_length(body) => LlmError::ContextLength { message },
-        400..=499 => LlmError::BadRequest { provider, status, message },
-        _ => LlmError::Server { provider, status, message },
+        401 | 403 => LlmError::Auth { provider, env_var: endpoint.key_env.clone(), message, url },
+        429 => LlmError::RateLimited { provider, message, retry_after, url },
+        503 | 529 => LlmError::Overloaded { provider, message, url },
+        // Some servers (llama.cpp before its 400) answer an overflow with 500.
+        400 | 413 | 422 | 500 if is_context_overflow(body) => {
+            LlmError::ContextLength { message, url }
+        }
+        400..=499 => LlmError::BadRequest { provider, status, message, url },
+        _ => LlmError::Server { provider, status, message, url },
     }
 }
 
@@ -203,30 +231,19 @@ pub(crate) fn error_for_status(
 /// else the start of the raw text.
 pub(crate) fn error_message(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    // `error.message` (OpenAI, Anthropic, llama.cpp), `message` (vLLM),
+    // `error` as a string (Ollama, LM Studio).
     let message = parsed.as_ref().and_then(|v| {
-        v.pointer("/error/message").or_else(|| v.get("message")).and_then(|m| m.as_str())
+        v.pointer("/error/message")
+            .or_else(|| v.get("message"))
+            .or_else(|| v.get("error"))
+            .and_then(|m| m.as_str())
     });
     match message {
         Some(m) => m.to_string(),
         None if body.trim().is_empty() => "no details given".to_string(),
         None => body.trim().chars().take(300).collect(),
     }
-}
-
-fn is_context_length(body: &str) -> bool {
-    let body = body.to_lowercase();
-    [
-        "context_length_exceeded",
-        "maximum context length",
-        "context length",
-        "context window",
-        "context limit",
-        "prompt is too long",
-        "too many tokens",
-        "reduce the length",
-    ]
-    .iter()
-    .any(|marker| body.contains(marker))
 }
 
 pub(crate) fn network_error(endpoint: &Endpoint, error: &reqwest::Error) -> LlmError {
@@ -244,17 +261,18 @@ pub(crate) fn in_stream_error(endpoint: &Endpoint, error: &serde_json::Value) ->
     let field = |name: &str| error.get(name).and_then(|v| v.as_str()).unwrap_or_default();
     let (kind, code, message) = (field("type"), field("code"), field("message"));
     let provider = endpoint.provider.clone();
+    let url = endpoint.url.clone();
     let message =
         if message.is_empty() { "no details given".to_string() } else { message.to_string() };
-    if is_context_length(&format!("{code} {message}")) {
-        return LlmError::ContextLength { message };
+    if is_context_overflow(&format!("{kind} {code} {message}")) {
+        return LlmError::ContextLength { message, url };
     }
     match kind {
         "invalid_request_error" | "not_found_error" => {
-            LlmError::BadRequest { provider, status: 400, message }
+            LlmError::BadRequest { provider, status: 400, message, url }
         }
         "authentication_error" | "permission_error" => {
-            LlmError::Auth { provider, env_var: endpoint.key_env.clone(), message }
+            LlmError::Auth { provider, env_var: endpoint.key_env.clone(), message, url }
         }
         _ => LlmError::Stream {
             provider,
@@ -360,7 +378,45 @@ mod tests {
     use serde_json::json;
 
     fn endpoint() -> Endpoint {
-        Endpoint { provider: "p".into(), key_env: "P_KEY".into(), url: "http://x".into() }
+        Endpoint { provider: "p".into(), key_env: "P_KEY".into(), url: "http://x/v1/m".into() }
+    }
+
+    #[test]
+    fn a_version_segment_is_not_doubled() {
+        for base in ["https://api.anthropic.com", "https://api.anthropic.com/v1/"] {
+            assert_eq!(join_url(base, "/v1/messages"), "https://api.anthropic.com/v1/messages");
+        }
+        assert_eq!(
+            join_url("http://127.0.0.1:8080/v1", "/chat/completions"),
+            "http://127.0.0.1:8080/v1/chat/completions"
+        );
+        assert_eq!(join_url("http://h/api/v1", "/v1/messages"), "http://h/api/v1/messages");
+        assert_eq!(join_url("http://h/v10", "/v1/messages"), "http://h/v10/v1/messages");
+    }
+
+    #[test]
+    fn every_status_error_names_the_url() {
+        for status in [400, 401, 404, 413, 429, 500, 503] {
+            let e = error_for_status(&endpoint(), status, None, r#"{"error":{"message":"no"}}"#);
+            assert!(e.to_string().contains("http://x/v1/m"), "{status}: {e}");
+        }
+        let e = error_for_status(&endpoint(), 404, None, "Not Found");
+        assert!(e.to_string().contains("Check `base_url`"), "{e}");
+        let e = in_stream_error(&endpoint(), &json!({"type": "invalid_request_error"}));
+        assert!(e.to_string().contains("http://x/v1/m"), "{e}");
+    }
+
+    #[test]
+    fn llama_cpp_overflow_is_a_context_length_error() {
+        let body = r#"{"error":{"code":400,"message":"request (4113 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4113,"n_ctx":4096}}"#;
+        let e = error_for_status(&endpoint(), 400, None, body);
+        assert!(matches!(e, LlmError::ContextLength { .. }), "{e:?}");
+        assert!(e.to_string().contains("4113 tokens"), "{e}");
+        // Ollama and LM Studio put the message in `error` itself.
+        assert_eq!(
+            error_message(r#"{"error":"input exceeds maximum context length"}"#),
+            "input exceeds maximum context length"
+        );
     }
 
     #[test]

@@ -15,9 +15,11 @@
 
 pub mod anthropic;
 mod assemble;
+mod discover;
 mod error;
 mod http;
 pub mod openai;
+pub mod overflow;
 mod presets;
 pub mod retry;
 pub mod text_protocol;
@@ -30,8 +32,12 @@ use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 
 pub use assemble::{AssembledTurn, TurnAssembler};
+pub use discover::{connect, discover_context_window};
 pub use error::LlmError;
-pub use presets::{ProviderConfig, ProviderKind, build_provider, context_window_for, preset};
+pub use presets::{
+    DEFAULT_CONTEXT_WINDOW, MAX_TOKENS_CAP, ProviderConfig, ProviderKind, build_provider,
+    context_window_for, default_max_tokens, known_context_window, preset,
+};
 
 /// How tools reach the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -37,7 +37,10 @@ impl Provider for OpenAiProvider {
 
     fn stream(&self, request: &ProviderRequest<'_>) -> EventStream {
         let connection = Arc::clone(&self.connection);
-        let body = request_body(&connection.info.model, request);
+        let mut body = request_body(&connection.info.model, request);
+        if let (None, Some(max)) = (request.max_output_tokens, connection.max_output_tokens) {
+            body["max_tokens"] = json!(max);
+        }
         http::spawn_call(move |emit| async move {
             if let Err(e) = read_answer(&connection, &emit, &body).await {
                 emit.send(Err(e)).await;

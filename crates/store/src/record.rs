@@ -44,6 +44,9 @@ pub enum Record {
     /// The plan as it stood after a change (proposed, approved, a step
     /// started or ended, revised); the last one is current.
     Plan { plan: Plan },
+    /// The request before it got no answer: the run failed with `reason`.
+    /// A resume asking the same again answers it instead of repeating it.
+    TurnFailed { reason: String, at: i64 },
 }
 
 impl Record {

@@ -3,7 +3,9 @@
 //! `/v1/chat/completions` and the Anthropic Messages format on
 //! `/v1/messages`, streamed as server-sent events the way those APIs do,
 //! faults included. It binds 127.0.0.1 on a free port and stops when
-//! dropped. Every request body is kept for assertions.
+//! dropped. Every request body is kept for assertions. Asked about its
+//! model's window (`/v1/models`, `/props`, `/api/ps`, `/api/show`), it
+//! answers as [`ModelInfo`] says, without using the script.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -13,7 +15,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
@@ -66,10 +68,29 @@ impl Reply {
     }
 }
 
+/// What the server says when asked for its model's window.
+#[derive(Debug, Clone, Default)]
+pub enum ModelInfo {
+    /// Every question gets 404, as from a server that does not say.
+    #[default]
+    Silent,
+    /// llama-server: `/props` reports `n_ctx`, and so does `/v1/models`'s
+    /// `meta` when `in_models` (some builds list only `n_ctx_train`).
+    LlamaCpp { n_ctx: u64, in_models: bool },
+    /// Ollama: `/api/show` with `num_ctx` among its parameters (when set)
+    /// and `context_length` in `model_info`; `/api/ps` lists nothing.
+    Ollama { num_ctx: Option<u64>, context_length: u64 },
+}
+
 #[derive(Default)]
 struct Shared {
+    model_info: Mutex<ModelInfo>,
+    /// `METHOD path` of every question about the model, in order.
+    probes: Mutex<Vec<String>>,
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
+    /// The path each request was sent to, in the order of `requests`.
+    paths: Mutex<Vec<String>>,
     next_call: Mutex<u64>,
     /// When each request arrived and when its response's last byte went out.
     timeline: Mutex<Vec<(Instant, Option<Instant>)>>,
@@ -109,6 +130,11 @@ impl ScriptedServer {
         self.shared.requests.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
+    /// The path of each request in [`ScriptedServer::requests`].
+    pub fn paths(&self) -> Vec<String> {
+        self.shared.paths.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
     /// Replies not used yet.
     pub fn remaining(&self) -> usize {
         self.shared.script.lock().unwrap_or_else(PoisonError::into_inner).len()
@@ -119,6 +145,16 @@ impl ScriptedServer {
     /// the client spent outside the model.
     pub fn client_gaps_us(&self) -> Vec<u64> {
         gaps(&self.shared)
+    }
+
+    /// How the server answers questions about its model's window.
+    pub fn set_model_info(&self, info: ModelInfo) {
+        *self.shared.model_info.lock().unwrap_or_else(PoisonError::into_inner) = info;
+    }
+
+    /// The questions about the model asked so far (`GET /props`, …).
+    pub fn probes(&self) -> Vec<String> {
+        self.shared.probes.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Adds replies to the end of the script.
@@ -150,12 +186,55 @@ async fn stats(State(shared): State<Arc<Shared>>) -> Response {
     plain(200, &json!({"requests": requests, "client_gaps_us": gaps(&shared)}).to_string())
 }
 
+/// The answer to a question about the model's window, or `None` when the
+/// request is not one.
+fn model_info(shared: &Shared, method: &Method, path: &str) -> Option<Response> {
+    let get = method == Method::GET;
+    let question = (get && (path.ends_with("/models") || path == "/props" || path == "/api/ps"))
+        || (method == Method::POST && path == "/api/show");
+    if !question {
+        return None;
+    }
+    shared.probes.lock().unwrap_or_else(PoisonError::into_inner).push(format!("{method} {path}"));
+    let info = shared.model_info.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let not_found = || plain(404, r#"{"error":{"message":"File Not Found"}}"#);
+    let answer = match (info, path) {
+        (ModelInfo::LlamaCpp { n_ctx, in_models }, p) if p.ends_with("/models") => {
+            let meta = if in_models {
+                json!({"n_ctx": n_ctx, "n_ctx_train": 131072})
+            } else {
+                json!({"n_ctx_train": 131072})
+            };
+            json!({"object": "list", "data": [{"id": "model.gguf", "object": "model",
+                   "owned_by": "llamacpp", "meta": meta}]})
+        }
+        (ModelInfo::LlamaCpp { n_ctx, .. }, "/props") => {
+            json!({"default_generation_settings": {"n_ctx": n_ctx}, "total_slots": 1})
+        }
+        (ModelInfo::Ollama { .. }, p) if p.ends_with("/models") => {
+            json!({"object": "list", "data": [{"id": "scripted:latest", "owned_by": "library"}]})
+        }
+        (ModelInfo::Ollama { .. }, "/api/ps") => json!({"models": []}),
+        (ModelInfo::Ollama { num_ctx, context_length }, "/api/show") => {
+            let parameters = num_ctx.map(|n| format!("num_ctx {n}")).unwrap_or_default();
+            json!({"parameters": parameters,
+                   "model_info": {"general.architecture": "llama", "llama.context_length": context_length}})
+        }
+        _ => return Some(not_found()),
+    };
+    Some(plain(200, &answer.to_string()))
+}
+
 async fn answer(
     State(shared): State<Arc<Shared>>,
+    method: Method,
     uri: Uri,
     _headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    if let Some(response) = model_info(&shared, &method, uri.path()) {
+        return response;
+    }
     let turn = {
         let mut timeline = shared.timeline.lock().unwrap_or_else(PoisonError::into_inner);
         timeline.push((Instant::now(), None));
@@ -163,6 +242,7 @@ async fn answer(
     };
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     shared.requests.lock().unwrap_or_else(PoisonError::into_inner).push(request);
+    shared.paths.lock().unwrap_or_else(PoisonError::into_inner).push(uri.path().to_string());
     let next = shared.script.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
     let Some(reply) = next else {
         return plain(500, r#"{"error":{"message":"the test script has no more replies"}}"#);

@@ -101,7 +101,7 @@ struct Started {
 /// Everything before the first frame: config, model, session, MCP servers.
 async fn start(args: &ChatArgs, updates: worker::Updates) -> Result<Started> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let setting = Setting::load(&dir, &args.options)?;
+    let setting = Setting::load(&dir, &args.options).await?;
     let theme = Theme::from_env();
     if theme.color {
         axon_tui::highlight::warm_up();

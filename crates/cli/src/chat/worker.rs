@@ -315,7 +315,7 @@ impl Worker {
                     info(axon_core::rules::numbered(rules))
                 }
             }
-            "model" => Some(self.model(argument)),
+            "model" => Some(self.model(argument).await),
             "export" => Some(self.export(argument)),
             other => Some((Level::Warning, format!("/{other} is not something axon can do here"))),
         }
@@ -377,7 +377,7 @@ impl Worker {
         }
     }
 
-    fn model(&mut self, name: &str) -> (Level, String) {
+    async fn model(&mut self, name: &str) -> (Level, String) {
         let info = self.agent.provider().info().clone();
         if name.is_empty() {
             return (
@@ -388,7 +388,7 @@ impl Worker {
                 ),
             );
         }
-        match self.setting.other_model(name) {
+        match self.setting.other_model(name).await {
             Ok((config, provider)) => {
                 let info = provider.info().clone();
                 self.agent.set_provider(Arc::clone(&provider));
