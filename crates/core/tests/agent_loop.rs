@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axon_core::{AgentConfig, ApprovalPolicy, RunOutcome};
@@ -12,7 +13,7 @@ use axon_llm::{ProviderKind, ToolProtocol};
 use axon_protocol::{AgentEvent, Role};
 use axon_testkit::Reply;
 use axon_tools::Profile;
-use common::{Harness, cancel_after};
+use common::{Harness, cancel_when, shown_text_is};
 use serde_json::json;
 
 const KINDS: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Anthropic];
@@ -202,15 +203,9 @@ async fn a_context_length_error_trims_half_and_retries_once() {
 async fn cancellation_keeps_partial_text_and_valid_history() {
     let script = vec![Reply::Stall("partial answ".into())];
     let config = AgentConfig { turn_retries: 0, ..AgentConfig::default() };
-    let mut h = Harness::with_config(
-        script,
-        ProviderKind::OpenAi,
-        ToolProtocol::Native,
-        Profile::Code,
-        config,
-    )
-    .await;
-    let cancel = cancel_after(Duration::from_millis(150));
+    let mut h = Harness::stalling(script, ProviderKind::OpenAi, config).await;
+    let events = Arc::clone(&h.events);
+    let cancel = cancel_when(move || shown_text_is(&events, "partial answ"));
     let outcome = h.run_with("hi", &cancel).await;
     assert_eq!(outcome, RunOutcome::Cancelled("partial answ".into()));
     let last = h.agent.history().last().unwrap();
@@ -220,15 +215,18 @@ async fn cancellation_keeps_partial_text_and_valid_history() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_during_a_tool_gives_every_call_a_result() {
     let script = vec![Reply::tools(&[
-        ("shell", json!({"command": "sleep 20"})),
+        ("shell", json!({"command": "touch started; sleep 120"})),
         ("read_file", json!({"path": "x"})),
     ])];
     let mut h =
         Harness::new(script, ProviderKind::OpenAi, ToolProtocol::Native, Profile::Code).await;
-    let cancel = cancel_after(Duration::from_millis(300));
-    let started = Instant::now();
-    assert!(matches!(h.run_with("go", &cancel).await, RunOutcome::Cancelled(_)));
-    assert!(started.elapsed() < Duration::from_secs(5));
+    let started = h.path("started");
+    let cancel = cancel_when(move || started.exists());
+    // Far from the command's two minutes: the run ended by the cancellation.
+    let outcome = tokio::time::timeout(Duration::from_secs(60), h.run_with("go", &cancel))
+        .await
+        .expect("the cancelled run waited for its shell command");
+    assert!(matches!(outcome, RunOutcome::Cancelled(_)), "{outcome:?}");
     let results: Vec<_> = h.agent.history().iter().filter(|m| m.role == Role::Tool).collect();
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|r| r.is_error && r.text().contains("Cancelled")));
@@ -342,13 +340,25 @@ async fn a_server_that_never_answers_is_retried_not_awaited_forever() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_dropped_mid_tool_leaves_a_history_that_can_be_sent_again() {
-    let script =
-        vec![Reply::tool("shell", json!({"command": "sleep 20"})), Reply::text("fresh start")];
+    let script = vec![
+        Reply::tool("shell", json!({"command": "touch started; sleep 20"})),
+        Reply::text("fresh start"),
+    ];
     let mut h =
         Harness::new(script, ProviderKind::OpenAi, ToolProtocol::Native, Profile::Code).await;
-    // A front end that gives up on the run drops its future mid-tool.
-    let dropped = tokio::time::timeout(Duration::from_millis(400), h.run("first")).await;
-    assert!(dropped.is_err());
+    // A front end that gives up on the run drops its future mid-tool: once
+    // the command is running, however long that takes.
+    let started = h.path("started");
+    tokio::select! {
+        outcome = h.run("first") => panic!("the run ended before it was dropped: {outcome:?}"),
+        () = async {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !started.exists() {
+                assert!(Instant::now() < deadline, "the shell command never started");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        } => {}
+    }
     assert_eq!(h.run("second").await, RunOutcome::Answered("fresh start".into()));
     let sent = &h.server.requests()[1]["messages"];
     let messages = sent.as_array().unwrap();

@@ -6,14 +6,13 @@
 mod common;
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
 
-use axon_core::{AgentConfig, CancellationToken, RunOutcome};
+use axon_core::{AgentConfig, RunOutcome};
 use axon_llm::{ProviderKind, ToolProtocol};
 use axon_protocol::{AgentEvent, Role};
 use axon_testkit::Reply;
 use axon_tools::Profile;
-use common::{Harness, runtime};
+use common::{Harness, cancel_when, runtime, shown_text_is};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -191,26 +190,12 @@ proptest! {
         runtime().block_on(async {
             let config = AgentConfig { turn_retries: 0, ..AgentConfig::default() };
             let script = vec![Reply::Stall(partial.clone())];
-            let mut h = Harness::with_config(script, kind, ToolProtocol::Native, Profile::Code, config).await;
-            let cancel = CancellationToken::new();
+            // Only the cancellation ends the stall, however late it comes.
+            let mut h = Harness::stalling(script, kind, config).await;
             let events = std::sync::Arc::clone(&h.events);
-            let trigger = cancel.clone();
             let expected = partial.clone();
             // Cancel once every piece of the partial text has been shown.
-            tokio::spawn(async move {
-                let deadline = Instant::now() + Duration::from_secs(10);
-                loop {
-                    let shown: String = events.lock().unwrap().iter().filter_map(|e| match e {
-                        AgentEvent::Token { text } => Some(text.clone()),
-                        _ => None,
-                    }).collect();
-                    if shown == expected || Instant::now() > deadline {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(2)).await;
-                }
-                trigger.cancel();
-            });
+            let cancel = cancel_when(move || shown_text_is(&events, &expected));
             let outcome = h.run_with("go", &cancel).await;
             prop_assert_eq!(outcome, RunOutcome::Cancelled(partial.clone()));
             let last = h.agent.history().last().unwrap();

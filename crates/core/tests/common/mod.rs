@@ -5,7 +5,7 @@
 pub mod peers;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axon_core::{Agent, AgentConfig, ApprovalPolicy, CancellationToken, RunOutcome};
 use axon_llm::retry::RetryPolicy;
@@ -35,7 +35,10 @@ pub fn provider_config(
     config.model = "scripted".into();
     config.tool_protocol = protocol;
     config.retry = fast_retries();
-    config.stream_idle_timeout = Duration::from_millis(400);
+    // Long enough that a pause on a busy machine is not taken for a stalled
+    // stream (which would retry and consume the next scripted reply); the
+    // fault tests (Stall, Silent) wait this long once each.
+    config.stream_idle_timeout = Duration::from_secs(2);
     config
 }
 
@@ -61,10 +64,33 @@ impl Harness {
         kind: ProviderKind,
         protocol: ToolProtocol,
         profile: Profile,
+        config: AgentConfig,
+    ) -> Self {
+        Self::with_provider(script, kind, protocol, profile, config, |_| {}).await
+    }
+
+    /// For tests where only a cancellation may end a stalled stream: the
+    /// idle timeout is far beyond any test's length, so the outcome cannot
+    /// depend on how soon a busy machine gets to the cancellation.
+    pub async fn stalling(script: Vec<Reply>, kind: ProviderKind, config: AgentConfig) -> Self {
+        Self::with_provider(script, kind, ToolProtocol::Native, Profile::Code, config, |p| {
+            p.stream_idle_timeout = Duration::from_secs(600);
+        })
+        .await
+    }
+
+    async fn with_provider(
+        script: Vec<Reply>,
+        kind: ProviderKind,
+        protocol: ToolProtocol,
+        profile: Profile,
         mut config: AgentConfig,
+        adjust: impl FnOnce(&mut ProviderConfig),
     ) -> Self {
         let server = ScriptedServer::start(script).await.unwrap();
-        let provider = build_provider(&provider_config(&server, kind, protocol)).unwrap();
+        let mut provider_config = provider_config(&server, kind, protocol);
+        adjust(&mut provider_config);
+        let provider = build_provider(&provider_config).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let workspace = Workspace::new(dir.path()).unwrap();
         config.retry = fast_retries();
@@ -105,15 +131,34 @@ impl Harness {
     }
 }
 
-/// A token that cancels itself after `delay` (inside a runtime).
-pub fn cancel_after(delay: Duration) -> CancellationToken {
+/// A token that cancels itself (inside a runtime) once `ready` holds: a
+/// condition, never a delay, so a busy machine cannot cancel too early. If
+/// `ready` never holds it cancels after 60 s and the test's checks fail.
+pub fn cancel_when(ready: impl Fn() -> bool + Send + 'static) -> CancellationToken {
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(delay).await;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !ready() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         trigger.cancel();
     });
     cancel
+}
+
+/// Whether the streamed text shown so far is exactly `expected`.
+pub fn shown_text_is(events: &Arc<Mutex<Vec<AgentEvent>>>, expected: &str) -> bool {
+    let shown: String = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Token { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    shown == expected
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
