@@ -191,7 +191,10 @@ pub(crate) async fn connect(
             retry.max_delay = Some(Duration::from_secs(30));
             transport_config.retry_config = Arc::new(retry);
             let http = http.clone()?;
-            let transport = StreamableHttpClientTransport::with_client(http, transport_config);
+            let transport = StreamableHttpClientTransport::with_client(
+                crate::http_client::OrderedClient::new(http),
+                transport_config,
+            );
             let service = handler.serve(transport).await.map_err(|e| e.to_string())?;
             Ok(Connection { service, process_group: None })
         }

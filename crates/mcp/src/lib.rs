@@ -15,6 +15,7 @@ mod client;
 pub mod config;
 mod content;
 mod errors;
+mod http_client;
 mod manager;
 pub mod naming;
 mod process;
