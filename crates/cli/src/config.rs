@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use axon_llm::{ProviderConfig, ProviderKind, ToolProtocol, preset};
-use axon_mcp::config::{ServerConfig, TomlServer, parse_mcp_json};
+use axon_mcp::config::{ServerConfig, TomlServer, Transport, parse_mcp_json};
+use axon_tools::env_policy::{EnvPolicy, EnvPolicyConfig};
 use serde::Deserialize;
 
 /// One config file, as written. Every field is optional: files are layers.
@@ -34,6 +35,9 @@ pub struct ConfigFile {
     /// `[mcp_servers.NAME]`: MCP servers (see `axon_mcp::config`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, TomlServer>,
+    /// `[shell_environment_policy]`: which variables `shell` commands see.
+    #[serde(default)]
+    pub shell_environment_policy: EnvPolicyConfig,
     /// `[context]`: what happens when a conversation outgrows the window.
     #[serde(default)]
     pub context: ContextFile,
@@ -96,6 +100,7 @@ impl ConfigFile {
         self.max_iterations = other.max_iterations.or(self.max_iterations);
         self.max_tokens = other.max_tokens.or(self.max_tokens);
         self.context.strategy = other.context.strategy.or(self.context.strategy.take());
+        self.shell_environment_policy.merge(other.shell_environment_policy);
         self.rules.extend(other.rules);
         // A later layer's entry for the same skill replaces the earlier one.
         for skill in other.skills {
@@ -215,6 +220,20 @@ impl ConfigFile {
                 refuse(format!("providers.{name}.kind"));
             }
         }
+        // A repository may hide more variables from commands, never show more.
+        let policy = &mut self.shell_environment_policy;
+        if policy.inherit.take().is_some() {
+            refuse("shell_environment_policy.inherit".to_string());
+        }
+        if policy.ignore_default_excludes.take().is_some() {
+            refuse("shell_environment_policy.ignore_default_excludes".to_string());
+        }
+        if !std::mem::take(&mut policy.include).is_empty() {
+            refuse("shell_environment_policy.include".to_string());
+        }
+        if !std::mem::take(&mut policy.set).is_empty() {
+            refuse("shell_environment_policy.set".to_string());
+        }
         // A repository may switch skills off, not fetch new ones.
         for skill in &mut self.skills {
             if skill.repo.take().is_some() {
@@ -330,6 +349,26 @@ impl Effective {
             config.stream_idle_timeout = Duration::from_millis(ms);
         }
         Ok(config)
+    }
+}
+
+impl Effective {
+    /// What `shell` commands see of axon's environment: the configured
+    /// policy, never a variable the configuration names as a key (`extra`
+    /// adds more, such as `axon mcp serve --token-env`).
+    pub fn env_policy(&self, extra: &[&str]) -> Result<EnvPolicy> {
+        let mut keys: Vec<String> = vec!["AXON_API_KEY".to_string()];
+        keys.extend(extra.iter().map(|k| (*k).to_string()));
+        for name in ["openai", "deepseek", "anthropic", "ollama", "openrouter"] {
+            keys.extend(preset(name).map(|p| p.api_key_env));
+        }
+        keys.extend(self.file.providers.values().filter_map(|p| p.api_key_env.clone()));
+        for server in self.user_servers.iter().chain(&self.workspace_servers) {
+            if let Transport::Http { bearer_token_env: Some(var), .. } = &server.transport {
+                keys.push(var.clone());
+            }
+        }
+        EnvPolicy::new(&self.file.shell_environment_policy, keys).map_err(anyhow::Error::msg)
     }
 }
 

@@ -90,13 +90,18 @@ pub(crate) fn say(text: &str) {
 }
 
 /// Ends the process now. `process::exit` runs no destructors, so the MCP
-/// servers' process groups are killed first.
+/// servers' process groups, and whatever commands and servers left behind,
+/// are killed first.
 pub(crate) fn leave(code: u8) -> ! {
     axon_mcp::kill_all();
+    axon_tools::process::kill_orphans();
     std::process::exit(code.into())
 }
 
 fn main() -> ExitCode {
+    // What a command or server detaches (`setsid`, a daemon) is re-parented
+    // to axon instead of init, so it can be killed when axon leaves.
+    let _ = axon_tools::process::become_subreaper();
     let cli = Cli::parse();
     // Serving one host over stdio is one conversation: a single thread
     // answers it with the least latency (no cross-thread wake-ups), and
@@ -131,5 +136,7 @@ fn main() -> ExitCode {
     // A cancelled tool may still be walking a tree on a blocking thread;
     // it must not keep the process alive after the answer.
     runtime.shutdown_timeout(std::time::Duration::from_millis(250));
+    axon_mcp::kill_all();
+    axon_tools::process::kill_orphans();
     ExitCode::from(code)
 }

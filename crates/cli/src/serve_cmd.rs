@@ -14,6 +14,7 @@ use axon_core::{AgentConfig, AgentTool, ApprovalPolicy};
 use axon_llm::build_provider;
 use axon_mcp::server::http::{HttpOptions, HttpServer};
 use axon_mcp::server::{ToolServer, serve_stdio};
+use axon_tools::env_policy::EnvPolicy;
 use axon_tools::{Profile, ToolContext, ToolRegistry, Workspace};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
@@ -135,7 +136,9 @@ fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
     let root = workspace.root().display().to_string();
     let context = ToolContext::new(workspace);
 
-    let mut registry = served_tools(profile, args.read_only);
+    let token_env: Vec<&str> = args.token_env.iter().map(String::as_str).collect();
+    let env = config.env_policy(&token_env)?;
+    let mut registry = served_tools(profile, args.read_only, &env);
     if !args.no_agent {
         let overrides = Overrides { provider: args.provider.clone(), model: args.model.clone() };
         match config.provider(&overrides).and_then(|p| Ok(build_provider(&p)?)) {
@@ -143,7 +146,7 @@ fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
                 // The agent follows the same rules and skills as `axon run`.
                 let guidance = crate::guidance::load(&config, &dirs, context.workspace.root());
                 guidance.report_problems();
-                let mut inner = served_tools(profile, args.read_only);
+                let mut inner = served_tools(profile, args.read_only, &env);
                 let system_prompt = guidance.system_prompt(context.workspace.root(), &mut inner);
                 let agent_config = AgentConfig {
                     system_prompt,
@@ -175,8 +178,8 @@ fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
     Ok((ToolServer::new(Arc::new(registry), context, instructions), summary))
 }
 
-fn served_tools(profile: Profile, read_only: bool) -> ToolRegistry {
-    let mut registry = profile.registry();
+fn served_tools(profile: Profile, read_only: bool, env: &EnvPolicy) -> ToolRegistry {
+    let mut registry = profile.registry_with_env(env.clone());
     if read_only {
         registry.retain(|spec| spec.annotations.read_only);
     }
@@ -233,7 +236,7 @@ mod tests {
 
     #[test]
     fn read_only_serves_only_tools_that_change_nothing() {
-        let registry = served_tools(Profile::Code, true);
+        let registry = served_tools(Profile::Code, true, &EnvPolicy::default());
         assert!(registry.specs().all(|spec| spec.annotations.read_only));
         assert!(!registry.contains("shell") && !registry.contains("write_file"));
         assert!(registry.contains("read_file"));

@@ -109,7 +109,7 @@ impl Setting {
         };
         let guidance = crate::guidance::load(&config, &dirs, workspace.root());
         guidance.report_problems();
-        let mut registry = profile.registry();
+        let mut registry = profile.registry_with_env(config.env_policy(&[])?);
         registry.register(axon_core::Todo);
         let system_prompt = guidance.system_prompt(workspace.root(), &mut registry);
         let agent_config = AgentConfig {

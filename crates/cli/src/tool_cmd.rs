@@ -7,6 +7,7 @@ use axon_tools::{Profile, ToolContext, Workspace};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::Value;
 
+use crate::config::{Dirs, Effective};
 use crate::{exit, say};
 
 #[derive(Debug, Subcommand)]
@@ -116,6 +117,17 @@ async fn call(name: &str, arguments: Option<&str>, target: &Target, json: bool) 
         Err(e) => {
             eprintln!("axon: {e}");
             return exit::USAGE;
+        }
+    };
+    // `shell` sees what the configuration lets it see, as in a run.
+    let env = Dirs::from_env()
+        .and_then(|dirs| Effective::load(&dirs, workspace.root()))
+        .and_then(|config| config.env_policy(&[]));
+    let registry = match env {
+        Ok(env) => Profile::from(target.profile).registry_with_env(env),
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::FAILED;
         }
     };
     let output = registry.call(&ToolContext::new(workspace), name, arguments).await;
