@@ -87,7 +87,16 @@ async fn an_unknown_models_window_is_asked_of_its_server_once() {
     assert_eq!(provider.info().context_window, axon_llm::DEFAULT_CONTEXT_WINDOW);
     let provider = connect(&local(&server, "gpt-4.1")).await.unwrap();
     assert_eq!(provider.info().context_window, 1_047_576);
-    assert_eq!(server.probes().len(), 4, "{:?}", server.probes());
+    let asked =
+        ["GET /v1/models", "GET /props", "GET /api/v0/models", "GET /api/ps", "POST /api/show"];
+    assert_eq!(server.probes(), asked, "asked once, and not about gpt-4.1");
+
+    // A hosted API's model list that says nothing more ends the questions.
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    server.set_model_info(ModelInfo::Hosted);
+    let provider = connect(&local(&server, "some-model")).await.unwrap();
+    assert_eq!(provider.info().context_window, axon_llm::DEFAULT_CONTEXT_WINDOW);
+    assert_eq!(server.probes(), ["GET /v1/models"]);
 }
 
 #[tokio::test]

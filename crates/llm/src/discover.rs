@@ -6,13 +6,17 @@
 //! in order, until one answers:
 //!
 //! 1. `GET …/v1/models`: the model's entry, `meta.n_ctx` (llama.cpp),
-//!    `max_model_len` (vLLM), `context_length` / `loaded_context_length`
-//!    (OpenRouter, LM Studio);
+//!    `max_model_len` (vLLM), `context_length` (OpenRouter);
 //! 2. `GET /props`: `default_generation_settings.n_ctx` (llama-server, the
 //!    window of one slot, which is what a request gets);
-//! 3. `GET /api/ps` (the loaded model's `context_length`), then
+//! 3. `GET /api/v0/models`: `loaded_context_length`, else
+//!    `max_context_length` (LM Studio);
+//! 4. `GET /api/ps` (the loaded model's `context_length`), then
 //!    `POST /api/show` (`num_ctx` in `parameters`, else
 //!    `model_info.*.context_length`): Ollama.
+//!
+//! Steps 2 to 4 are taken only when the model list looks like that server's
+//! (or there is none), so a hosted API is asked one question, not four.
 //!
 //! Each answer is cached per base URL and model for the life of the process,
 //! "no answer" included, so a model switch or a rebuilt provider does not
@@ -74,12 +78,27 @@ async fn ask(config: &ProviderConfig) -> Option<u64> {
         ProviderKind::OpenAi => join_url(base, "/models"),
         ProviderKind::Anthropic => join_url(base, "/v1/models"),
     };
-    if let Some(window) = asker.get(&models).await.and_then(|v| from_models(&v, &config.model)) {
+    let listed = asker.get(&models).await;
+    if let Some(window) = listed.as_ref().and_then(|v| from_models(v, &config.model)) {
         return Some(window);
     }
+    let server = listed.as_ref().map_or(Server::Unknown, which_server);
     let root = server_root(base);
-    if let Some(window) = asker.get(&format!("{root}/props")).await.and_then(|v| from_props(&v)) {
+    if matches!(server, Server::Unknown | Server::LlamaCpp)
+        && let Some(window) = asker.get(&format!("{root}/props")).await.and_then(|v| from_props(&v))
+    {
         return Some(window);
+    }
+    if matches!(server, Server::Unknown | Server::LmStudio)
+        && let Some(window) = asker
+            .get(&format!("{root}/api/v0/models"))
+            .await
+            .and_then(|v| from_models(&v, &config.model))
+    {
+        return Some(window);
+    }
+    if !matches!(server, Server::Unknown | Server::Ollama) && config.name != "ollama" {
+        return None;
     }
     let loaded = asker.get(&format!("{root}/api/ps")).await;
     if let Some(window) = loaded.and_then(|v| from_ollama_ps(&v, &config.model)) {
@@ -87,6 +106,35 @@ async fn ask(config: &ProviderConfig) -> Option<u64> {
     }
     let shown = asker.post(&format!("{root}/api/show"), &json!({"model": config.model})).await;
     shown.and_then(|v| from_ollama_show(&v))
+}
+
+/// Which server a model list comes from, by what only that one writes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Server {
+    Unknown,
+    LlamaCpp,
+    LmStudio,
+    Ollama,
+    /// Any other: it has said all it will.
+    Other,
+}
+
+fn which_server(list: &Value) -> Server {
+    let entries = list.get("data").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let owned_by = |owner: &str| {
+        entries.iter().any(|e| e.get("owned_by").and_then(Value::as_str) == Some(owner))
+    };
+    if owned_by("llamacpp") || entries.iter().any(|e| e.get("meta").is_some()) {
+        Server::LlamaCpp
+    } else if owned_by("library") || owned_by("ollama") {
+        Server::Ollama
+    } else if owned_by("organization_owner") {
+        Server::LmStudio
+    } else if entries.is_empty() {
+        Server::Unknown
+    } else {
+        Server::Other
+    }
 }
 
 /// The server's root: the base URL without its API version (`/v1`).
@@ -164,9 +212,14 @@ fn from_models(list: &Value, model: &str) -> Option<u64> {
         .iter()
         .find(|e| e.get("id").and_then(Value::as_str) == Some(model))
         .or(if entries.len() == 1 { entries.first() } else { None })?;
-    ["/meta/n_ctx", "/max_model_len", "/loaded_context_length", "/context_length"]
-        .iter()
-        .find_map(|pointer| plausible(entry.pointer(pointer)))
+    let windows = [
+        "/meta/n_ctx",
+        "/max_model_len",
+        "/loaded_context_length",
+        "/max_context_length",
+        "/context_length",
+    ];
+    windows.iter().find_map(|pointer| plausible(entry.pointer(pointer)))
 }
 
 fn from_props(props: &Value) -> Option<u64> {
@@ -224,6 +277,9 @@ mod tests {
         let vllm = json!({"data": [{"id": "a", "max_model_len": 8192}, {"id": "b", "max_model_len": 16384}]});
         assert_eq!(from_models(&vllm, "b"), Some(16384));
         assert_eq!(from_models(&vllm, "c"), None, "several models and none of them");
+        let lm_studio = json!({"object": "list", "data": [{"id": "qwen2.5-7b", "state": "loaded",
+            "max_context_length": 32768, "loaded_context_length": 4096}]});
+        assert_eq!(from_models(&lm_studio, "qwen2.5-7b"), Some(4096));
         let props = json!({"default_generation_settings": {"n_ctx": 2048}, "total_slots": 2});
         assert_eq!(from_props(&props), Some(2048));
         let ps = json!({"models": [{"name": "llama3.1:latest", "context_length": 8192}]});
@@ -235,6 +291,23 @@ mod tests {
         let show =
             json!({"model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768}});
         assert_eq!(from_ollama_show(&show), Some(32768));
+    }
+
+    #[test]
+    fn the_model_list_says_which_server_to_ask_further() {
+        let list = |entry: Value| json!({"object": "list", "data": [entry]});
+        assert_eq!(
+            which_server(&list(json!({"id": "m", "owned_by": "llamacpp"}))),
+            Server::LlamaCpp
+        );
+        assert_eq!(which_server(&list(json!({"id": "m", "owned_by": "library"}))), Server::Ollama);
+        let lm = list(json!({"id": "m", "owned_by": "organization_owner"}));
+        assert_eq!(which_server(&lm), Server::LmStudio);
+        assert_eq!(
+            which_server(&list(json!({"id": "gpt-x", "owned_by": "openai"}))),
+            Server::Other
+        );
+        assert_eq!(which_server(&json!({"data": []})), Server::Unknown);
     }
 
     #[test]

@@ -118,6 +118,8 @@ pub fn known_context_window(model: &str) -> Option<u64> {
         m if m.starts_with("gpt-5") => 400_000,
         m if m.starts_with("o3") || m.starts_with("o4") => 200_000,
         m if m.starts_with("gemini") => 1_048_576,
+        // deepseek-chat and deepseek-reasoner (V3.1 and later).
+        "deepseek-chat" | "deepseek-reasoner" => 128_000,
         _ => return None,
     })
 }

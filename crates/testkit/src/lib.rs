@@ -80,6 +80,8 @@ pub enum ModelInfo {
     /// Ollama: `/api/show` with `num_ctx` among its parameters (when set)
     /// and `context_length` in `model_info`; `/api/ps` lists nothing.
     Ollama { num_ctx: Option<u64>, context_length: u64 },
+    /// A hosted API: `/v1/models` lists models without their windows.
+    Hosted,
 }
 
 #[derive(Default)]
@@ -215,6 +217,9 @@ fn model_info(shared: &Shared, method: &Method, path: &str) -> Option<Response> 
             json!({"object": "list", "data": [{"id": "scripted:latest", "owned_by": "library"}]})
         }
         (ModelInfo::Ollama { .. }, "/api/ps") => json!({"models": []}),
+        (ModelInfo::Hosted, "/v1/models") => {
+            json!({"object": "list", "data": [{"id": "some-model", "owned_by": "system"}]})
+        }
         (ModelInfo::Ollama { num_ctx, context_length }, "/api/show") => {
             let parameters = num_ctx.map(|n| format!("num_ctx {n}")).unwrap_or_default();
             json!({"parameters": parameters,
