@@ -8,11 +8,12 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use axon_core::{AgentConfig, AgentTool, ApprovalPolicy};
 use axon_llm::build_provider;
-use axon_mcp::server::http::{HttpOptions, HttpServer};
+use axon_mcp::server::http::{DEFAULT_MAX_SESSIONS, HttpOptions, HttpServer, SessionLimits};
 use axon_mcp::server::{ToolServer, serve_stdio};
 use axon_tools::env_policy::EnvPolicy;
 use axon_tools::{Profile, ToolContext, ToolRegistry, Workspace};
@@ -49,6 +50,14 @@ pub struct ServeArgs {
     /// Also accept requests from pages of this origin (scheme://host:port).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     allow_origins: Vec<String>,
+    /// Close an HTTP session unused this long (`90s`, `30m`, `2h`; a bare
+    /// number is seconds). Its host gets 404 and initializes again.
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration, requires = "http")]
+    session_idle: Duration,
+    /// Keep at most this many HTTP sessions; a new one evicts the session
+    /// idle the longest.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS, value_parser = parse_count, requires = "http")]
+    max_sessions: usize,
     /// Do not offer `axon_run`, even with a provider configured.
     #[arg(long)]
     no_agent: bool,
@@ -63,6 +72,37 @@ pub struct ServeArgs {
 impl ServeArgs {
     pub fn over_stdio(&self) -> bool {
         self.http.is_none()
+    }
+}
+
+/// `90s`, `30m`, `2h`, or a number of seconds; at least a second.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let seconds_per: u64 = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => return Err(format!("'{text}' is not a duration like 90s, 30m or 2h")),
+    };
+    let count: u64 =
+        number.parse().map_err(|_| format!("'{text}' is not a duration like 90s, 30m or 2h"))?;
+    match count.checked_mul(seconds_per) {
+        Some(0) => Err("the duration must be at least 1s".to_string()),
+        Some(seconds) => Ok(Duration::from_secs(seconds)),
+        None => Err(format!("'{text}' is too long")),
+    }
+}
+
+/// A whole number of at least 1.
+fn parse_count(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{text}' is not a whole number")),
     }
 }
 
@@ -199,6 +239,7 @@ fn http_options(args: &ServeArgs) -> Result<HttpOptions> {
         token,
         allowed_hosts: args.allow_hosts.clone(),
         allowed_origins: args.allow_origins.clone(),
+        sessions: SessionLimits { idle: args.session_idle, max_sessions: args.max_sessions },
     })
 }
 
@@ -232,6 +273,48 @@ mod tests {
         assert_eq!(parse_addr("[::1]:9").unwrap(), "[::1]:9".parse().unwrap());
         assert!(parse_addr("example.com:80").is_err());
         assert!(parse_addr("localhost:x").is_err());
+    }
+
+    #[test]
+    fn durations_take_seconds_minutes_and_hours() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("30m").unwrap(), Duration::from_secs(1800));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        assert_eq!(parse_duration("45").unwrap(), Duration::from_secs(45));
+        for bad in ["", "0", "0m", "5d", "m", "1.5h", "-3s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn session_limits_default_to_30_minutes_and_256_sessions() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let cli = Cli::try_parse_from(["axon", "--http", "0"]).unwrap();
+        assert_eq!(cli.serve.session_idle, Duration::from_secs(30 * 60));
+        assert_eq!(cli.serve.max_sessions, 256);
+        let options = http_options(&cli.serve).unwrap();
+        assert_eq!(options.sessions, SessionLimits::default());
+        let cli = Cli::try_parse_from([
+            "axon",
+            "--http",
+            "0",
+            "--session-idle",
+            "5m",
+            "--max-sessions",
+            "8",
+        ])
+        .unwrap();
+        assert_eq!(
+            http_options(&cli.serve).unwrap().sessions,
+            SessionLimits { idle: Duration::from_secs(300), max_sessions: 8 }
+        );
+        assert!(Cli::try_parse_from(["axon", "--http", "0", "--max-sessions", "0"]).is_err());
+        assert!(Cli::try_parse_from(["axon", "--max-sessions", "8"]).is_err(), "needs --http");
     }
 
     #[test]

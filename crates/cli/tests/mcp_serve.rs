@@ -401,6 +401,13 @@ fn exposing_the_server_without_a_token_is_refused_at_start() {
     assert!(!ok && log.contains("refusing to serve on 0.0.0.0:0 without a token"), "{log}");
 
     let mut command = axon(&dirs);
+    command
+        .args(["mcp", "serve", "--no-agent", "--http", "0.0.0.0:0", "--token-env", "AXON_SHORT"])
+        .env("AXON_SHORT", "x".repeat(31));
+    let (ok, log) = run_bounded(&mut command, Duration::from_secs(10));
+    assert!(!ok && log.contains("31-character token") && log.contains("at least 32"), "{log}");
+
+    let mut command = axon(&dirs);
     command.args(["mcp", "serve", "--http", "127.0.0.1:0", "--token-env", "AXON_UNSET_VAR"]);
     let (ok, log) = run_bounded(&mut command, Duration::from_secs(10));
     assert!(!ok && log.contains("AXON_UNSET_VAR named by --token-env is not set"), "{log}");
