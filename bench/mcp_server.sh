@@ -14,6 +14,13 @@
 # the servers' difference with less client in the way.
 # Each figure is the median of 3 runs.
 #
+# Then the bounds of `axon mcp serve --http`, with mcp-http-bench (raw
+# JSON-RPC over reqwest): the median and p99 latency of calls on one
+# kept-alive connection, the seconds 2,000 concurrent calls take, and RSS
+# before and after a flood of 5,000 initializes (never closed) and 5,000
+# calls. Set AXON_BEFORE=/path/to/an/older/axon to run the same against that
+# build too (a before/after table); BOUNDS_ONLY=1 runs only this part.
+#
 # Usage: bench/mcp_server.sh [CALLS]   (default 2000)
 # Needs: node (>= 20.15), python3; installs the test peers (scripts/peers).
 set -euo pipefail
@@ -37,6 +44,47 @@ for i in $(seq 1 40); do echo "line $i of a small file that a host reads over an
 export AXON_HOME=$work/home
 
 rate() { for _ in 1 2 3; do "$@"; done | sort -n | sed -n 2p; }
+
+# The bounds of one build: keep-alive latency, concurrency, RSS under a flood.
+concurrent=2000
+flood=5000
+rss_mb() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+hwm_mb() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+start_http() { # BINARY LOG: starts a server, prints "PID URL"
+  "$1" mcp serve --no-agent -C "$work/ws" --http 127.0.0.1:0 2> "$2" &
+  local pid=$!
+  for _ in $(seq 1 200); do grep -q 'over MCP at' "$2" && break; sleep 0.05; done
+  echo "$pid $(grep -o 'http://[^ ]*/mcp' "$2")"
+}
+bounds() { # LABEL BINARY: prints one table row
+  local label=$1 bin=$2 pid url
+  read -r pid url < <(start_http "$bin" "$work/$label-1.err")
+  pids+=("$pid")
+  read -r p50 p99 < <(target/release/mcp-http-bench keepalive 500 "$url")
+  conc=$(target/release/mcp-http-bench concurrent "$concurrent" "$url")
+  kill "$pid"
+  read -r pid url < <(start_http "$bin" "$work/$label-2.err")
+  pids+=("$pid")
+  sleep 1
+  local before; before=$(rss_mb "$pid")
+  target/release/mcp-http-bench flood "$flood" "$url" > /dev/null
+  sleep 2
+  local after peak; after=$(rss_mb "$pid"); peak=$(hwm_mb "$pid")
+  kill "$pid"
+  printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$p50" "$p99" "$conc" "$before" "$after" "$peak"
+}
+bounds_table() {
+  ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true
+  echo "== axon mcp serve --http: keep-alive calls, $concurrent concurrent calls, a flood of $flood sessions and calls"
+  local rows
+  rows=$(bounds "this build" target/release/axon)
+  if [ -n "${AXON_BEFORE:-}" ]; then rows=$(printf '%s\n%s' "$(bounds "before ($AXON_BEFORE)" "$AXON_BEFORE")" "$rows"); fi
+  echo
+  printf '| build | keep-alive p50 ms | keep-alive p99 ms | %s concurrent calls, s | RSS start MB | RSS after flood MB | peak RSS MB |\n|---|---|---|---|---|---|---|\n' "$concurrent"
+  echo "$rows"
+  echo "(target: RSS after the flood within 20 MB of its start; sessions are capped at 256 by default)"
+}
+if [ -n "${BOUNDS_ONLY:-}" ]; then bounds_table; exit 0; fi
 py() { "$python" bench/mcp_py_client.py "$calls" "$@"; }
 
 echo "== $calls calls over stdio (calls/s, p99 ms; median of 3 runs by rate)"
@@ -85,3 +133,6 @@ print(f"stdio: axon / server-filesystem = {axon / fs:.2f}x (target >= 3) {'met' 
 print(f"stdio, Rust client: axon / server-filesystem = {axon_rs / fs_rs:.2f}x")
 print(f"HTTP:  axon read_file / server-everything echo = {axon_http / ev_http:.2f}x")
 PY
+
+echo
+bounds_table
