@@ -47,8 +47,11 @@ fn mcp_list_tools_and_call() {
         .stderr(predicates::str::contains("\"everything\" from"))
         .stderr(predicates::str::contains("was not started"));
     // The user's own servers are trusted.
+    // A generous start-up bound: node starting the server on a busy machine
+    // must not turn "ready" into a timeout.
     let user_config = format!(
-        "[mcp_servers.mine]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        "[mcp_servers.mine]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n\
+         startup_timeout_ms = 60000\n",
         everything_js()
     );
     std::fs::write(home.path().join("config.toml"), user_config).unwrap();

@@ -119,7 +119,7 @@ fn the_python_sdk_drives_every_tool_over_stdio() {
         .arg(dirs.workspace.path())
         .arg(cargo_bin("axon"))
         .env("AXON_HOME", dirs.home.path());
-    let (ok, log) = run_bounded(&mut command, Duration::from_secs(60));
+    let (ok, log) = run_bounded(&mut command, Duration::from_secs(120));
     assert!(ok && log.contains("all checks passed"), "{log}");
 }
 
@@ -129,7 +129,7 @@ fn the_python_sdk_drives_every_tool_over_http() {
     let (_server, url) = serve_http(&dirs, &[], &[]);
     let mut command = Command::new(python());
     command.arg(sdk_client()).arg("http").arg(dirs.workspace.path()).arg(&url);
-    let (ok, log) = run_bounded(&mut command, Duration::from_secs(60));
+    let (ok, log) = run_bounded(&mut command, Duration::from_secs(120));
     assert!(ok && log.contains("all checks passed"), "{log}");
 }
 
@@ -152,7 +152,7 @@ fn the_inspector_cli_calls_a_tool() {
         .env("HOME", dirs.home.path())
         .env("AXON_HOME", dirs.home.path())
         .env("NO_COLOR", "1");
-    let (ok, log) = run_bounded(&mut command, Duration::from_secs(60));
+    let (ok, log) = run_bounded(&mut command, Duration::from_secs(120));
     assert!(ok, "{log}");
     let start = log.find('{').expect(&log);
     let result: Value = serde_json::from_str(log[start..].trim_end()).expect(&log);
@@ -170,7 +170,7 @@ fn the_inspector_cli_calls_a_tool() {
         .env("HOME", dirs.home.path())
         .env("AXON_HOME", dirs.home.path())
         .env("NO_COLOR", "1");
-    let (ok, log) = run_bounded(&mut command, Duration::from_secs(60));
+    let (ok, log) = run_bounded(&mut command, Duration::from_secs(120));
     assert!(ok && log.contains("\"read_file\"") && !log.contains("Warning"), "{log}");
 }
 
@@ -202,7 +202,7 @@ impl Raw {
         raw.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "1"}}}));
-        raw.until(|m| m["id"] == 0, Duration::from_secs(10));
+        raw.until(|m| m["id"] == 0, Duration::from_secs(30));
         raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         raw
     }
@@ -220,7 +220,7 @@ impl Raw {
     /// The names `tools/list` gives (request id 1).
     fn tool_names(&mut self) -> Vec<String> {
         self.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
-        let reply = self.until(|m| m["id"] == 1, Duration::from_secs(5)).pop().unwrap();
+        let reply = self.until(|m| m["id"] == 1, Duration::from_secs(30)).pop().unwrap();
         let tools = reply["result"]["tools"].as_array().unwrap();
         tools.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect()
     }
@@ -265,7 +265,7 @@ fn cancelling_a_call_kills_its_shell() {
     let mut raw = Raw::start(&dirs, &["--no-agent"], &[]);
     raw.send(&call(7, "shell", json!({"command": "echo $$ > pid; sleep 60"})));
     let pid_file = dirs.workspace.path().join("pid");
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     let pgid: i32 = loop {
         if let Ok(text) = std::fs::read_to_string(&pid_file)
             && let Ok(pid) = text.trim().parse()
@@ -278,7 +278,7 @@ fn cancelling_a_call_kills_its_shell() {
     assert!(group_alive(pgid));
     raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                      "params": {"requestId": 7, "reason": "test"}}));
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while group_alive(pgid) {
         if Instant::now() > deadline {
             let ps = Command::new("ps").args(["-eo", "pid,ppid,pgid,stat,cmd"]).output().unwrap();
@@ -291,7 +291,7 @@ fn cancelling_a_call_kills_its_shell() {
     }
     // The server itself is still there.
     raw.send(&json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}));
-    raw.until(|m| m["id"] == 8, Duration::from_secs(5));
+    raw.until(|m| m["id"] == 8, Duration::from_secs(30));
 }
 
 #[test]
@@ -340,7 +340,7 @@ fn read_only_serves_only_tools_that_change_nothing() {
     let mut raw = Raw::start(&dirs, &["--no-agent", "--read-only"], &[]);
     assert_eq!(raw.tool_names(), ["read_file", "list_dir", "search", "glob"]);
     raw.send(&call(2, "write_file", json!({"path": "x", "content": "y"})));
-    let reply = raw.until(|m| m["id"] == 2, Duration::from_secs(5)).pop().unwrap();
+    let reply = raw.until(|m| m["id"] == 2, Duration::from_secs(30)).pop().unwrap();
     assert!(reply["error"]["message"].as_str().unwrap().contains("unknown tool 'write_file'"));
     assert!(!dirs.workspace.path().join("x").exists());
 }
@@ -354,7 +354,7 @@ fn post_status(url: &str, headers: &[(&str, &str)]) -> u16 {
         "clientInfo": {"name": "raw", "version": "1"}}})
     .to_string();
     let mut stream = TcpStream::connect(authority).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut request = format!(
         "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
@@ -397,7 +397,7 @@ fn exposing_the_server_without_a_token_is_refused_at_start() {
     let dirs = dirs();
     let mut command = axon(&dirs);
     command.args(["mcp", "serve", "--no-agent", "--http", "0.0.0.0:0"]);
-    let (ok, log) = run_bounded(&mut command, Duration::from_secs(10));
+    let (ok, log) = run_bounded(&mut command, Duration::from_secs(60));
     assert!(!ok && log.contains("refusing to serve on 0.0.0.0:0 without a token"), "{log}");
 
     let mut command = axon(&dirs);
@@ -409,7 +409,7 @@ fn exposing_the_server_without_a_token_is_refused_at_start() {
 
     let mut command = axon(&dirs);
     command.args(["mcp", "serve", "--http", "127.0.0.1:0", "--token-env", "AXON_UNSET_VAR"]);
-    let (ok, log) = run_bounded(&mut command, Duration::from_secs(10));
+    let (ok, log) = run_bounded(&mut command, Duration::from_secs(60));
     assert!(!ok && log.contains("AXON_UNSET_VAR named by --token-env is not set"), "{log}");
 }
 
@@ -421,7 +421,7 @@ fn manager_config(
         name: name.into(),
         transport,
         enabled: true,
-        startup_timeout: Duration::from_secs(10),
+        startup_timeout: Duration::from_secs(30),
         tool_timeout: Some(Duration::from_secs(30)),
         enabled_tools: None,
         disabled_tools: Vec::new(),
@@ -493,7 +493,7 @@ fn axon_run_hands_the_agent_a_task_and_reports_progress() {
     let (runtime, model, mut raw) = serve_with_model(&dirs, script);
 
     raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
-    let reply = raw.until(|m| m["id"] == 1, Duration::from_secs(5)).pop().unwrap();
+    let reply = raw.until(|m| m["id"] == 1, Duration::from_secs(30)).pop().unwrap();
     let tools = reply["result"]["tools"].as_array().unwrap();
     let run = tools.iter().find(|t| t["name"] == "axon_run").expect("axon_run is offered");
     assert_eq!(run["inputSchema"]["required"], json!(["prompt"]));
@@ -502,7 +502,7 @@ fn axon_run_hands_the_agent_a_task_and_reports_progress() {
     raw.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "axon_run", "arguments": {"prompt": "what does a.txt say?"},
         "_meta": {"progressToken": "run-1"}}}));
-    let messages = raw.until(|m| m["id"] == 2, Duration::from_secs(30));
+    let messages = raw.until(|m| m["id"] == 2, Duration::from_secs(60));
     let result = &messages.last().unwrap()["result"];
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(result["content"][0]["text"], "a.txt says hello.");
@@ -528,12 +528,12 @@ fn axon_run_reports_a_run_that_ran_out_of_iterations_as_an_error() {
     let script = vec![Reply::tool("glob", json!({"pattern": "*"}))];
     let (runtime, _model, mut raw) = serve_with_model(&dirs, script);
     raw.send(&call(1, "axon_run", json!({"prompt": "list files", "max_iterations": 1})));
-    let reply = raw.until(|m| m["id"] == 1, Duration::from_secs(30)).pop().unwrap();
+    let reply = raw.until(|m| m["id"] == 1, Duration::from_secs(60)).pop().unwrap();
     assert_eq!(reply["result"]["isError"], true, "{reply}");
     let text = reply["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("stopped after 1 model calls"), "{text}");
     raw.send(&call(2, "axon_run", json!({"prompt": "  "})));
-    let reply = raw.until(|m| m["id"] == 2, Duration::from_secs(10)).pop().unwrap();
+    let reply = raw.until(|m| m["id"] == 2, Duration::from_secs(30)).pop().unwrap();
     assert_eq!(reply["result"]["isError"], true, "{reply}");
     assert!(reply["result"]["content"][0]["text"].as_str().unwrap().contains("prompt"));
     drop(raw);
@@ -568,9 +568,9 @@ fn logging_follows_the_sessions_level() {
     // By default a session hears about failures only.
     raw.send(&call(1, "read_file", json!({"path": "a.txt"})));
     raw.send(&call(2, "read_file", json!({"path": "missing.txt"})));
-    let mut seen = raw.until(|m| m["id"] == 1, Duration::from_secs(5));
+    let mut seen = raw.until(|m| m["id"] == 1, Duration::from_secs(30));
     if !seen.iter().any(|m| m["id"] == 2) {
-        seen.extend(raw.until(|m| m["id"] == 2, Duration::from_secs(5)));
+        seen.extend(raw.until(|m| m["id"] == 2, Duration::from_secs(30)));
     }
     let default = logs(&seen);
     assert_eq!(default.len(), 1, "{default:?}");
@@ -579,10 +579,10 @@ fn logging_follows_the_sessions_level() {
 
     raw.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel",
                      "params": {"level": "debug"}}));
-    let reply = raw.until(|m| m["id"] == 3, Duration::from_secs(5)).pop().unwrap();
+    let reply = raw.until(|m| m["id"] == 3, Duration::from_secs(30)).pop().unwrap();
     assert_eq!(reply["result"], json!({}));
     raw.send(&call(4, "read_file", json!({"path": "a.txt"})));
-    let debug = logs(&raw.until(|m| m["id"] == 4, Duration::from_secs(5)));
+    let debug = logs(&raw.until(|m| m["id"] == 4, Duration::from_secs(30)));
     assert_eq!(
         debug,
         [("debug".to_string(), "started".to_string()), ("debug".into(), "finished".into())]
@@ -590,7 +590,7 @@ fn logging_follows_the_sessions_level() {
 
     raw.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "logging/setLevel",
                      "params": {"level": "error"}}));
-    raw.until(|m| m["id"] == 5, Duration::from_secs(5));
+    raw.until(|m| m["id"] == 5, Duration::from_secs(30));
     raw.send(&call(6, "read_file", json!({"path": "missing.txt"})));
-    assert!(logs(&raw.until(|m| m["id"] == 6, Duration::from_secs(5))).is_empty());
+    assert!(logs(&raw.until(|m| m["id"] == 6, Duration::from_secs(30))).is_empty());
 }

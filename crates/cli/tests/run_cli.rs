@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -148,19 +149,38 @@ fn ctrl_c_cancels_cleanly_with_exit_130() {
         .args(["run", "hi"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let child = cmd.spawn().unwrap();
+    let mut child = cmd.spawn().unwrap();
     let pid = child.id();
-    // Wait until the partial answer has been requested, then interrupt.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while s.server.requests().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
+    // Interrupt once the partial answer is on stdout (axon flushes streamed
+    // text), however long a busy machine takes to get there.
+    let mut stdout = child.stdout.take().unwrap();
+    let (chunks, received) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n @ 1..) = stdout.read(&mut buffer) {
+            if chunks.send(buffer[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut shown = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !String::from_utf8_lossy(&shown).contains("thinking about it") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match received.recv_timeout(left) {
+            Ok(chunk) => shown.extend(chunk),
+            Err(_) => {
+                panic!("the partial answer never showed: {:?}", String::from_utf8_lossy(&shown))
+            }
+        }
     }
-    std::thread::sleep(Duration::from_millis(200));
     let status = Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap();
     assert!(status.success());
     let output = child.wait_with_output().unwrap();
+    reader.join().unwrap();
+    shown.extend(received.try_iter().flatten());
     assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "thinking about it\n");
+    assert_eq!(String::from_utf8_lossy(&shown), "thinking about it\n");
 }
 
 #[test]

@@ -93,7 +93,9 @@ async def exercise(session, workspace):
     async def on_progress(progress, total, message):
         updates.append((progress, message))
 
-    body = await call(session, "shell", {"command": "sleep 2.2; echo done"}, progress_callback=on_progress)
+    # Heartbeats come every second; 3.5 s leaves room for two of them even
+    # when a busy machine delays each one.
+    body = await call(session, "shell", {"command": "sleep 3.5; echo done"}, progress_callback=on_progress)
     check("done" in body, "a slow shell command finishes", body)
     check(len(updates) >= 2, "a slow call reports progress", updates)
     check(all(a[0] < b[0] for a, b in zip(updates, updates[1:])), "progress increases", updates)
