@@ -137,10 +137,12 @@ fn an_approval_is_asked_on_the_card_and_answered_with_a_key() {
     let mut app = app();
     app.turn_started();
     app.ask_approval(call("c9", "write_file", json!({"path": "notes/todo.md", "content": "- a"})));
-    let asking = screen(&mut app, 70, 10);
     // A key typed as the question appears does not answer it, and while it
-    // waits other keys go nowhere; only y / a / n (or Esc) answer.
+    // waits other keys go nowhere; only y / a / n (or Esc) answer. The first
+    // key comes straight after the question (before drawing the screen), so
+    // a busy machine cannot push it past the guard.
     assert_eq!(app.on_key(key(KeyCode::Char('a'))), None);
+    let asking = screen(&mut app, 70, 10);
     std::thread::sleep(axon_tui::ANSWER_GUARD + std::time::Duration::from_millis(50));
     assert_eq!(app.on_key(key(KeyCode::Char('x'))), None);
     assert!(app.input.is_empty());
