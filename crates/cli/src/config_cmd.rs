@@ -56,8 +56,22 @@ pub fn run(command: ConfigCommand) -> u8 {
             };
             say(&format!("api_key = {key}"));
             say(&format!("api_key_env = {:?}", p.api_key_env));
-            let window = p.context_window.unwrap_or_else(|| axon_llm::context_window_for(&p.model));
-            say(&format!("context_window = {window}"));
+            let window = match p.context_window.or_else(|| axon_llm::known_context_window(&p.model))
+            {
+                Some(window) => {
+                    say(&format!("context_window = {window}"));
+                    window
+                }
+                None => {
+                    let window = axon_llm::DEFAULT_CONTEXT_WINDOW;
+                    say(&format!("context_window = {window}  # unless the server says at start"));
+                    window
+                }
+            };
+            match axon_llm::default_max_tokens(&p, window) {
+                Some(max) => say(&format!("max_tokens = {max}")),
+                None => say("max_tokens = 0  # none sent"),
+            }
             say(&format!("tool_protocol = {:?}", format!("{:?}", p.tool_protocol).to_lowercase()));
             for (name, value) in &p.headers {
                 let lower = name.to_lowercase();
