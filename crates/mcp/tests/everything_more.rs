@@ -142,7 +142,7 @@ async fn a_server_that_dies_mid_call_fails_that_call_and_stays_closed() {
     let call = manager.call(
         "everything",
         "trigger-long-running-operation",
-        json!({"duration": 20, "steps": 10}),
+        json!({"duration": 120, "steps": 60}),
     );
     let killer = async {
         tokio::time::sleep(Duration::from_millis(700)).await;
@@ -150,13 +150,17 @@ async fn a_server_that_dies_mid_call_fails_that_call_and_stays_closed() {
     };
     let started = Instant::now();
     let (output, ()) = tokio::join!(call, killer);
-    assert!(started.elapsed() < Duration::from_secs(15), "the call waited for a dead server");
+    // The operation runs two minutes and the tool timeout is one: ending
+    // well before either, the call noticed the death itself.
+    assert!(started.elapsed() < Duration::from_secs(45), "the call waited for a dead server");
     assert_eq!(output.text_content(), "MCP server everything disconnected", "{output:?}");
     assert_eq!(manager.statuses()[0].state, ServerState::Closed);
     let again = Instant::now();
     let later = manager.call("everything", "echo", json!({"message": "x"})).await;
     assert_eq!(later.text_content(), "MCP server everything disconnected");
-    assert!(again.elapsed() < Duration::from_secs(1));
+    // At once, not after another start-up attempt (30 s): the bound leaves a
+    // busy machine room.
+    assert!(again.elapsed() < Duration::from_secs(10), "{:?}", again.elapsed());
     manager.shutdown().await;
 }
 

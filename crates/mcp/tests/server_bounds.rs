@@ -167,7 +167,9 @@ async fn sessions_past_the_cap_evict_the_one_idle_longest() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_session_expires_and_then_gets_404_everywhere() {
-    let served = serve(limits(Duration::from_millis(300), 16)).await;
+    // Idle long enough that the session cannot expire between the
+    // initialize and the count below, however busy the machine.
+    let served = serve(limits(Duration::from_secs(3), 16)).await;
     let session = served.initialize().await;
     assert_eq!(served.sessions.live(), 1);
     // The server's own sweep frees it; no request has to come.
