@@ -13,6 +13,15 @@
 //!   group (`setsid`, a daemon) is re-parented to axon instead of init, and
 //!   [`kill_orphans`] kills every such process when axon leaves.
 //!
+//! As a subreaper axon also inherits the grandchildren of a group it kills,
+//! and must reap them or they stay zombies in the group for as long as axon
+//! runs (an `axon mcp serve` runs for days). [`release_group`] therefore
+//! watches the killed group for a few seconds and reaps every dead child of
+//! axon's in it except the group's leader: axon started only leaders (each
+//! command or server in a group of its own), so any other member that is
+//! axon's child was adopted, and no other code waits for it. Leaders are
+//! left to the async runtime that waits for them.
+//!
 //! [`kill_process_group`] is the workspace's one place that signals a group.
 
 use std::io::Write;
@@ -204,9 +213,67 @@ pub fn guard_group(pgid: u32) {
     tell_guardian(&format!("+{pgid}\n"));
 }
 
-/// The group `pgid` ended (or was killed); the guardian forgets it.
+/// The group `pgid` ended (or was killed); the guardian forgets it, and
+/// the members axon adopted from it are reaped as they die.
 pub fn release_group(pgid: u32) {
     tell_guardian(&format!("-{pgid}\n"));
+    watch_for_orphans(pgid);
+}
+
+/// How long a killed group is watched for adopted members to reap.
+const ORPHAN_WATCH: Duration = Duration::from_secs(10);
+/// How often the watched groups are scanned.
+const ORPHAN_SCAN: Duration = Duration::from_millis(100);
+
+/// Groups whose adopted members are still to be reaped, with the moment
+/// the watch ends; `None` while no reaper thread runs.
+static WATCHED: Mutex<Option<Vec<(u32, Instant)>>> = Mutex::new(None);
+
+#[cfg(target_os = "linux")]
+fn watch_for_orphans(pgid: u32) {
+    let mut watched = WATCHED.lock().unwrap_or_else(PoisonError::into_inner);
+    let until = Instant::now() + ORPHAN_WATCH;
+    match watched.as_mut() {
+        Some(groups) => groups.push((pgid, until)),
+        None => {
+            *watched = Some(vec![(pgid, until)]);
+            let started = std::thread::Builder::new()
+                .name("axon-reaper".to_string())
+                .spawn(reap_watched_groups);
+            if started.is_err() {
+                // No thread: the zombies wait for kill_orphans at exit.
+                *watched = None;
+            }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn watch_for_orphans(_pgid: u32) {}
+
+/// The reaper thread: scans while any group is watched, then ends.
+#[cfg(target_os = "linux")]
+fn reap_watched_groups() {
+    let me = std::process::id();
+    loop {
+        std::thread::sleep(ORPHAN_SCAN);
+        let groups: Vec<u32> = {
+            let mut watched = WATCHED.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(list) = watched.as_mut() else { return };
+            let now = Instant::now();
+            list.retain(|(_, until)| *until > now);
+            if list.is_empty() {
+                *watched = None;
+                return;
+            }
+            list.iter().map(|(group, _)| *group).collect()
+        };
+        for child in children_of(me) {
+            if child.zombie && child.pid != child.pgid && groups.contains(&child.pgid) {
+                reap(child.pid);
+            }
+        }
+    }
 }
 
 fn tell_guardian(line: &str) {
@@ -239,7 +306,39 @@ fn start_guardian() -> Option<Guardian> {
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
+    use std::os::unix::process::CommandExt;
+
     use super::*;
+
+    #[test]
+    fn adopted_members_of_a_killed_group_are_reaped() {
+        // Without a subreaper the orphan would go to init; this process
+        // becomes one, as axon's main does.
+        become_subreaper().unwrap();
+        let mut leader = Command::new("sh")
+            .args(["-c", "sleep 30 & echo $!; wait"])
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(leader.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let orphan: u32 = line.trim().parse().unwrap();
+        let group = leader.id();
+        guard_group(group);
+        kill_process_group(group);
+        leader.wait().unwrap();
+        release_group(group);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::path::Path::new(&format!("/proc/{orphan}")).exists() {
+            assert!(Instant::now() < deadline, "the adopted sleep was never reaped");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 
     #[test]
     fn the_stat_parser_finds_our_children() {
