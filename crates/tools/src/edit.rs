@@ -27,8 +27,10 @@ const MAX_DIFF_LINES: usize = 80;
 const MAX_LINES_FOR_SUGGESTIONS: usize = 20_000;
 /// Characters of old_str's first line compared when looking for near misses.
 const MAX_SUGGESTION_CHARS: usize = 300;
-/// Time allowed for finding near misses.
-const SUGGESTION_BUDGET: Duration = Duration::from_millis(100);
+/// Work allowed for finding near misses, in character pairs compared (the
+/// cost of a character diff is at most their product). A count, not a
+/// clock: the same file gets the same suggestions on a busy machine.
+const SUGGESTION_WORK: usize = 40_000_000;
 /// Line numbers listed when old_str matches several times; the rest are
 /// counted, so the message stays small whatever the file.
 const MAX_LISTED_MATCHES: usize = 20;
@@ -251,8 +253,9 @@ fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)>
     }
     let probe: String = probe.chars().take(MAX_SUGGESTION_CHARS).collect();
     // Scoring is a character diff per line: bounded by line length and by
-    // one deadline for the whole search, so a miss on a huge file stays cheap.
-    let deadline = Instant::now() + SUGGESTION_BUDGET;
+    // one work budget for the whole search, so a miss on a huge file stays
+    // cheap.
+    let mut work = 0usize;
     let mut scored: Vec<(f32, usize, &str)> = file_lines
         .iter()
         .enumerate()
@@ -263,11 +266,12 @@ fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)>
                 && len <= probe.len() * 2 + 8
                 && probe.len() <= len * 2 + 8
         })
-        .take_while(|_| Instant::now() < deadline)
+        .take_while(|(_, line)| {
+            work += probe.len().max(1) * line.trim().len();
+            work <= SUGGESTION_WORK
+        })
         .map(|(i, line)| {
-            let diff = TextDiffConfig::default()
-                .deadline(deadline)
-                .diff_chars(probe.as_str(), line.trim());
+            let diff = TextDiffConfig::default().diff_chars(probe.as_str(), line.trim());
             (diff.ratio(), i, *line)
         })
         .filter(|(score, _, _)| *score >= 0.6)
