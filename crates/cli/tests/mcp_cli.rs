@@ -20,7 +20,7 @@ fn everything_js() -> String {
 
 fn workspace_with_everything() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let config = json!({"mcpServers": {"everything": {"command": "node", "args": [everything_js(), "stdio"]}}});
+    let config = json!({"mcpServers": {"everything": {"command": "node", "args": [everything_js(), "stdio"], "startup_timeout_ms": 60000}}});
     std::fs::write(dir.path().join(".mcp.json"), config.to_string()).unwrap();
     dir
 }
@@ -174,7 +174,7 @@ fn server_statuses_are_events_in_json_mode() {
     let server = runtime.block_on(ScriptedServer::start(vec![Reply::text("ok")])).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let config = json!({"mcpServers": {
-        "everything": {"command": "node", "args": [everything_js(), "stdio"]},
+        "everything": {"command": "node", "args": [everything_js(), "stdio"], "startup_timeout_ms": 60000},
         "broken": {"command": "sh", "args": ["-c", "echo 'cannot open the database' >&2; exit 1"]},
     }});
     std::fs::write(dir.path().join(".mcp.json"), config.to_string()).unwrap();

@@ -128,7 +128,8 @@ fn everything_js() -> String {
 fn a_stdio_mcp_server_gets_its_env_and_the_core_only() {
     let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = json!({"mcpServers": {"everything": {
-        "command": "node", "args": [everything_js(), "stdio"], "env": {"FROM_CONFIG": "yes"}}}});
+        "command": "node", "args": [everything_js(), "stdio"], "env": {"FROM_CONFIG": "yes"},
+        "startup_timeout_ms": 60000}}});
     std::fs::write(dir.path().join(".mcp.json"), config.to_string()).unwrap();
     let out = axon(dir.path(), home.path())
         .args(["mcp", "call", "everything", "get-env", "{}"])

@@ -181,6 +181,7 @@ fn kill_9_at_any_moment_leaves_a_session_that_opens_and_resumes() {
             .collect();
         batch.push(Reply::text("finished"));
         s.server.push(batch);
+        let sessions_before = session_files(&s).len();
         let mut child = s
             .std_command()
             .args(["run", "--yes", &format!("long task {round}")])
@@ -188,8 +189,16 @@ fn kill_9_at_any_moment_leaves_a_session_that_opens_and_resumes() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // Different moments each round: start-up, mid-stream, mid-tool.
-        std::thread::sleep(Duration::from_millis(20 + round * 37 % 400));
+        // A kill before the session exists leaves nothing to resume; wait
+        // for it (however slow the machine), then pick a different moment
+        // each round: just started, mid-stream, mid-tool. Whatever the
+        // moment, the session must open and resume.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while session_files(&s).len() == sessions_before {
+            assert!(std::time::Instant::now() < deadline, "round {round}: no session was made");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(round * 37 % 400));
         let _ = child.kill();
         let _ = child.wait();
         for id in session_ids(&s) {

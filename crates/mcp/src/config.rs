@@ -83,6 +83,9 @@ struct JsonServer {
     headers: BTreeMap<String, String>,
     #[serde(default)]
     disabled: bool,
+    /// axon's own key (other hosts ignore it): how long the server may
+    /// take to start, as `startup_timeout_ms` in the TOML config.
+    startup_timeout_ms: Option<u64>,
 }
 
 /// Reads a `.mcp.json` document; `source` names it in errors.
@@ -111,7 +114,9 @@ pub fn parse_mcp_json(text: &str, source: &str) -> Result<Vec<ServerConfig>, Con
                 name,
                 transport,
                 enabled: !server.disabled,
-                startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+                startup_timeout: server
+                    .startup_timeout_ms
+                    .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_millis),
                 tool_timeout: None,
                 enabled_tools: None,
                 disabled_tools: Vec::new(),
@@ -239,10 +244,13 @@ mod tests {
         let text = r#"{"mcpServers": {
             "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."], "env": {"A": "1"}},
             "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Team": "t"}},
-            "off": {"command": "x", "disabled": true, "alwaysAllow": []}
+            "off": {"command": "x", "disabled": true, "alwaysAllow": []},
+            "slow": {"command": "y", "startup_timeout_ms": 45000}
         }}"#;
         let servers = parse_mcp_json(text, ".mcp.json").unwrap();
-        assert_eq!(servers.len(), 3);
+        assert_eq!(servers.len(), 4);
+        assert_eq!(servers[0].startup_timeout, DEFAULT_STARTUP_TIMEOUT);
+        assert_eq!(servers[3].startup_timeout, Duration::from_secs(45));
         assert!(
             matches!(&servers[0].transport, Transport::Stdio { command, args, .. } if command == "npx" && args.len() == 3)
         );

@@ -62,7 +62,22 @@ async fn everything_works_while_broken_servers_fail_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let js = everything_js();
     let marker = format!("axon-test-{}", std::process::id());
+    // Two servers that each wait, while starting, for the other to have
+    // started: both see their peer only if start-ups run together.
+    let peer = |me: &str, other: &str| {
+        let (me, other) = (dir.path().join(me), dir.path().join(other));
+        format!(
+            "touch '{}'; i=0; while [ ! -e '{}' ]; do i=$((i+1)); \
+             if [ $i -gt 1200 ]; then echo 'peer never started' >&2; exit 1; fi; sleep 0.05; done; \
+             echo 'saw peer' >&2; exit 1",
+            me.display(),
+            other.display()
+        )
+    };
+    let (peer_a, peer_b) = (peer("a.started", "b.started"), peer("b.started", "a.started"));
     let configs = vec![
+        stdio("peer-a", "sh", &["-c", &peer_a], Duration::from_secs(120)),
+        stdio("peer-b", "sh", &["-c", &peer_b], Duration::from_secs(120)),
         stdio("everything", "node", &[&js, "stdio"], Duration::from_secs(30)),
         stdio(
             "crashes",
@@ -84,7 +99,6 @@ async fn everything_works_while_broken_servers_fail_cleanly() {
             Duration::from_millis(800),
         ),
     ];
-    let started = Instant::now();
     let manager = McpManager::start(configs, dir.path()).await;
     let statuses = manager.statuses();
     let state = |name: &str| statuses.iter().find(|s| s.name == name).unwrap().state.clone();
@@ -102,8 +116,11 @@ async fn everything_works_while_broken_servers_fail_cleanly() {
     let ServerState::Error(silent) = state("silent") else { panic!("{statuses:?}") };
     assert!(silent.contains("did not finish starting within 0.8s"), "{silent}");
     assert!(matches!(state("garbage"), ServerState::Error(_)), "{statuses:?}");
-    // Started together: the slow failures did not add up.
-    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    // Started together: each peer saw the other while it was starting.
+    for name in ["peer-a", "peer-b"] {
+        let ServerState::Error(message) = state(name) else { panic!("{statuses:?}") };
+        assert!(message.contains("saw peer"), "{name} started alone: {message}");
+    }
 
     // A real call.
     let output = manager.call("everything", "echo", json!({"message": "hello"})).await;
