@@ -186,6 +186,9 @@ async fn reap(sessions: Arc<BoundedSessions>, stop: CancellationToken) {
             () = stop.cancelled() => return,
             () = tokio::time::sleep(period) => sessions.sweep().await,
         }
+        if sessions.take_closed() {
+            let _ = tokio::task::spawn_blocking(super::sessions::release_freed_memory).await;
+        }
     }
 }
 

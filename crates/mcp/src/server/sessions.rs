@@ -13,8 +13,11 @@
 //!   is busy answering a request.
 //! - [`BoundedSessions::live`] counts the sessions held, so the bound can be
 //!   observed.
+//! - Memory freed by closed sessions goes back to the OS on the next sweep
+//!   ([`release_freed_memory`]): glibc otherwise keeps a flood's peak.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -83,6 +86,8 @@ pub struct BoundedSessions {
     inner: LocalSessionManager,
     limits: SessionLimits,
     table: Shared,
+    /// Sessions were closed since memory was last handed back.
+    closed_since_release: AtomicBool,
 }
 
 impl BoundedSessions {
@@ -94,7 +99,12 @@ impl BoundedSessions {
         let mut inner = LocalSessionManager::default();
         inner.session_config = config;
         let limits = SessionLimits { max_sessions: limits.max_sessions.max(1), ..limits };
-        BoundedSessions { inner, limits, table: Shared::default() }
+        BoundedSessions {
+            inner,
+            limits,
+            table: Shared::default(),
+            closed_since_release: AtomicBool::new(false),
+        }
     }
 
     pub fn limits(&self) -> SessionLimits {
@@ -177,8 +187,14 @@ impl BoundedSessions {
     }
 
     async fn close_inner(&self, id: &SessionId) {
+        self.closed_since_release.store(true, Ordering::Relaxed);
         // A worker that already stopped has nothing left to free.
         let _ = self.inner.close_session(id).await;
+    }
+
+    /// Whether sessions were closed since the last call.
+    pub fn take_closed(&self) -> bool {
+        self.closed_since_release.swap(false, Ordering::Relaxed)
     }
 }
 
@@ -255,7 +271,9 @@ impl SessionManager for BoundedSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        lock(&self.table).sessions.remove(id);
+        if lock(&self.table).sessions.remove(id).is_some() {
+            self.closed_since_release.store(true, Ordering::Relaxed);
+        }
         Ok(self.inner.close_session(id).await?)
     }
 
@@ -305,3 +323,20 @@ impl SessionManager for BoundedSessions {
         Ok(guarded(stream, guard))
     }
 }
+
+/// Hands memory that closed sessions freed back to the OS. glibc returns
+/// freed memory only from the top of its heaps; after a flood of sessions
+/// that then close, the process would otherwise stay at its peak size.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub fn release_freed_memory() {
+    // SAFETY: malloc_trim takes no pointers; it only walks glibc's own arenas
+    // under their locks and releases free pages, from any thread.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Other allocators return memory on their own.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn release_freed_memory() {}
