@@ -88,9 +88,8 @@ pub(crate) fn glob_paths(
         )));
     }
     let root = workspace.resolve(path.unwrap_or("."))?;
-    if !root.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(ToolError::FolderNotFound(workspace.relative(root.path())));
-    }
+    let rel = workspace.relative(root.path());
+    crate::read::require_folder(&root, &rel, "give the folder to search in as path")?;
     let overrides = OverrideBuilder::new(root.path())
         .add(pattern)
         .and_then(|b| b.build())

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::ToolError;
+use crate::read::require_folder;
 use crate::registry::{ToolContext, TypedTool};
 use crate::walk::{Kind, WalkOptions, walk};
 use crate::workspace::Workspace;
@@ -55,18 +56,7 @@ fn list(workspace: &Workspace, args: &ListDirArgs) -> Result<String, ToolError> 
     let user_path = args.path.as_deref().unwrap_or(".");
     let dir = workspace.resolve(user_path)?;
     let rel = workspace.relative(dir.path());
-    match dir.metadata() {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(ToolError::failed(format!(
-                "'{rel}' is a file, not a folder; use read_file to read it"
-            )));
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ToolError::FolderNotFound(rel));
-        }
-        Err(e) => return Err(ToolError::io("list", &rel, &e)),
-    }
+    require_folder(&dir, &rel, "use read_file to read it")?;
     let depth = args.depth.unwrap_or(2).clamp(1, MAX_DEPTH);
     let options = WalkOptions { max_depth: Some(depth), ..WalkOptions::default() };
 

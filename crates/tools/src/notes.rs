@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::{PathError, ToolError};
-use crate::read::{hard_link_note, open_regular};
+use crate::read::{hard_link_note, open_regular, require_folder};
 use crate::registry::{ToolContext, TypedTool};
 use crate::resolved::Resolved;
 use crate::text::looks_binary;
@@ -231,18 +231,12 @@ fn list_folder(workspace: &Workspace, requested: &str) -> Result<String, ToolErr
     let folder = vault_relative(requested);
     let place = workspace.resolve(folder)?;
     let rel = workspace.relative(place.path());
-    match place.metadata() {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(ToolError::failed(format!(
-                "'{rel}' is a note, not a folder; use read_note to read it"
-            )));
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ToolError::FolderNotFound(rel));
-        }
-        Err(e) => return Err(ToolError::io("list", &rel, &e)),
+    if place.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(ToolError::failed(format!(
+            "'{rel}' is a note, not a folder; use read_note to read it"
+        )));
     }
+    require_folder(&place, &rel, "use read_note to read it")?;
     let mut items: Vec<(Kind, String)> = Vec::new();
     // Hidden names and ignore rules are the walk's business elsewhere; a
     // folder listing shows what is there.

@@ -151,6 +151,19 @@ pub(crate) fn open_regular(place: &Resolved, rel: &str) -> Result<(File, Metadat
     }
 }
 
+/// Checks that `place` is a folder: a missing one is `FolderNotFound`, a
+/// file is refused with `if_file` (what the caller suggests instead).
+pub(crate) fn require_folder(place: &Resolved, rel: &str, if_file: &str) -> Result<(), ToolError> {
+    match place.metadata() {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(ToolError::failed(format!("'{rel}' is a file, not a folder; {if_file}"))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            Err(ToolError::FolderNotFound(rel.to_string()))
+        }
+        Err(e) => Err(ToolError::io("open folder", rel, &e)),
+    }
+}
+
 /// A file with several hard links may share its content with a name outside
 /// the workspace (git never makes hard links, so in a checkout this means
 /// someone did): the reader is told before the content.

@@ -302,18 +302,7 @@ fn open_workdir(
     workdir: &crate::resolved::Resolved,
 ) -> Result<Workdir, ToolError> {
     let rel = workspace.relative(workdir.path());
-    match workdir.metadata() {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(ToolError::failed(format!(
-                "workdir '{rel}' is a file, not a folder; give the folder to run the command in"
-            )));
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ToolError::FolderNotFound(rel));
-        }
-        Err(e) => return Err(ToolError::io("open folder", &rel, &e)),
-    }
+    crate::read::require_folder(workdir, &rel, "give the folder to run the command in as workdir")?;
     let dir = workdir.open_dir().map_err(|e| ToolError::io("open folder", &rel, &e))?;
     Ok(Workdir { dir, fallback: workdir.path().to_path_buf() })
 }

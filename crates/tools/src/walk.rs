@@ -94,54 +94,20 @@ pub(crate) fn walk(
 ) -> io::Result<u64> {
     let (dir, ignores) = open_start(start)?;
     let errors = AtomicU64::new(0);
-    struct Frame {
-        dir: Arc<Dir>,
-        place: Resolved,
-        ignores: Arc<Ignores>,
-        depth: usize,
-        entries: std::vec::IntoIter<(OsString, Kind)>,
-    }
-    let read = |dir: &Dir| {
+    let sorted = |dir: &Dir| {
         let mut entries = read_entries(dir, &errors);
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         entries.into_iter()
     };
-    let mut stack = vec![Frame {
-        entries: read(&dir),
-        dir: Arc::new(dir),
-        place: start.clone(),
-        ignores,
-        depth: 1,
-    }];
-    while let Some(frame) = stack.last_mut() {
-        let Some((name, kind)) = frame.entries.next() else {
+    let root = Folder { dir: Arc::new(dir), place: start.clone(), ignores, depth: 1 };
+    let mut stack = vec![(sorted(&root.dir), root)];
+    while let Some((entries, folder)) = stack.last_mut() {
+        let Some((name, kind)) = entries.next() else {
             stack.pop();
             continue;
         };
-        let place = frame.place.child(&name);
-        if skip(options, &frame.ignores, &name, &place, kind) {
-            continue;
-        }
-        let entry = Entry { place, kind, depth: frame.depth, parent: Arc::clone(&frame.dir), name };
-        visit(&entry);
-        if kind != Kind::Dir || options.max_depth.is_some_and(|max| entry.depth >= max) {
-            continue;
-        }
-        match open_child_dir(&frame.dir, &entry.name) {
-            Ok(dir) => {
-                let ignores = Ignores::below(&frame.ignores, &dir, &entry.place);
-                let depth = entry.depth + 1;
-                stack.push(Frame {
-                    entries: read(&dir),
-                    dir: Arc::new(dir),
-                    place: entry.place,
-                    ignores,
-                    depth,
-                });
-            }
-            Err(_) => {
-                errors.fetch_add(1, Ordering::Relaxed);
-            }
+        if let Some(sub) = step(folder, name, kind, options, visit, &errors) {
+            stack.push((sorted(&sub.dir), sub));
         }
     }
     Ok(errors.into_inner())
@@ -168,7 +134,7 @@ pub(crate) fn walk_parallel_with<S>(
     let (dir, ignores) = open_start(start)?;
     let queue = Queue {
         state: Mutex::new(QueueState {
-            jobs: vec![Job { dir: Arc::new(dir), place: start.clone(), ignores, depth: 1 }],
+            jobs: vec![Folder { dir: Arc::new(dir), place: start.clone(), ignores, depth: 1 }],
             busy: 0,
         }),
         ready: Condvar::new(),
@@ -190,8 +156,8 @@ pub(crate) fn walk_parallel_with<S>(
     Ok(errors.into_inner())
 }
 
-/// A folder waiting to be read, already open.
-struct Job {
+/// A folder of the walk, already open.
+struct Folder {
     dir: Arc<Dir>,
     place: Resolved,
     ignores: Arc<Ignores>,
@@ -204,7 +170,7 @@ struct Queue {
 }
 
 struct QueueState {
-    jobs: Vec<Job>,
+    jobs: Vec<Folder>,
     /// Threads reading a folder, which may add jobs.
     busy: usize,
 }
@@ -212,7 +178,7 @@ struct QueueState {
 impl Queue {
     /// The next folder, or `None` once no folder is left and none is being
     /// read.
-    fn take(&self) -> Option<Job> {
+    fn take(&self) -> Option<Folder> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if let Some(job) = state.jobs.pop() {
@@ -226,7 +192,7 @@ impl Queue {
         }
     }
 
-    fn finish(&self, found: Vec<Job>) {
+    fn finish(&self, found: Vec<Folder>) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.busy -= 1;
         state.jobs.extend(found);
@@ -235,37 +201,51 @@ impl Queue {
     }
 }
 
-/// Reads one folder: visits its entries and returns its subfolders as jobs.
+/// Reads one folder: visits its entries and returns its subfolders.
 fn expand(
-    job: &Job,
+    folder: &Folder,
     options: &WalkOptions,
     visit: &mut dyn FnMut(&Entry),
     errors: &AtomicU64,
-) -> Vec<Job> {
-    let mut found = Vec::new();
-    for (name, kind) in read_entries(&job.dir, errors) {
-        let place = job.place.child(&name);
-        if skip(options, &job.ignores, &name, &place, kind) {
-            continue;
-        }
-        let entry = Entry { place, kind, depth: job.depth, parent: Arc::clone(&job.dir), name };
-        visit(&entry);
-        if kind != Kind::Dir || options.max_depth.is_some_and(|max| entry.depth >= max) {
-            continue;
-        }
-        match open_child_dir(&job.dir, &entry.name) {
-            Ok(dir) => found.push(Job {
-                ignores: Ignores::below(&job.ignores, &dir, &entry.place),
-                dir: Arc::new(dir),
-                place: entry.place,
-                depth: entry.depth + 1,
-            }),
-            Err(_) => {
-                errors.fetch_add(1, Ordering::Relaxed);
-            }
+) -> Vec<Folder> {
+    read_entries(&folder.dir, errors)
+        .into_iter()
+        .filter_map(|(name, kind)| step(folder, name, kind, options, visit, errors))
+        .collect()
+}
+
+/// One entry of `folder`: filtered, visited, and opened (by name, beneath
+/// the folder's handle, without following a link) when the walk goes into
+/// it.
+fn step(
+    folder: &Folder,
+    name: OsString,
+    kind: Kind,
+    options: &WalkOptions,
+    visit: &mut dyn FnMut(&Entry),
+    errors: &AtomicU64,
+) -> Option<Folder> {
+    let place = folder.place.child(&name);
+    if skip(options, &folder.ignores, &name, &place, kind) {
+        return None;
+    }
+    let entry = Entry { place, kind, depth: folder.depth, parent: Arc::clone(&folder.dir), name };
+    visit(&entry);
+    if kind != Kind::Dir || options.max_depth.is_some_and(|max| entry.depth >= max) {
+        return None;
+    }
+    match open_child_dir(&folder.dir, &entry.name) {
+        Ok(dir) => Some(Folder {
+            ignores: Ignores::below(&folder.ignores, &dir, &entry.place),
+            dir: Arc::new(dir),
+            place: entry.place,
+            depth: entry.depth + 1,
+        }),
+        Err(_) => {
+            errors.fetch_add(1, Ordering::Relaxed);
+            None
         }
     }
-    found
 }
 
 /// The start folder's handle and the ignore rules in force there: those of
