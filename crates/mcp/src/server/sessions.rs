@@ -15,6 +15,10 @@
 //!   observed.
 //! - Memory freed by closed sessions goes back to the OS on the next sweep
 //!   ([`release_freed_memory`]): glibc otherwise keeps a flood's peak.
+//! - A request dropped part-way (the client hung up; hyper drops its future
+//!   at any await) leaks nothing: a slot reserved for a session being created
+//!   is given back by a [`Reservation`] guard, and a session whose close did
+//!   not finish is closed by the next sweep.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,6 +76,8 @@ struct Table {
     sessions: HashMap<SessionId, Activity>,
     /// Sessions being created: counted against the cap before they exist.
     reserved: usize,
+    /// Sessions taken out of `sessions` and not yet closed in rmcp.
+    closing: Vec<SessionId>,
 }
 
 type Shared = Arc<Mutex<Table>>;
@@ -123,11 +129,12 @@ impl BoundedSessions {
         table.sessions.get(id).is_some_and(|activity| !self.expired(activity, now))
     }
 
-    /// Closes every session idle past the limit. Also done on every request;
-    /// calling it on a timer frees sessions when no request comes.
+    /// Closes every session idle past the limit, and those whose close was
+    /// cut short. Also done on every request; calling it on a timer frees
+    /// sessions when no request comes.
     pub async fn sweep(&self) {
         let now = Instant::now();
-        let expired: Vec<SessionId> = {
+        {
             let mut table = lock(&self.table);
             let expired: Vec<SessionId> = table
                 .sessions
@@ -135,13 +142,23 @@ impl BoundedSessions {
                 .filter(|(_, activity)| self.expired(activity, now))
                 .map(|(id, _)| id.clone())
                 .collect();
-            for id in &expired {
-                table.sessions.remove(id);
+            for id in expired {
+                table.sessions.remove(&id);
+                table.closing.push(id);
             }
-            expired
-        };
-        for id in expired {
-            self.close_inner(&id).await;
+        }
+        self.close_pending().await;
+    }
+
+    /// Closes the sessions waiting on `closing`, each by one caller only.
+    async fn close_pending(&self) {
+        loop {
+            // Taken in its own statement: the lock must not be held across
+            // the await below.
+            let next = lock(&self.table).closing.pop();
+            let Some(id) = next else { break };
+            // A worker that already stopped has nothing left to free.
+            let _ = self.close_inner(id).await;
         }
     }
 
@@ -165,10 +182,10 @@ impl BoundedSessions {
     }
 
     /// Makes room for one more session: evicts the one idle the longest when
-    /// full, and reserves the slot. Returns the evicted session's id.
-    fn reserve(&self) -> Result<Option<SessionId>, SessionsError> {
+    /// full (to `closing`), and reserves the slot until the returned guard
+    /// commits or drops.
+    fn reserve(&self) -> Result<Reservation, SessionsError> {
         let mut table = lock(&self.table);
-        let mut evicted = None;
         if table.sessions.len() + table.reserved >= self.limits.max_sessions {
             let oldest_idle = table
                 .sessions
@@ -180,21 +197,69 @@ impl BoundedSessions {
                 return Err(SessionsError::Full(self.limits.max_sessions));
             };
             table.sessions.remove(&id);
-            evicted = Some(id);
+            table.closing.push(id);
         }
         table.reserved += 1;
-        Ok(evicted)
+        Ok(Reservation { table: Arc::clone(&self.table), held: true })
     }
 
-    async fn close_inner(&self, id: &SessionId) {
+    /// Closes `id` in rmcp. Should the caller be dropped before that ends,
+    /// `id` goes back on `closing` for the next sweep.
+    async fn close_inner(&self, id: SessionId) -> Result<(), LocalSessionManagerError> {
         self.closed_since_release.store(true, Ordering::Relaxed);
-        // A worker that already stopped has nothing left to free.
-        let _ = self.inner.close_session(id).await;
+        let mut pending = PendingClose { table: Arc::clone(&self.table), id: Some(id.clone()) };
+        let closed = self.inner.close_session(&id).await;
+        pending.id = None;
+        closed
     }
 
     /// Whether sessions were closed since the last call.
     pub fn take_closed(&self) -> bool {
         self.closed_since_release.swap(false, Ordering::Relaxed)
+    }
+}
+
+/// A slot counted against the cap for a session being created: given back
+/// when dropped, unless [`Reservation::commit`] turned it into the session.
+#[derive(Debug)]
+struct Reservation {
+    table: Shared,
+    held: bool,
+}
+
+impl Reservation {
+    /// Trades the slot for the session `id`, busy until its initialize is
+    /// answered, so a flood of new sessions cannot evict one mid-handshake.
+    fn commit(mut self, id: SessionId) {
+        let mut table = lock(&self.table);
+        table.reserved = table.reserved.saturating_sub(1);
+        table.sessions.insert(id, Activity { last_used: Instant::now(), open: 1 });
+        self.held = false;
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.held {
+            let mut table = lock(&self.table);
+            table.reserved = table.reserved.saturating_sub(1);
+        }
+    }
+}
+
+/// A session being closed in rmcp: back on `closing` if dropped before the
+/// close finished.
+#[derive(Debug)]
+struct PendingClose {
+    table: Shared,
+    id: Option<SessionId>,
+}
+
+impl Drop for PendingClose {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            lock(&self.table).closing.push(id);
+        }
     }
 }
 
@@ -231,17 +296,11 @@ impl SessionManager for BoundedSessions {
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         self.sweep().await;
-        let evicted = self.reserve()?;
-        if let Some(id) = evicted {
-            self.close_inner(&id).await;
-        }
-        let created = self.inner.create_session().await;
-        let mut table = lock(&self.table);
-        table.reserved = table.reserved.saturating_sub(1);
-        let (id, transport) = created?;
-        // Busy until its initialize is answered, so a flood of new sessions
-        // cannot evict one mid-handshake.
-        table.sessions.insert(id.clone(), Activity { last_used: Instant::now(), open: 1 });
+        let reservation = self.reserve()?;
+        // The evicted session, if any, is freed before a new one is made.
+        self.close_pending().await;
+        let (id, transport) = self.inner.create_session().await?;
+        reservation.commit(id.clone());
         Ok((id, transport))
     }
 
@@ -271,10 +330,8 @@ impl SessionManager for BoundedSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        if lock(&self.table).sessions.remove(id).is_some() {
-            self.closed_since_release.store(true, Ordering::Relaxed);
-        }
-        Ok(self.inner.close_session(id).await?)
+        lock(&self.table).sessions.remove(id);
+        Ok(self.close_inner(id.clone()).await?)
     }
 
     async fn create_stream(
@@ -340,3 +397,49 @@ pub fn release_freed_memory() {
 /// Other allocators return memory on their own.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn release_freed_memory() {}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::FutureExt;
+
+    use super::*;
+
+    fn one_session() -> BoundedSessions {
+        BoundedSessions::new(SessionLimits { idle: Duration::from_secs(3600), max_sessions: 1 })
+    }
+
+    /// Runs `create_session` until it waits on rmcp's own table, then drops
+    /// it there, as hyper drops the request of a client that hung up.
+    async fn create_dropped_mid_way(sessions: &BoundedSessions) {
+        // rmcp's create and close take this lock for writing: held here,
+        // they stop at that await.
+        let _rmcp_busy = sessions.inner.sessions.read().await;
+        assert!(sessions.create_session().now_or_never().is_none(), "the create must wait");
+    }
+
+    #[tokio::test]
+    async fn a_create_dropped_mid_way_gives_its_slot_back() {
+        let sessions = one_session();
+        create_dropped_mid_way(&sessions).await;
+        assert_eq!(lock(&sessions.table).reserved, 0, "the slot was given back");
+        let (id, _transport) = sessions.create_session().await.unwrap();
+        assert!(sessions.contains(&id), "a session can still be made at the cap");
+        assert_eq!(lock(&sessions.table).reserved, 0);
+    }
+
+    #[tokio::test]
+    async fn an_eviction_dropped_mid_close_is_finished_by_the_next_sweep() {
+        let sessions = one_session();
+        let (old, _old_transport) = sessions.create_session().await.unwrap();
+        // Its handshake answered: idle, so the next session evicts it.
+        drop(OpenGuard { table: Arc::clone(&sessions.table), id: old.clone() });
+        create_dropped_mid_way(&sessions).await;
+        assert_eq!(lock(&sessions.table).reserved, 0, "the slot was given back");
+        assert!(!sessions.contains(&old), "evicted");
+        assert!(sessions.inner.sessions.read().await.contains_key(&old), "its close was cut short");
+        sessions.sweep().await;
+        assert!(!sessions.inner.sessions.read().await.contains_key(&old), "closed by the sweep");
+        let (new, _transport) = sessions.create_session().await.unwrap();
+        assert!(sessions.contains(&new) && sessions.live() == 1);
+    }
+}
