@@ -10,7 +10,8 @@
 //!   not (a banner, a log line, another protocol) fails the start at once
 //!   with "MCP server NAME is not speaking MCP: first bytes …" instead of
 //!   waiting out the startup timeout while the SDK skips what it cannot
-//!   parse.
+//!   parse. Nothing but blank lines in the first [`JUDGED`] bytes is not
+//!   MCP either, and no more than that is held while judging.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,7 +29,9 @@ use tokio::sync::oneshot;
 
 /// Bytes of a bad first line shown in the error.
 const SHOWN: usize = 120;
-/// A first line longer than this that starts like JSON is left to the SDK.
+/// The most bytes read before a verdict: a first line longer than this that
+/// starts like JSON is left to the SDK, and this many blank bytes are not
+/// MCP.
 const JUDGED: usize = 64 * 1024;
 
 /// A started server: its transport, its process group, its stderr, and the
@@ -140,7 +143,9 @@ fn check_first_line(
         let mut head = Vec::new();
         let mut buf = vec![0u8; 8192];
         loop {
-            let n = match stdout.read(&mut buf).await {
+            // Never past JUDGED + 1 bytes, where `judge` always decides.
+            let room = (JUDGED + 1).saturating_sub(head.len()).min(buf.len());
+            let n = match stdout.read(&mut buf[..room]).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
@@ -174,7 +179,7 @@ enum Judgement {
 /// Whether the bytes read so far start with a JSON-RPC message.
 fn judge(head: &[u8]) -> Judgement {
     let Some(start) = head.iter().position(|b| !b.is_ascii_whitespace()) else {
-        return Judgement::Undecided;
+        return if head.len() > JUDGED { Judgement::NotMcp } else { Judgement::Undecided };
     };
     if !matches!(head[start], b'{' | b'[') {
         return Judgement::NotMcp;
@@ -192,7 +197,10 @@ fn judge(head: &[u8]) -> Judgement {
 /// The first line of `head`, at most [`SHOWN`] bytes, quoted with control
 /// characters escaped.
 fn shown(head: &[u8]) -> String {
-    let start = head.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(0);
+    let Some(start) = head.iter().position(|b| !b.is_ascii_whitespace()) else {
+        let text = String::from_utf8_lossy(&head[..head.len().min(8)]);
+        return format!("{text:?} … (only blank lines in {} bytes)", head.len());
+    };
     let line = head[start..].split(|&b| b == b'\n').next().unwrap_or_default();
     let cut = line.len() > SHOWN;
     let text = String::from_utf8_lossy(&line[..line.len().min(SHOWN)]).into_owned();
@@ -206,6 +214,11 @@ mod tests {
     #[test]
     fn the_first_line_is_judged() {
         assert_eq!(judge(b"\n  "), Judgement::Undecided);
+        assert_eq!(judge(&[b'\n'; JUDGED]), Judgement::Undecided);
+        assert_eq!(judge(&[b'\n'; JUDGED + 1]), Judgement::NotMcp, "blank past the limit");
+        let mut long_json = vec![b' '; 10];
+        long_json.extend([b'{'; JUDGED]);
+        assert_eq!(judge(&long_json), Judgement::Mcp, "a long first message is the SDK's");
         assert_eq!(judge(br#"{"jsonrpc":"2.0","id":0"#), Judgement::Undecided);
         assert_eq!(judge(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n"), Judgement::Mcp);
         assert_eq!(judge(b"Server listening on 8080\n"), Judgement::NotMcp);
@@ -219,5 +232,7 @@ mod tests {
         assert_eq!(shown(b"\x1b[31mhi\tthere\nmore"), r#""\u{1b}[31mhi\tthere""#);
         let long = shown(&[b'x'; 500]);
         assert!(long.ends_with(" …") && long.len() < 130, "{long}");
+        let blank = shown(&[b'\n'; JUDGED + 1]);
+        assert_eq!(blank, r#""\n\n\n\n\n\n\n\n" … (only blank lines in 65537 bytes)"#);
     }
 }

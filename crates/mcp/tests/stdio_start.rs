@@ -1,6 +1,6 @@
-//! How a stdio server is started: a server whose stdout is not JSON-RPC is
-//! named at once (not at its startup timeout), and a server sees only its
-//! configured `env` and the core of axon's environment.
+//! How a stdio server is started: a server whose stdout is not JSON-RPC (or
+//! only blank lines) is named at once (not at its startup timeout), and a
+//! server sees only its configured `env` and the core of axon's environment.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -62,6 +62,26 @@ async fn a_server_writing_garbage_is_named_at_once() {
         message("binary").contains(r#"first bytes "\u{1}\u{2}� binary""#),
         "{}",
         message("binary")
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_writing_only_blank_lines_is_named_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // Endless newlines: the first line is never anything but blank.
+    let configs = vec![sh("blank", "yes ''", BTreeMap::new())];
+    let manager =
+        tokio::time::timeout(Duration::from_secs(60), McpManager::start(configs, dir.path()))
+            .await
+            .expect("a server writing only blank lines must fail once past the judged bytes");
+    let statuses = manager.statuses();
+    let state = &statuses.iter().find(|s| s.name == "blank").unwrap().state;
+    let ServerState::Error(message) = state else { panic!("blank: {state:?}") };
+    assert!(
+        message.starts_with(r#"MCP server blank is not speaking MCP: first bytes "\n"#)
+            && message.contains("only blank lines"),
+        "{message}"
     );
     manager.shutdown().await;
 }
