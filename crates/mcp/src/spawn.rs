@@ -1,7 +1,8 @@
 //! Starting a stdio MCP server: what it runs with and what it must say first.
 //!
 //! - Its environment is the safe core of axon's (`PATH`, `HOME`, `LANG`,
-//!   `LC_*`, `TERM`, …; [`EnvPolicy::core`]) plus exactly the `env` its
+//!   `LC_*`, `TERM`, …) and the proxy settings
+//!   ([`EnvPolicy::mcp_server`]) plus exactly the `env` its
 //!   configuration lists: never the user's API keys.
 //! - It runs in its own process group, dies with axon
 //!   ([`axon_tools::process::die_with_parent`]), and its group is handed to
@@ -52,7 +53,7 @@ pub(crate) fn start(
     dir: &Path,
 ) -> Result<Started, String> {
     let mut wrapped = CommandWrap::with_new(command, |c| {
-        EnvPolicy::core().configure(c);
+        EnvPolicy::mcp_server().configure(c);
         c.envs(env)
             .args(args)
             .current_dir(dir)

@@ -1,6 +1,7 @@
 //! How a stdio server is started: a server whose stdout is not JSON-RPC (or
 //! only blank lines) is named at once (not at its startup timeout), and a
-//! server sees only its configured `env` and the core of axon's environment.
+//! server sees only its configured `env`, the core of axon's environment and
+//! the proxy settings.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -125,6 +126,15 @@ async fn a_server_gets_its_env_and_the_core_only() {
             "LANGUAGE",
             "TERM",
             "TZ",
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "NO_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "no_proxy",
+            "all_proxy",
+            "XDG_RUNTIME_DIR",
             "OUT",
             "FROM_CONFIG",
             "PWD",

@@ -30,13 +30,23 @@ use serde::Deserialize;
 /// Name fragments that mark a variable as a secret.
 pub const SECRET_MARKERS: [&str; 5] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"];
 
-/// What `inherit = "core"` keeps, and all a stdio MCP server gets besides its
-/// configured `env`: what programs need to find themselves, their files and
-/// the user's language. `LC_*` stands for every locale variable.
+/// What `inherit = "core"` keeps for commands: what programs need to find
+/// themselves, their files and the user's language. `LC_*` stands for every
+/// locale variable.
 pub const CORE_VARS: [&str; 14] = [
     "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP", "LANG",
     "LANGUAGE", "LC_*", "TERM", "TZ",
 ];
+
+/// What a stdio MCP server gets besides [`CORE_VARS`] and its configured
+/// `env`: the proxy settings, without which `npx -y …` or `uvx …` cannot
+/// download the server behind a proxy, and the per-user runtime folder
+/// (sockets of the user's session). Matched ignoring case, so `http_proxy`
+/// passes too. Not part of the commands' `core`: a proxy URL may carry a
+/// password (`http://user:pass@proxy`), and a command's output goes to the
+/// model, while a server's environment does not.
+pub const SERVER_EXTRA_VARS: [&str; 5] =
+    ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "XDG_RUNTIME_DIR"];
 
 /// Where a child's environment starts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -127,16 +137,17 @@ impl EnvPolicy {
                 .map(|p| p.to_uppercase())
                 .collect(),
             exclude: globs(&config.exclude, "exclude")?,
-            core: core_globs(),
+            core: core_globs(CORE_VARS.iter()),
             set: config.set.clone(),
             configured_keys: configured_keys.into_iter().map(|k| k.into().to_uppercase()).collect(),
         })
     }
 
     /// What a stdio MCP server starts from before its configured `env`: the
-    /// core variables, never a secret.
-    pub fn core() -> EnvPolicy {
-        EnvPolicy { inherit: Inherit::Core, ..EnvPolicy::default() }
+    /// core variables and [`SERVER_EXTRA_VARS`], never a secret.
+    pub fn mcp_server() -> EnvPolicy {
+        let core = CORE_VARS.iter().chain(SERVER_EXTRA_VARS.iter());
+        EnvPolicy { inherit: Inherit::Core, core: core_globs(core), ..EnvPolicy::default() }
     }
 
     /// Passes nothing; the fallback should the built-in patterns not compile.
@@ -212,8 +223,8 @@ fn globs(patterns: &[String], field: &str) -> Result<GlobSet, String> {
     set.build().map_err(|e| format!("shell_environment_policy.{field}: {e}"))
 }
 
-fn core_globs() -> GlobSet {
-    let core: Vec<String> = CORE_VARS.iter().map(|v| (*v).to_string()).collect();
+fn core_globs<'a>(names: impl Iterator<Item = &'a &'a str>) -> GlobSet {
+    let core: Vec<String> = names.map(|v| (*v).to_string()).collect();
     globs(&core, "core").unwrap_or_else(|_| GlobSet::empty())
 }
 
@@ -257,7 +268,8 @@ mod tests {
 
     #[test]
     fn core_and_none_start_smaller() {
-        let core = EnvPolicy::core();
+        let config = EnvPolicyConfig { inherit: Some(Inherit::Core), ..Default::default() };
+        let core = EnvPolicy::new(&config, Vec::<String>::new()).unwrap();
         assert_eq!(names(&core.apply(vars(AXON))), ["HOME", "LC_ALL", "PATH"]);
         let config = EnvPolicyConfig {
             inherit: Some(Inherit::None),
@@ -267,6 +279,34 @@ mod tests {
         };
         let none = EnvPolicy::new(&config, Vec::<String>::new()).unwrap();
         assert_eq!(names(&none.apply(vars(AXON))), ["CARGO_HOME", "X"]);
+    }
+
+    #[test]
+    fn mcp_servers_get_the_proxy_and_runtime_folder_but_commands_core_does_not() {
+        let network = [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "NO_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "no_proxy",
+            "all_proxy",
+            "XDG_RUNTIME_DIR",
+        ];
+        let mut env = AXON.to_vec();
+        env.extend(network);
+        env.extend(["FTP_PROXY_USER", "XDG_CONFIG_HOME", "PROXY_TOKEN"]);
+        let server = names(&EnvPolicy::mcp_server().apply(vars(&env)));
+        let mut expected: Vec<&str> = ["HOME", "LC_ALL", "PATH"].into();
+        expected.extend(network);
+        expected.sort_unstable();
+        assert_eq!(server, expected, "a server gets the core, the proxies and nothing else");
+
+        let config = EnvPolicyConfig { inherit: Some(Inherit::Core), ..Default::default() };
+        let shell = EnvPolicy::new(&config, Vec::<String>::new()).unwrap();
+        let shell = names(&shell.apply(vars(&env)));
+        assert_eq!(shell, ["HOME", "LC_ALL", "PATH"], "a command's core keeps proxies out");
     }
 
     #[test]
