@@ -98,10 +98,40 @@ pub(crate) fn leave(code: u8) -> ! {
     std::process::exit(code.into())
 }
 
+/// SIGTERM, SIGHUP (the terminal closed) and SIGQUIT end axon as an
+/// orderly exit does: the terminal given back, MCP servers and what
+/// commands detached killed. Without this their default action would end
+/// axon with a `setsid` daemon still running. Ctrl-C (SIGINT) is each
+/// front end's own: it cancels the turn first.
+async fn leave_on_termination() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hangup), Ok(mut quit)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+            signal(SignalKind::quit()),
+        ) else {
+            return;
+        };
+        // The shell's convention: 128 + the signal's number.
+        let code = tokio::select! {
+            _ = term.recv() => 128 + 15,
+            _ = hangup.recv() => 128 + 1,
+            _ = quit.recv() => 128 + 3,
+        };
+        chat::terminal::leave_if_entered();
+        leave(code);
+    }
+}
+
 fn main() -> ExitCode {
     // What a command or server detaches (`setsid`, a daemon) is re-parented
     // to axon instead of init, so it can be killed when axon leaves.
     let _ = axon_tools::process::become_subreaper();
+    // Commands run as the user; they must not read the keys out of
+    // /proc/<axon>/environ.
+    let _ = axon_tools::process::hide_environment();
     let cli = Cli::parse();
     // Serving one host over stdio is one conversation: a single thread
     // answers it with the least latency (no cross-thread wake-ups), and
@@ -121,7 +151,12 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::FAILED);
         }
     };
+    // `axon mcp serve` stops gracefully on its own signals.
+    let serving = matches!(&command, Command::Mcp(mcp_cmd::McpCommand::Serve(_)));
     let code = runtime.block_on(async {
+        if !serving {
+            tokio::spawn(leave_on_termination());
+        }
         match command {
             Command::Chat(args) => chat::run(args).await,
             Command::Run(args) => run_cmd::run(args).await,

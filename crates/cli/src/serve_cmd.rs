@@ -243,16 +243,23 @@ fn http_options(args: &ServeArgs) -> Result<HttpOptions> {
     })
 }
 
-/// Ctrl-C or SIGTERM stops serving; in-flight calls are dropped with the
-/// runtime, which kills any shell they started.
+/// Ctrl-C, SIGTERM, SIGHUP or SIGQUIT stops serving; in-flight calls are
+/// dropped with the runtime, which kills any shell they started, and main
+/// kills what they detached.
 async fn stop_on_signal(shutdown: CancellationToken) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
+        if let (Ok(mut term), Ok(mut hangup), Ok(mut quit)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+            signal(SignalKind::quit()),
+        ) {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = term.recv() => {}
+                _ = hangup.recv() => {}
+                _ = quit.recv() => {}
             }
             shutdown.cancel();
             return;

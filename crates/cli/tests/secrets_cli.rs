@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -253,4 +254,79 @@ fn a_key_in_the_first_prompt_stays_out_of_the_session_and_the_list() {
     let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
     assert!(listed.contains("call the API with [redacted]"), "{listed}");
     assert!(!listed.contains("sk-proj-abcdefgh"), "{listed}");
+}
+
+#[test]
+fn sigterm_ends_axon_as_leaving_does_and_takes_detached_daemons_along() {
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // The daemon detaches and the command keeps running: axon is mid-call
+    // when the signal comes.
+    let detach = r#"{"command": "setsid sh -c 'touch started; sleep 60; touch marker' </dev/null >/dev/null 2>&1 & sleep 60"}"#;
+    let mut axon = std::process::Command::new(cargo_bin("axon"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("AXON_HOME", home.path())
+        .current_dir(dir.path())
+        .args(["tool", "call", "shell", detach])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the daemon started", Duration::from_secs(60), || {
+        dir.path().join("started").exists()
+    });
+    let pid = i32::try_from(axon.id()).unwrap();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = axon.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    wait_until("every process of the command ended", Duration::from_secs(40), || {
+        processes_in(dir.path()).is_empty()
+    });
+    assert!(!dir.path().join("marker").exists());
+}
+
+#[test]
+fn a_command_cannot_read_the_keys_out_of_axons_own_environment() {
+    // Root may read any process's environment; the promise is for the
+    // user's own account, so as root axon runs as `nobody` here.
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let as_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    if as_root {
+        for path in [dir.path(), home.path()] {
+            std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+        }
+    }
+    let script = r#"{"command": "cat /proc/$PPID/environ | tr '\\0' '\\n'; echo done"}"#;
+    let mut cmd = if as_root {
+        let mut cmd = assert_cmd::Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(cargo_bin("axon"));
+        cmd
+    } else {
+        assert_cmd::Command::new(cargo_bin("axon"))
+    };
+    let out = cmd
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("AXON_HOME", home.path())
+        .env("AXON_API_KEY", AXON_KEY)
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .current_dir(dir.path())
+        .timeout(Duration::from_secs(90))
+        .args(["tool", "call", "shell", script])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("done"), "the command did not run: {text}");
+    assert!(!text.contains(AXON_KEY) && !text.contains(OPENAI_KEY), "{text}");
+    assert!(text.contains("Permission denied"), "{text}");
 }

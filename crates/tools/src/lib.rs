@@ -19,6 +19,7 @@ mod error;
 mod glob;
 mod list_dir;
 mod notes;
+mod orphans;
 pub mod process;
 mod read;
 mod registry;

@@ -7,7 +7,7 @@
 //! running turn at once through its cancellation token.
 
 mod files;
-mod terminal;
+pub(crate) mod terminal;
 mod worker;
 
 use std::collections::HashMap;

@@ -3,13 +3,18 @@
 //! (including a panic, through ratatui's hook).
 
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ratatui::DefaultTerminal;
 use ratatui::crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
 use ratatui::crossterm::execute;
 
+/// Whether the UI holds the terminal now (a signal may end axon mid-UI).
+static ENTERED: AtomicBool = AtomicBool::new(false);
+
 pub fn enter() -> io::Result<DefaultTerminal> {
     let terminal = ratatui::try_init()?;
+    ENTERED.store(true, Ordering::SeqCst);
     execute!(io::stdout(), EnableBracketedPaste)?;
     Ok(terminal)
 }
@@ -17,6 +22,14 @@ pub fn enter() -> io::Result<DefaultTerminal> {
 /// Gives the terminal back as it was. Failing to is not worth an error:
 /// there is nothing left to show it on.
 pub fn leave() {
+    ENTERED.store(false, Ordering::SeqCst);
     let _ = execute!(io::stdout(), DisableBracketedPaste);
     ratatui::restore();
+}
+
+/// [`leave`], if the UI holds the terminal; for a signal that ends axon.
+pub fn leave_if_entered() {
+    if ENTERED.load(Ordering::SeqCst) {
+        leave();
+    }
 }
