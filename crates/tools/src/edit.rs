@@ -96,10 +96,25 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
             meta.len()
         )));
     }
+    // The size was checked on the handle, but the file may grow while it
+    // is read: no more than the limit is ever held.
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    std::io::Read::read_to_end(&mut file, &mut bytes)
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, MAX_EDIT_BYTES + 1), &mut bytes)
         .map_err(|e| ToolError::io("read", &rel, &e))?;
     drop(file);
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        return Err(ToolError::failed(format!(
+            "'{rel}' grew past {MAX_EDIT_BYTES} bytes while it was read; too large for edit_file"
+        )));
+    }
+    // Whatever is said of the content, the hard-link warning comes first.
+    let note = hard_link_note(&rel, &meta);
+    let warned = |e: ToolError| match e {
+        ToolError::Failed(message) if !note.is_empty() => {
+            ToolError::Failed(format!("{note}{message}"))
+        }
+        other => other,
+    };
     if looks_binary(&bytes) {
         return Err(ToolError::failed(format!("Cannot edit '{rel}': it looks like a binary file")));
     }
@@ -122,7 +137,11 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
     };
     let updated = match found.count {
         0 => {
-            return Err(ToolError::failed(no_match_message(&rel, &original, &args.old_str)));
+            return Err(warned(ToolError::failed(no_match_message(
+                &rel,
+                &original,
+                &args.old_str,
+            ))));
         }
         1 => original.replacen(old_str.as_str(), &new_str, 1),
         _ if args.replace_all => original.replace(old_str.as_str(), &new_str),
@@ -134,19 +153,18 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
             } else {
                 String::new()
             };
-            return Err(ToolError::failed(format!(
+            return Err(warned(ToolError::failed(format!(
                 "old_str matches {n} times in '{rel}' (at lines {}{more}). Include more \
                  surrounding lines to make it unique, or set replace_all=true to replace every \
                  occurrence.",
                 lines.join(", ")
-            )));
+            ))));
         }
     };
     atomic_write(&place, updated.as_bytes()).map_err(|e| write_error(&rel, &e))?;
 
     let replaced = found.count;
     let noun = if replaced == 1 { "replacement" } else { "replacements" };
-    let note = hard_link_note(&rel, &meta);
     let note = if note.is_empty() {
         note
     } else {

@@ -20,6 +20,9 @@ use crate::workspace::Workspace;
 use crate::write::{WriteMode, write_text};
 
 const FORBIDDEN: &[char] = &['<', '>', ':', '"', '|', '?', '*'];
+/// Bytes of one note read_note reads; a larger file is refused before it
+/// is held in memory.
+const MAX_NOTE_BYTES: u64 = 16 * 1024 * 1024;
 /// Entries one list_folder call shows.
 const MAX_FOLDER_ENTRIES: usize = 1000;
 /// Notes examined when looking for a near match.
@@ -100,10 +103,17 @@ fn read_note(workspace: &Workspace, requested: &str) -> Result<ToolOutput, ToolE
 
 fn read_text(workspace: &Workspace, place: &Resolved) -> Result<String, ToolError> {
     let rel = workspace.relative(place.path());
-    let (mut file, meta) = open_regular(place, &rel)?;
+    let (file, meta) = open_regular(place, &rel)?;
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes)
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_NOTE_BYTES + 1), &mut bytes)
         .map_err(|e| ToolError::io("read", &rel, &e))?;
+    if bytes.len() as u64 > MAX_NOTE_BYTES {
+        return Err(ToolError::failed(format!(
+            "'{rel}' is larger than {} MiB, too large to read as a note; use search to find \
+             what you need in it",
+            MAX_NOTE_BYTES / (1024 * 1024)
+        )));
+    }
     if looks_binary(&bytes) {
         return Err(ToolError::failed(format!("Cannot read '{rel}': it is not a text note")));
     }

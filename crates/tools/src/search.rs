@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -107,6 +108,9 @@ pub struct FileMatches {
     /// Path relative to the workspace root, `/`-separated.
     pub path: String,
     pub matches: Vec<SearchMatch>,
+    /// The file's hard links: above 1, its content may also be reachable
+    /// from outside the workspace, and the rendering says so.
+    pub hard_links: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -118,6 +122,9 @@ pub struct SearchResults {
     pub files_with_matches: u64,
     /// Some matches were left out because of `max_results`.
     pub truncated: bool,
+    /// Files or folders that could not be read (permissions, or changed
+    /// while the search ran); their matches, if any, are missing.
+    pub unreadable: u64,
 }
 
 impl SearchResults {
@@ -129,8 +136,15 @@ impl SearchResults {
     /// matching line and `N- text` for context, `--` between separate
     /// stretches, and a note when matches were left out.
     pub fn render(&self, query: &str) -> String {
+        let unreadable = match self.unreadable {
+            0 => String::new(),
+            n => format!(
+                "\n[{n} files or folders could not be read (permissions, or changed while \
+                 searched); matches in them are not counted]"
+            ),
+        };
         if self.total_matches == 0 {
-            return format!("No matches for '{query}'.");
+            return format!("No matches for '{query}'.{unreadable}");
         }
         let mut out = String::new();
         let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "es" });
@@ -148,6 +162,13 @@ impl SearchResults {
             out.push('\n');
             out.push_str(&file.path);
             out.push('\n');
+            if file.hard_links > 1 {
+                out.push_str(&format!(
+                    "[note: this file has {} hard links; the same content may be reachable \
+                     from outside the workspace]\n",
+                    file.hard_links
+                ));
+            }
             render_file(&mut out, file);
         }
         if self.truncated {
@@ -158,6 +179,7 @@ impl SearchResults {
                 self.total_matches
             ));
         }
+        out.push_str(&unreadable);
         out.trim_end().to_string()
     }
 }
@@ -246,7 +268,8 @@ pub fn search_workspace(
             let _ = detailed.search_file(&matcher, &file, &mut sink);
             let matched = sink.matched;
             if matched > 0 {
-                collector.offer(rel, sink.into_matches(context));
+                let links = file.metadata().map_or(1, |m| m.nlink());
+                collector.offer(rel, sink.into_matches(context), links);
             }
             matched
         } else {
@@ -259,6 +282,7 @@ pub fn search_workspace(
             files_with_matches.fetch_add(1, Ordering::Relaxed);
         }
     };
+    let unreadable = AtomicU64::new(0);
     if !is_dir {
         let (file, _) = open_regular(&root, &root_rel)?;
         search_one(&mut new_searchers(), file, root_rel);
@@ -271,15 +295,23 @@ pub fn search_workspace(
                 .map_err(|e| ToolError::failed(format!("Invalid glob '{glob}': {e}")))?;
             walk.overrides = Some(overrides);
         }
-        walk_parallel_with(&root, &walk, new_searchers, &|searchers, entry| {
+        let errors = walk_parallel_with(&root, &walk, new_searchers, &|searchers, entry| {
             if entry.kind != Kind::File {
                 return;
             }
-            if let Ok(Some(file)) = entry.open_file() {
-                search_one(searchers, file, workspace.relative(entry.place.path()));
+            match entry.open_file() {
+                Ok(Some(file)) => {
+                    search_one(searchers, file, workspace.relative(entry.place.path()))
+                }
+                // Replaced by something else while the walk ran.
+                Ok(None) => {}
+                Err(_) => {
+                    unreadable.fetch_add(1, Ordering::Relaxed);
+                }
             }
         })
         .map_err(|e| ToolError::io("search", &root_rel, &e))?;
+        unreadable.fetch_add(errors, Ordering::Relaxed);
     }
 
     let files = collector.into_files();
@@ -290,6 +322,7 @@ pub fn search_workspace(
         total_matches,
         files_with_matches: files_with_matches.into_inner(),
         truncated: (shown as u64) < total_matches,
+        unreadable: unreadable.into_inner(),
     })
 }
 
@@ -448,7 +481,7 @@ struct Collector {
 
 #[derive(Default)]
 struct Kept {
-    files: BTreeMap<String, Vec<SearchMatch>>,
+    files: BTreeMap<String, (Vec<SearchMatch>, u64)>,
     stored: usize,
 }
 
@@ -464,7 +497,7 @@ impl Collector {
             || kept.files.keys().next_back().is_some_and(|last| path < last.as_str())
     }
 
-    fn offer(&self, path: String, matches: Vec<SearchMatch>) {
+    fn offer(&self, path: String, matches: Vec<SearchMatch>, hard_links: u64) {
         let mut guard = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         let kept = &mut *guard;
         let fits = kept.stored < self.max
@@ -473,18 +506,18 @@ impl Collector {
             return;
         }
         kept.stored += matches.len();
-        kept.files.insert(path, matches);
+        kept.files.insert(path, (matches, hard_links));
         while kept.stored > self.max {
             let Some(mut last) = kept.files.last_entry() else {
                 break;
             };
             let excess = kept.stored - self.max;
-            let len = last.get().len();
+            let len = last.get().0.len();
             if len <= excess {
                 kept.stored -= len;
                 last.remove();
             } else {
-                last.get_mut().truncate(len - excess);
+                last.get_mut().0.truncate(len - excess);
                 kept.stored = self.max;
             }
         }
@@ -492,7 +525,10 @@ impl Collector {
 
     fn into_files(self) -> Vec<FileMatches> {
         let kept = self.kept.into_inner().unwrap_or_else(PoisonError::into_inner);
-        kept.files.into_iter().map(|(path, matches)| FileMatches { path, matches }).collect()
+        kept.files
+            .into_iter()
+            .map(|(path, (matches, hard_links))| FileMatches { path, matches, hard_links })
+            .collect()
     }
 }
 
@@ -514,10 +550,10 @@ mod tests {
     #[test]
     fn collector_keeps_the_first_matches_in_path_order() {
         let collector = Collector::new(3);
-        collector.offer("c".into(), vec![hit(1), hit(2)]);
-        collector.offer("a".into(), vec![hit(5)]);
+        collector.offer("c".into(), vec![hit(1), hit(2)], 1);
+        collector.offer("a".into(), vec![hit(5)], 1);
         assert!(collector.would_keep("b"));
-        collector.offer("b".into(), vec![hit(1), hit(9)]);
+        collector.offer("b".into(), vec![hit(1), hit(9)], 1);
         assert!(!collector.would_keep("d"));
         let files = collector.into_files();
         let got: Vec<(String, Vec<u64>)> = files
@@ -550,10 +586,12 @@ mod tests {
                         context_after: vec![],
                     },
                 ],
+                hard_links: 1,
             }],
             total_matches: 2,
             files_with_matches: 1,
             truncated: false,
+            unreadable: 0,
         };
         assert_eq!(results.render("x"), "2 matches in 1 file\n\nf.txt\n1- a\n2:1: x\n3:2: b");
     }

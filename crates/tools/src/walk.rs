@@ -106,7 +106,7 @@ pub(crate) fn walk(
             stack.pop();
             continue;
         };
-        if let Some(sub) = step(folder, name, kind, options, visit, &errors) {
+        if let Some(sub) = step(folder, name, kind, options, visit).and_then(|s| s.open(&errors)) {
             stack.push((sorted(&sub.dir), sub));
         }
     }
@@ -134,7 +134,12 @@ pub(crate) fn walk_parallel_with<S>(
     let (dir, ignores) = open_start(start)?;
     let queue = Queue {
         state: Mutex::new(QueueState {
-            jobs: vec![Folder { dir: Arc::new(dir), place: start.clone(), ignores, depth: 1 }],
+            jobs: vec![Job::Open(Folder {
+                dir: Arc::new(dir),
+                place: start.clone(),
+                ignores,
+                depth: 1,
+            })],
             busy: 0,
         }),
         ready: Condvar::new(),
@@ -146,8 +151,12 @@ pub(crate) fn walk_parallel_with<S>(
             scope.spawn(|| {
                 let mut state = init();
                 while let Some(job) = queue.take() {
-                    let found =
-                        expand(&job, options, &mut |entry| visit(&mut state, entry), &errors);
+                    let found = match job.open(&errors) {
+                        Some(folder) => {
+                            expand(&folder, options, &mut |entry| visit(&mut state, entry), &errors)
+                        }
+                        None => Vec::new(),
+                    };
                     queue.finish(found);
                 }
             });
@@ -164,13 +173,59 @@ struct Folder {
     depth: usize,
 }
 
+/// A folder waiting in the queue. Subfolders wait unopened, so a folder
+/// with thousands of subfolders costs one descriptor (its own, shared by
+/// them), not thousands.
+enum Job {
+    Open(Folder),
+    Closed(Subfolder),
+}
+
+impl Job {
+    fn open(self, errors: &AtomicU64) -> Option<Folder> {
+        match self {
+            Job::Open(folder) => Some(folder),
+            Job::Closed(sub) => sub.open(errors),
+        }
+    }
+}
+
+/// A subfolder the walk goes into, not opened yet.
+struct Subfolder {
+    parent: Arc<Dir>,
+    name: OsString,
+    place: Resolved,
+    /// The rules in force in the parent.
+    ignores: Arc<Ignores>,
+    depth: usize,
+}
+
+impl Subfolder {
+    /// Opens it by name beneath the parent's handle, without following a
+    /// link; a failure is counted.
+    fn open(self, errors: &AtomicU64) -> Option<Folder> {
+        match open_child_dir(&self.parent, &self.name) {
+            Ok(dir) => Some(Folder {
+                ignores: Ignores::below(&self.ignores, &dir, &self.place),
+                dir: Arc::new(dir),
+                place: self.place,
+                depth: self.depth,
+            }),
+            Err(_) => {
+                errors.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+}
+
 struct Queue {
     state: Mutex<QueueState>,
     ready: Condvar,
 }
 
 struct QueueState {
-    jobs: Vec<Folder>,
+    jobs: Vec<Job>,
     /// Threads reading a folder, which may add jobs.
     busy: usize,
 }
@@ -178,7 +233,7 @@ struct QueueState {
 impl Queue {
     /// The next folder, or `None` once no folder is left and none is being
     /// read.
-    fn take(&self) -> Option<Folder> {
+    fn take(&self) -> Option<Job> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if let Some(job) = state.jobs.pop() {
@@ -192,7 +247,7 @@ impl Queue {
         }
     }
 
-    fn finish(&self, found: Vec<Folder>) {
+    fn finish(&self, found: Vec<Job>) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.busy -= 1;
         state.jobs.extend(found);
@@ -207,24 +262,23 @@ fn expand(
     options: &WalkOptions,
     visit: &mut dyn FnMut(&Entry),
     errors: &AtomicU64,
-) -> Vec<Folder> {
+) -> Vec<Job> {
     read_entries(&folder.dir, errors)
         .into_iter()
-        .filter_map(|(name, kind)| step(folder, name, kind, options, visit, errors))
+        .filter_map(|(name, kind)| step(folder, name, kind, options, visit))
+        .map(Job::Closed)
         .collect()
 }
 
-/// One entry of `folder`: filtered, visited, and opened (by name, beneath
-/// the folder's handle, without following a link) when the walk goes into
-/// it.
+/// One entry of `folder`: filtered, visited, and returned as a subfolder
+/// to open when the walk goes into it.
 fn step(
     folder: &Folder,
     name: OsString,
     kind: Kind,
     options: &WalkOptions,
     visit: &mut dyn FnMut(&Entry),
-    errors: &AtomicU64,
-) -> Option<Folder> {
+) -> Option<Subfolder> {
     let place = folder.place.child(&name);
     if skip(options, &folder.ignores, &name, &place, kind) {
         return None;
@@ -234,18 +288,13 @@ fn step(
     if kind != Kind::Dir || options.max_depth.is_some_and(|max| entry.depth >= max) {
         return None;
     }
-    match open_child_dir(&folder.dir, &entry.name) {
-        Ok(dir) => Some(Folder {
-            ignores: Ignores::below(&folder.ignores, &dir, &entry.place),
-            dir: Arc::new(dir),
-            place: entry.place,
-            depth: entry.depth + 1,
-        }),
-        Err(_) => {
-            errors.fetch_add(1, Ordering::Relaxed);
-            None
-        }
-    }
+    Some(Subfolder {
+        parent: entry.parent,
+        name: entry.name,
+        place: entry.place,
+        ignores: Arc::clone(&folder.ignores),
+        depth: entry.depth + 1,
+    })
 }
 
 /// The start folder's handle and the ignore rules in force there: those of

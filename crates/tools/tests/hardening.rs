@@ -190,3 +190,21 @@ fn invalid_arguments_are_described_briefly() {
     assert!(message.contains("start_line"), "{}", &message[..200.min(message.len())]);
     assert!(message.len() < 2000, "{} bytes", message.len());
 }
+
+#[test]
+fn search_and_edit_warn_about_hard_links_before_quoting() {
+    let ws = TestWorkspace::code();
+    let outside = ws.outside().join("outside.txt");
+    std::fs::write(&outside, "needle one\nneedle two\n").unwrap();
+    std::fs::hard_link(&outside, ws.path("linked.txt")).unwrap();
+    ws.write("plain.txt", "needle\n");
+    let text = expect_ok(&ws.call("search", json!({"query": "needle"})));
+    let note = text.find("hard links").expect("no hard-link note in search");
+    assert!(note < text.find("needle one").unwrap(), "{text}");
+    assert_eq!(text.matches("hard links").count(), 1, "only the linked file: {text}");
+    for old in ["needle", "missing text"] {
+        let args = json!({"path": "linked.txt", "old_str": old, "new_str": "x"});
+        let message = expect_error(&ws.call("edit_file", args));
+        assert!(message.starts_with("[Note: 'linked.txt' has 2 hard links"), "{message}");
+    }
+}
