@@ -16,6 +16,10 @@
 use axon_protocol::ToolSpec;
 use serde_json::Value;
 
+mod visible;
+
+pub use visible::VisibleText;
+
 pub const FENCE: &str = "```json:tool";
 const CLOSE: &str = "```";
 
@@ -72,88 +76,6 @@ pub fn parse(reply: &str) -> ParsedReply {
     }
     text.push_str(rest);
     ParsedReply { text: text.trim().to_string(), calls }
-}
-
-/// Streamed reply text with the tool blocks taken out, for showing as it
-/// arrives: the blocks are shown as tool calls (or warnings) once the reply
-/// is parsed, never as answer text. Text that might be the start of a
-/// fence is held back until it is known not to be.
-#[derive(Debug, Default)]
-pub struct VisibleText {
-    /// Text not yet shown: a possible fence start, or a block's body.
-    pending: String,
-    in_block: bool,
-}
-
-impl VisibleText {
-    pub fn new() -> Self {
-        VisibleText::default()
-    }
-
-    /// Takes the next piece of the reply; returns what may be shown now.
-    pub fn push(&mut self, delta: &str) -> String {
-        self.pending.push_str(delta);
-        let mut shown = String::new();
-        loop {
-            if self.in_block {
-                match block_end(&self.pending) {
-                    Some(end) => {
-                        self.pending.drain(..end);
-                        self.in_block = false;
-                    }
-                    None => return shown,
-                }
-            } else if let Some(start) = self.pending.find(FENCE) {
-                shown.push_str(&self.pending[..start]);
-                self.pending.drain(..start + FENCE.len());
-                self.in_block = true;
-            } else {
-                // Keep back the longest tail that could begin a fence.
-                let keep = (1..FENCE.len().min(self.pending.len() + 1))
-                    .rev()
-                    .find(|&n| {
-                        self.pending.is_char_boundary(self.pending.len() - n)
-                            && FENCE.starts_with(&self.pending[self.pending.len() - n..])
-                    })
-                    .unwrap_or(0);
-                let cut = self.pending.len() - keep;
-                shown.push_str(&self.pending[..cut]);
-                self.pending.drain(..cut);
-                return shown;
-            }
-        }
-    }
-
-    /// The end of the reply: what was held back and can be shown (an
-    /// unclosed block is not).
-    pub fn finish(&mut self) -> String {
-        let rest = std::mem::take(&mut self.pending);
-        if std::mem::take(&mut self.in_block) { String::new() } else { rest }
-    }
-}
-
-/// Where a block that began before `body` ends, by the same reading as
-/// [`parse`], or `None` while more text could change the answer.
-fn block_end(body: &str) -> Option<usize> {
-    let mut values = serde_json::Deserializer::from_str(body).into_iter::<Value>();
-    match values.next() {
-        Some(Ok(_)) => {
-            let after_json = values.byte_offset();
-            let rest = &body[after_json..];
-            let trimmed = rest.trim_start();
-            if trimmed.starts_with(CLOSE) {
-                return Some(after_json + (rest.len() - trimmed.len()) + CLOSE.len());
-            }
-            // Whitespace or part of the fence: wait for the rest.
-            if CLOSE.starts_with(trimmed) {
-                return None;
-            }
-            body.find(CLOSE).map(|i| i + CLOSE.len())
-        }
-        Some(Err(e)) if e.is_eof() => None,
-        None => None,
-        Some(Err(_)) => body.find(CLOSE).map(|i| i + CLOSE.len()),
-    }
 }
 
 /// Reads one block's JSON and its closing fence from `body` (what follows
@@ -233,30 +155,6 @@ mod tests {
         let parsed = parse(reply);
         assert_eq!(parsed.text, "Done.");
         assert_eq!(parsed.calls[0].as_ref().unwrap().params["content"], "```rust\nfn x() {}\n```");
-    }
-
-    /// What a reply streamed in pieces of `size` bytes shows.
-    fn shown(reply: &str, size: usize) -> String {
-        let mut visible = VisibleText::new();
-        let mut out = String::new();
-        let chars: Vec<char> = reply.chars().collect();
-        for piece in chars.chunks(size) {
-            out.push_str(&visible.push(&piece.iter().collect::<String>()));
-        }
-        out + &visible.finish()
-    }
-
-    #[test]
-    fn streamed_blocks_are_not_shown_as_text() {
-        let reply = "Let me look.\n```json:tool\n{\"tool\": \"read_note\", \"params\": {\"content\": \"```x```\"}}\n```\nthen `code` and\n```json:tool\n{not json}\n```\nend ``";
-        for size in [1, 2, 3, 5, 7, 100] {
-            assert_eq!(shown(reply, size), "Let me look.\n\nthen `code` and\n\nend ``", "{size}");
-        }
-        assert_eq!(
-            shown("no blocks ```rust\nfn x() {}\n```", 4),
-            "no blocks ```rust\nfn x() {}\n```"
-        );
-        assert_eq!(shown("cut off ```json:tool\n{\"tool\": \"x\"", 3), "cut off ");
     }
 
     #[test]
