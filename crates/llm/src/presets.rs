@@ -124,32 +124,67 @@ pub fn known_context_window(model: &str) -> Option<u64> {
     })
 }
 
-/// The most a request asks for by default, whatever the window: what
-/// DeepSeek and Anthropic's older models accept, and plenty for a turn.
+/// The most a request asks for by default from a server that neither the
+/// table of documented limits nor its host's own default covers (local and
+/// self-hosted servers, Anthropic): DeepSeek-chat's and Anthropic's older
+/// models' maximum, and plenty for a turn.
 pub const MAX_TOKENS_CAP: u32 = 8192;
 
-/// The output limit sent when the config sets none: a fifth of the window
-/// (the part the 80 % trim keeps free, so prompt and answer fit together)
-/// up to [`MAX_TOKENS_CAP`]. A small model stuck repeating itself then
-/// stops within seconds instead of filling its window. `None` for OpenAI's
-/// own API, whose reasoning models spend their output budget on thinking and
-/// refuse `max_tokens`; set `max_tokens` in the config to limit them.
+/// The output limit sent when the config sets none (`None`: none is sent).
+///
+/// - A model whose API documents a maximum above its own default gets that
+///   maximum (`deepseek-chat`: default 4K, maximum 8K), at most a fifth of
+///   the window.
+/// - OpenAI's, DeepSeek's and OpenRouter's APIs get none: each picks a limit
+///   sized for the model when the request sets none, and their reasoning
+///   models count the chain of thought in it (`deepseek-reasoner`: 32K by
+///   default, up to 64K; OpenAI's o-series refuse `max_tokens` outright).
+///   A limit sent instead would cut long answers short, or, sent large,
+///   count against the window: DeepSeek refuses a prompt plus `max_tokens`
+///   beyond 128K, and a prompt may fill 80 % of it before the trim starts.
+/// - Any other server (local and self-hosted ones, whose window is often
+///   small, and Anthropic, which requires a limit) gets a fifth of the
+///   window (the part the 80 % trim keeps free, so prompt and answer fit
+///   together) up to [`MAX_TOKENS_CAP`]: a small model stuck repeating
+///   itself then stops within seconds instead of filling its window.
 pub fn default_max_tokens(config: &ProviderConfig, context_window: u64) -> Option<u32> {
+    let fifth = u32::try_from(context_window / 5).unwrap_or(u32::MAX);
     match config.max_tokens {
         Some(0) if config.kind == ProviderKind::Anthropic => {}
         Some(0) => return None,
         Some(n) => return Some(n),
-        None if config.kind == ProviderKind::OpenAi && is_openai_api(&config.base_url) => {
-            return None;
+        None if config.kind == ProviderKind::OpenAi => {
+            if let Some(documented) = documented_max_output(&config.model) {
+                return Some(documented.min(fifth.max(256)));
+            }
+            if host_sizes_output_itself(&config.base_url) {
+                return None;
+            }
         }
         None => {}
     }
-    let fifth = u32::try_from(context_window / 5).unwrap_or(u32::MAX);
     Some(fifth.clamp(256, MAX_TOKENS_CAP))
 }
 
-fn is_openai_api(base_url: &str) -> bool {
-    base_url.contains("://api.openai.com")
+/// The output maximum an API documents for a model whose default is
+/// smaller, for the models where the difference matters.
+fn documented_max_output(model: &str) -> Option<u32> {
+    let model = model.to_lowercase();
+    match model.rsplit('/').next().unwrap_or(&model) {
+        // api-docs.deepseek.com, Models & Pricing: default 4K, maximum 8K.
+        "deepseek-chat" => Some(8192),
+        _ => None,
+    }
+}
+
+/// Hosted APIs that size the output for the model when a request sets no
+/// limit (see [`default_max_tokens`]).
+fn host_sizes_output_itself(base_url: &str) -> bool {
+    const HOSTS: [&str; 3] = ["api.openai.com", "api.deepseek.com", "openrouter.ai"];
+    reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+        .is_some_and(|host| HOSTS.contains(&host.as_str()))
 }
 
 /// Builds the configured provider, or says what is missing.
@@ -199,4 +234,90 @@ pub(crate) fn build_with_window(
         ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(settings)?),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(settings)?),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_model(preset_name: &str, model: &str) -> ProviderConfig {
+        let mut config = preset(preset_name).unwrap();
+        config.model = model.to_string();
+        config
+    }
+
+    #[test]
+    fn deepseek_reasoner_gets_deepseeks_own_limit_not_8k() {
+        // Its chain of thought counts in max_tokens: DeepSeek's default is
+        // 32K, so none is sent.
+        let reasoner = with_model("deepseek", "deepseek-reasoner");
+        assert_eq!(default_max_tokens(&reasoner, context_window_for(&reasoner.model)), None);
+        let mut beta = reasoner.clone();
+        beta.base_url = "https://API.deepseek.com/beta".into();
+        assert_eq!(default_max_tokens(&beta, 128_000), None);
+    }
+
+    #[test]
+    fn deepseek_chat_gets_its_documented_maximum() {
+        let chat = preset("deepseek").unwrap();
+        assert_eq!(chat.model, "deepseek-chat");
+        assert_eq!(default_max_tokens(&chat, context_window_for(&chat.model)), Some(8192));
+        // The preset's default model on OpenRouter too.
+        let routed = preset("openrouter").unwrap();
+        assert_eq!(default_max_tokens(&routed, 163_840), Some(8192));
+        // Still within a fifth of a window that is smaller.
+        let mut local = chat.clone();
+        local.base_url = "http://127.0.0.1:8000/v1".into();
+        assert_eq!(default_max_tokens(&local, 16_384), Some(3276));
+    }
+
+    #[test]
+    fn openrouter_reasoning_models_get_their_own_limit_not_8k() {
+        for model in ["deepseek/deepseek-r1", "qwen/qwq-32b", "openai/o4-mini"] {
+            let routed = with_model("openrouter", model);
+            assert_eq!(default_max_tokens(&routed, 163_840), None, "{model}");
+        }
+    }
+
+    #[test]
+    fn openai_sends_none() {
+        let openai = preset("openai").unwrap();
+        assert_eq!(default_max_tokens(&openai, 1_047_576), None);
+    }
+
+    #[test]
+    fn local_and_unknown_servers_keep_a_fifth_of_the_window_up_to_the_cap() {
+        let ollama = preset("ollama").unwrap();
+        assert_eq!(default_max_tokens(&ollama, 4096), Some(819));
+        assert_eq!(default_max_tokens(&ollama, 1_000_000), Some(MAX_TOKENS_CAP));
+        assert_eq!(default_max_tokens(&ollama, 512), Some(256), "never below 256");
+        let mut vllm = with_model("ollama", "deepseek-reasoner");
+        vllm.base_url = "http://10.0.0.5:8000/v1".into();
+        assert_eq!(default_max_tokens(&vllm, 32_768), Some(6553));
+        // A host that only looks like a known one is not it.
+        let mut lookalike = with_model("deepseek", "deepseek-reasoner");
+        lookalike.base_url = "https://api.deepseek.com.example.net/v1".into();
+        assert_eq!(default_max_tokens(&lookalike, 128_000), Some(MAX_TOKENS_CAP));
+    }
+
+    #[test]
+    fn anthropic_always_gets_a_limit() {
+        let mut anthropic = preset("anthropic").unwrap();
+        assert_eq!(default_max_tokens(&anthropic, 200_000), Some(8192));
+        assert_eq!(default_max_tokens(&anthropic, 20_000), Some(4000));
+        anthropic.max_tokens = Some(0);
+        assert_eq!(default_max_tokens(&anthropic, 200_000), Some(8192), "required there");
+    }
+
+    #[test]
+    fn the_config_decides_when_it_says() {
+        let mut reasoner = with_model("deepseek", "deepseek-reasoner");
+        reasoner.max_tokens = Some(65_536);
+        assert_eq!(default_max_tokens(&reasoner, 128_000), Some(65_536));
+        let mut ollama = preset("ollama").unwrap();
+        ollama.max_tokens = Some(0);
+        assert_eq!(default_max_tokens(&ollama, 4096), None, "0 sends none");
+        ollama.max_tokens = Some(100_000);
+        assert_eq!(default_max_tokens(&ollama, 4096), Some(100_000));
+    }
 }
