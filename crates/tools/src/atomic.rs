@@ -124,12 +124,12 @@ fn open_old(dir: &Dir, name: &OsStr) -> io::Result<Option<File>> {
 fn create_temp(dir: &Dir, name: &OsStr) -> io::Result<(OsString, File)> {
     let mut options = OpenOptions::new();
     options.write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    // Keep a trace of the target in the name, bounded so it stays legal.
+    let stem: String = name.to_string_lossy().chars().take(32).collect();
     let mut last = None;
     for _ in 0..TEMP_ATTEMPTS {
         let mut tmp_name = OsString::from(".axon-write-");
-        // Keep a trace of the target in the name, bounded so it stays legal.
-        let stem: String = name.to_string_lossy().chars().take(32).collect();
-        tmp_name.push(stem.replace('/', "_"));
+        tmp_name.push(&stem);
         tmp_name.push(format!(".{:016x}.tmp", fastrand::u64(..)));
         match dir.open_with(&tmp_name, &options) {
             Ok(file) => return Ok((tmp_name, file.into_std())),

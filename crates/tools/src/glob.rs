@@ -89,7 +89,7 @@ pub(crate) fn glob_paths(
     }
     let root = workspace.resolve(path.unwrap_or("."))?;
     let rel = workspace.relative(root.path());
-    crate::read::require_folder(&root, &rel, "give the folder to search in as path")?;
+    crate::read::require_folder(&root, &rel, "a file", "give the folder to search in as path")?;
     let overrides = OverrideBuilder::new(root.path())
         .add(pattern)
         .and_then(|b| b.build())

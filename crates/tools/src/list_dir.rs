@@ -56,7 +56,7 @@ fn list(workspace: &Workspace, args: &ListDirArgs) -> Result<String, ToolError> 
     let user_path = args.path.as_deref().unwrap_or(".");
     let dir = workspace.resolve(user_path)?;
     let rel = workspace.relative(dir.path());
-    require_folder(&dir, &rel, "use read_file to read it")?;
+    require_folder(&dir, &rel, "a file", "use read_file to read it")?;
     let depth = args.depth.unwrap_or(2).clamp(1, MAX_DEPTH);
     let options = WalkOptions { max_depth: Some(depth), ..WalkOptions::default() };
 

@@ -241,12 +241,7 @@ fn list_folder(workspace: &Workspace, requested: &str) -> Result<String, ToolErr
     let folder = vault_relative(requested);
     let place = workspace.resolve(folder)?;
     let rel = workspace.relative(place.path());
-    if place.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(ToolError::failed(format!(
-            "'{rel}' is a note, not a folder; use read_note to read it"
-        )));
-    }
-    require_folder(&place, &rel, "use read_note to read it")?;
+    require_folder(&place, &rel, "a note", "use read_note to read it")?;
     let mut items: Vec<(Kind, String)> = Vec::new();
     // Hidden names and ignore rules are the walk's business elsewhere; a
     // folder listing shows what is there.

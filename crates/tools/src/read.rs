@@ -152,11 +152,17 @@ pub(crate) fn open_regular(place: &Resolved, rel: &str) -> Result<(File, Metadat
 }
 
 /// Checks that `place` is a folder: a missing one is `FolderNotFound`, a
-/// file is refused with `if_file` (what the caller suggests instead).
-pub(crate) fn require_folder(place: &Resolved, rel: &str, if_file: &str) -> Result<(), ToolError> {
+/// file is refused as what the caller calls it (`a file`, `a note`) with
+/// what it suggests instead.
+pub(crate) fn require_folder(
+    place: &Resolved,
+    rel: &str,
+    file_is: &str,
+    if_file: &str,
+) -> Result<(), ToolError> {
     match place.metadata() {
         Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(ToolError::failed(format!("'{rel}' is a file, not a folder; {if_file}"))),
+        Ok(_) => Err(ToolError::failed(format!("'{rel}' is {file_is}, not a folder; {if_file}"))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             Err(ToolError::FolderNotFound(rel.to_string()))
         }

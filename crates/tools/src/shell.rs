@@ -302,7 +302,12 @@ fn open_workdir(
     workdir: &crate::resolved::Resolved,
 ) -> Result<Workdir, ToolError> {
     let rel = workspace.relative(workdir.path());
-    crate::read::require_folder(workdir, &rel, "give the folder to run the command in as workdir")?;
+    crate::read::require_folder(
+        workdir,
+        &rel,
+        "a file",
+        "give the folder to run the command in as workdir",
+    )?;
     let dir = workdir.open_dir().map_err(|e| ToolError::io("open folder", &rel, &e))?;
     Ok(Workdir { dir, fallback: workdir.path().to_path_buf() })
 }

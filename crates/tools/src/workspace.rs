@@ -76,14 +76,7 @@ impl Workspace {
     pub fn resolve(&self, user_path: &str) -> Result<Resolved, PathError> {
         let full = self.check(user_path)?;
         let rel = full.strip_prefix(&self.root).map(Path::to_path_buf).unwrap_or_default();
-        Ok(self.at(rel))
-    }
-
-    /// A place below the root from names the tools found themselves (a walk
-    /// of the workspace's own folders), already free of `..` and of leading
-    /// `/`. Operations on it still go through the root's handle.
-    pub(crate) fn at(&self, rel: PathBuf) -> Resolved {
-        Resolved::new(Arc::clone(&self.dir), &self.root, rel)
+        Ok(Resolved::new(Arc::clone(&self.dir), &self.root, rel))
     }
 
     /// The checks of [`Workspace::resolve`], giving the full path.
