@@ -232,7 +232,7 @@ pub enum Execution {
 }
 
 /// Runs the plan's pending steps in order with `agent`. `changed` sees the
-/// plan after every status change (to save it).
+/// plan after every status change (to save it and to show it).
 pub async fn execute(
     agent: &mut Agent,
     plan: &mut Plan,
@@ -247,7 +247,8 @@ pub async fn execute(
         }
         plan.steps[index].status = StepStatus::Running;
         plan.updated_at = now_ms();
-        emit(AgentEvent::Plan { plan: plan.clone() });
+        let step = &plan.steps[index];
+        emit(AgentEvent::StepStarted { step: step.id, description: step.description.clone() });
         changed(plan);
         let prompt = step_prompt(plan, index);
         let outcome = agent.run(&prompt, emit, cancel).await;
@@ -279,7 +280,6 @@ pub async fn execute(
         }
     }
     plan.status = PlanStatus::Completed;
-    emit(AgentEvent::Plan { plan: plan.clone() });
     changed(plan);
     Execution::Completed
 }

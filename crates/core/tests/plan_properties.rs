@@ -70,23 +70,34 @@ proptest! {
             plan.status = PlanStatus::Approved;
             let events = Arc::clone(&h.events);
             let emit = move |event: AgentEvent| events.lock().unwrap().push(event);
-            let outcome = execute(&mut h.agent, &mut plan, &emit, &CancellationToken::new(), &|_| {}).await;
+            let snapshots = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let seen = Arc::clone(&snapshots);
+            let changed = move |p: &axon_protocol::Plan| seen.lock().unwrap().push(p.clone());
+            let outcome = execute(&mut h.agent, &mut plan, &emit, &CancellationToken::new(), &changed).await;
             prop_assert_eq!(outcome, axon_core::plan::Execution::Completed);
+            // Whenever a step runs, it is the only one, and all before it are done.
+            for shown in snapshots.lock().unwrap().iter() {
+                let running: Vec<u32> = shown.steps.iter().filter(|s| s.status == StepStatus::Running).map(|s| s.id).collect();
+                if let [step] = running.as_slice() {
+                    let done = shown.steps.iter().filter(|s| s.status == StepStatus::Completed).count();
+                    prop_assert_eq!(done as u32, *step - 1);
+                } else {
+                    prop_assert!(running.is_empty(), "{running:?}");
+                }
+            }
             let events = h.events();
             let completes: Vec<u32> = events.iter().filter_map(|e| match e {
                 AgentEvent::StepComplete { step, .. } => Some(*step),
                 _ => None,
             }).collect();
             prop_assert_eq!(completes, (1..=count as u32).collect::<Vec<_>>());
-            // Each step starts (its plan event shows it running) after the previous one completed.
+            // Each step starts after the previous one completed, and the
+            // plan shown then has exactly that step running.
             let mut expected_running = 1u32;
             for event in &events {
                 match event {
-                    AgentEvent::Plan { plan } if plan.status == PlanStatus::Executing => {
-                        let running: Vec<u32> = plan.steps.iter().filter(|s| s.status == StepStatus::Running).map(|s| s.id).collect();
-                        prop_assert_eq!(running, vec![expected_running]);
-                        let done = plan.steps.iter().filter(|s| s.status == StepStatus::Completed).count();
-                        prop_assert_eq!(done as u32, expected_running - 1);
+                    AgentEvent::StepStarted { step, .. } => {
+                        prop_assert_eq!(*step, expected_running);
                     }
                     AgentEvent::StepComplete { step, .. } => {
                         prop_assert_eq!(*step, expected_running);

@@ -1,13 +1,27 @@
-//! Events an agent emits while it works; front ends only render these.
+//! Events a session emits while it works; front ends only render these.
+//!
+//! This is the public, versioned event stream (`axon run --json`, and what
+//! every front end receives): [`SCHEMA_VERSION`] names its version, the
+//! first line of a stream is [`AgentEvent::Header`], and
+//! `docs/events.schema.json` is generated from these types. A change that
+//! renames or removes a field or a type raises the version; adding one
+//! does not.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::message::Message;
+use crate::op::Mode;
 use crate::plan::Plan;
+use crate::preview::Preview;
 use crate::tool::{ToolCall, ToolOutput};
 
+/// The version of the event stream's format.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// Token counts reported by a provider.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -21,12 +35,156 @@ impl Usage {
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
+
+    /// Adds another report's counts to these.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+    }
 }
 
-/// One thing that happened during a run, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// An MCP server's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum McpState {
+    Connecting,
+    Ready,
+    /// It could not start, or failed; the event's `message` says why.
+    Error,
+    /// It was shut down or went away.
+    Closed,
+}
+
+impl McpState {
+    /// The name used in the event stream.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpState::Connecting => "connecting",
+            McpState::Ready => "ready",
+            McpState::Error => "error",
+            McpState::Closed => "closed",
+        }
+    }
+}
+
+impl std::fmt::Display for McpState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One MCP server as a session reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct McpServerInfo {
+    pub name: String,
+    pub state: McpState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered (or a plan was proposed, or a plan ran to its end).
+    EndTurn,
+    /// The iteration limit ended it before an answer.
+    MaxIterations,
+    Cancelled,
+    /// A provider error, or a plan step that failed and could not be revised.
+    Error,
+}
+
+/// Where a skill's instructions are in the system prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillState {
+    /// Its whole text is in the system prompt.
+    Injected,
+    /// Only its name and description are; `load_skill` fetches the rest.
+    Listed,
+    /// It could not be loaded; `description` says why.
+    Failed,
+}
+
+/// One skill a session knows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SkillInfo {
+    pub name: String,
+    pub state: SkillState,
+    pub source: String,
+    pub description: String,
+}
+
+/// What a session is: sent when it opens, and again when the conversation
+/// is replaced (a new one, or another resumed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionInfo {
+    /// The saved session's id; `None` until something is said in a new one.
+    pub session_id: Option<String>,
+    pub workspace: String,
+    pub provider: String,
+    pub model: String,
+    pub context_window: u64,
+    pub mode: Mode,
+    /// The tools the model is offered, MCP tools included.
+    pub tools: Vec<String>,
+    pub mcp_servers: Vec<McpServerInfo>,
+    /// The numbered rules, exactly as the model sees them.
+    pub rules: Vec<String>,
+    pub skills: Vec<SkillInfo>,
+    /// Estimated tokens the next request sends.
+    pub context_tokens: u64,
+}
+
+/// Importance of an informational message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+/// One thing that happened, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
+    /// The first line of a stream: its format's version and who wrote it.
+    Header {
+        schema: u32,
+        producer: String,
+    },
+    /// The session is open (or its conversation was replaced).
+    SessionStarted {
+        #[serde(flatten)]
+        session: SessionInfo,
+    },
+    /// The conversation now shown is this one (a resumed or cleared
+    /// session); front ends that show history redraw from it.
+    History {
+        messages: Vec<Message>,
+    },
+    /// The session's conversation is now saved under this id.
+    SessionSaved {
+        session_id: String,
+    },
+    /// Work on an operation began (a prompt, a plan proposal or run, a
+    /// compaction).
+    TurnStarted {
+        turn: u32,
+    },
+    /// That work ended.
+    TurnCompleted {
+        turn: u32,
+        stop_reason: StopReason,
+        /// Tokens the turn's model calls used together.
+        usage: Usage,
+        /// Estimated tokens the next request sends.
+        context_tokens: u64,
+    },
     /// A piece of the answer as it streams in.
     Token {
         text: String,
@@ -34,6 +192,12 @@ pub enum AgentEvent {
     /// A piece of the model's reasoning.
     Thought {
         text: String,
+    },
+    /// A tool call waits for the user's decision (`approve` operation).
+    /// `preview` is what it would do, computed without doing it.
+    ApprovalRequested {
+        call: ToolCall,
+        preview: Preview,
     },
     /// A tool call is about to run.
     Action {
@@ -45,9 +209,19 @@ pub enum AgentEvent {
         name: String,
         output: ToolOutput,
     },
-    /// A plan was proposed or revised.
-    Plan {
+    /// A plan waits for approval (new, edited, or revised after a failed
+    /// step).
+    PlanProposed {
         plan: Plan,
+    },
+    /// The plan being carried out changed (a step's status).
+    PlanChanged {
+        plan: Plan,
+    },
+    /// A plan step begins.
+    StepStarted {
+        step: u32,
+        description: String,
     },
     /// A plan step ended (completed, failed or skipped).
     StepComplete {
@@ -58,18 +232,27 @@ pub enum AgentEvent {
     Answer {
         text: String,
     },
-    /// An MCP server changed state: `connecting`, `ready`, `error` (with
-    /// the reason) or `closed`.
+    /// An MCP server changed state.
     McpStatus {
         server: String,
-        state: String,
+        state: McpState,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
+    },
+    /// The model now answering.
+    ModelChanged {
+        provider: String,
+        model: String,
+        context_window: u64,
     },
     /// The reply being streamed broke off and the model is asked again:
     /// tokens and thoughts since the last model call are void.
     TurnRestarted {
         reason: String,
+    },
+    /// Something the user should know that is not a problem.
+    Info {
+        message: String,
     },
     Warning {
         message: String,
@@ -77,6 +260,7 @@ pub enum AgentEvent {
     Error {
         message: String,
     },
+    /// One model call's token counts.
     Usage {
         usage: Usage,
     },
@@ -85,4 +269,21 @@ pub enum AgentEvent {
         name: String,
         data: Value,
     },
+}
+
+impl AgentEvent {
+    /// The stream's first line.
+    pub fn header(producer: impl Into<String>) -> Self {
+        AgentEvent::Header { schema: SCHEMA_VERSION, producer: producer.into() }
+    }
+
+    /// A message at `level`.
+    pub fn notice(level: Level, message: impl Into<String>) -> Self {
+        let message = message.into();
+        match level {
+            Level::Info => AgentEvent::Info { message },
+            Level::Warning => AgentEvent::Warning { message },
+            Level::Error => AgentEvent::Error { message },
+        }
+    }
 }

@@ -3,18 +3,27 @@
 //! Every crate in the workspace speaks these types: providers turn wire
 //! formats into [`Message`]s, tools return [`ToolOutput`]s, the agent emits
 //! [`AgentEvent`]s that front ends render, and the store persists
-//! [`Conversation`]s. This crate does no I/O and depends on serde only, so a
-//! front end or a test can use it without pulling in anything else.
+//! [`Conversation`]s; front ends drive a session with [`Op`]s. This crate
+//! does no I/O and depends on serde (and schemars, which derives the event
+//! stream's published JSON Schema), so a front end or a test can use it
+//! without pulling in anything else.
 
 pub mod compaction;
 mod conversation;
 mod event;
 mod message;
+mod op;
 mod plan;
+mod preview;
 mod tool;
 
 pub use conversation::{CONVERSATION_VERSION, Conversation, ConversationMetadata};
-pub use event::{AgentEvent, Usage};
+pub use event::{
+    AgentEvent, Level, McpServerInfo, McpState, SCHEMA_VERSION, SessionInfo, SkillInfo, SkillState,
+    StopReason, Usage,
+};
 pub use message::{ContentPart, Message, Role};
+pub use op::{ApprovalDecision, Attachment, Mode, Op};
 pub use plan::{Plan, PlanStatus, PlanStep, StepStatus};
+pub use preview::Preview;
 pub use tool::{ToolAnnotations, ToolCall, ToolOutput, ToolSpec};

@@ -1,11 +1,12 @@
 //! Chat messages: what is sent to and received from a model.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tool::ToolCall;
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     System,
@@ -16,7 +17,7 @@ pub enum Role {
 }
 
 /// One piece of a message's content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentPart {
     Text {
@@ -56,7 +57,7 @@ impl ContentPart {
 }
 
 /// One message of a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Message {
     pub role: Role,
     #[serde(default)]

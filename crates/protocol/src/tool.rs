@@ -1,12 +1,13 @@
 //! Tools as the model sees them: specs, calls and outputs.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::ContentPart;
 
 /// What a model is told about a tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
@@ -18,7 +19,7 @@ pub struct ToolSpec {
 
 /// Hints about a tool's effects (the MCP tool annotations), used by approval
 /// policies and shown to MCP clients.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolAnnotations {
     /// The tool never changes its environment.
     #[serde(default)]
@@ -41,7 +42,7 @@ impl ToolAnnotations {
 }
 
 /// A model's request to run a tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -50,7 +51,7 @@ pub struct ToolCall {
 }
 
 /// What a tool returned. A failure is data for the model, not an exception.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolOutput {
     pub content: Vec<ContentPart>,
     #[serde(default)]

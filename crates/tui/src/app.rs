@@ -65,7 +65,7 @@ pub enum Action {
 /// An MCP server as last reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerStatus {
-    pub state: String,
+    pub state: axon_protocol::McpState,
     pub message: Option<String>,
 }
 
@@ -315,7 +315,8 @@ impl App {
                     card.state = CardState::Done(output);
                 }
             }
-            AgentEvent::Plan { plan } => self.update_plan(plan),
+            AgentEvent::PlanProposed { plan } => self.propose_plan(plan),
+            AgentEvent::PlanChanged { plan } => self.update_plan(plan),
             AgentEvent::StepComplete { .. } | AgentEvent::Custom { .. } => {}
             AgentEvent::Answer { text } => {
                 let streamed = self.transcript.entries().skip(self.turn_start).any(
@@ -327,7 +328,7 @@ impl App {
                 }
             }
             AgentEvent::McpStatus { server, state, message } => {
-                if state == "error" {
+                if state == axon_protocol::McpState::Error {
                     let why = message.clone().unwrap_or_default();
                     self.notice(Level::Warning, format!("MCP server {server} failed: {why}"));
                 }
@@ -350,6 +351,7 @@ impl App {
             AgentEvent::Usage { usage } => {
                 self.status.tokens = usage.input_tokens + usage.output_tokens;
             }
+            _ => {}
         }
     }
 

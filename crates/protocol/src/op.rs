@@ -1,0 +1,84 @@
+//! Operations a front end sends a session: the only way in.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::Plan;
+
+/// How a prompt is handled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Reason and act: the agent works on it at once.
+    #[default]
+    React,
+    /// Propose a plan first (read-only tools), run it once approved.
+    Plan,
+}
+
+/// Something sent along with a prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Attachment {
+    /// A file of the workspace, read and quoted into the prompt.
+    File { path: String },
+    /// Text the front end already has (an editor's buffer, a selection).
+    Text {
+        /// What it is, e.g. the file it came from.
+        name: String,
+        text: String,
+    },
+    /// Base64-encoded image data.
+    Image { media_type: String, data: String },
+}
+
+/// The user's answer to an approval request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run this call.
+    Once,
+    /// Run this call, and this tool without asking for the rest of the session.
+    Always,
+    /// Do not run it; `reason` is told to the model.
+    Deny {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+}
+
+/// One request to a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// The user's prompt, handled in the session's mode.
+    UserTurn {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<Attachment>,
+    },
+    /// Answers the approval request for `call_id`.
+    Approve { call_id: String, decision: ApprovalDecision },
+    /// Stops the turn running now; what was said so far is kept.
+    Cancel,
+    SetMode { mode: Mode },
+    /// Runs the plan waiting for approval.
+    ApprovePlan,
+    /// Replaces the plan waiting for approval; it waits again.
+    EditPlan { plan: Plan },
+    /// Sets the waiting plan aside (it stays saved in the session).
+    RejectPlan,
+    /// Summarises the oldest part of the conversation.
+    Compact,
+    /// Another model of the same provider from the next turn on.
+    SwitchModel { model: String },
+    /// A new conversation: nothing said before is sent again.
+    NewConversation,
+    /// Continues a saved session of this workspace (`None`: the latest).
+    Resume {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// Ends the session: MCP servers are closed, the event stream ends.
+    Shutdown,
+}

@@ -1,0 +1,22 @@
+//! What a tool call would do, shown before the user approves it.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A tool call's effect, computed without running it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Preview {
+    /// A file would be created or changed: the unified diff (`--- a/PATH`,
+    /// `+++ b/PATH`, hunks). `created` is true for a new file.
+    Diff { path: String, diff: String, created: bool },
+    /// A command would run in `workdir` (relative to the workspace).
+    Command { command: String, workdir: String },
+    /// An MCP server's tool would be called.
+    Mcp { server: String, tool: String, arguments: Value },
+    /// Nothing more specific is known than the call's arguments.
+    Arguments { arguments: Value },
+    /// The call would fail as it stands (the tool says why when it runs).
+    Invalid { message: String },
+}
