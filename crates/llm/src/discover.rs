@@ -29,7 +29,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::http::{client, join_url};
-use crate::presets::{DEFAULT_CONTEXT_WINDOW, api_key, build_with_window, known_context_window};
+use crate::presets::{DEFAULT_CONTEXT_WINDOW, api_key, build_with_window};
+use crate::providers::known_context_window;
 use crate::{LlmError, Provider, ProviderConfig, ProviderKind};
 
 /// How long all the questions together may take: a silent server must not

@@ -10,6 +10,10 @@
 //! message; [`text_protocol`] lets models without native tool calling use
 //! tools through ```` ```json:tool ```` blocks (seed 000).
 //!
+//! [`PROVIDERS`] is the one table of providers known by name (base URL, key
+//! variable, default model, model context windows); presets, key-variable
+//! lists and help texts are all read from it.
+//!
 //! This crate knows nothing of tools beyond their specs: it never imports
 //! `axon-tools`; the two meet in `axon-core`.
 
@@ -21,6 +25,7 @@ mod http;
 pub mod openai;
 pub mod overflow;
 mod presets;
+mod providers;
 pub mod retry;
 pub mod text_protocol;
 
@@ -36,7 +41,11 @@ pub use discover::{connect, discover_context_window};
 pub use error::LlmError;
 pub use presets::{
     DEFAULT_CONTEXT_WINDOW, MAX_TOKENS_CAP, ProviderConfig, ProviderKind, build_provider,
-    context_window_for, default_max_tokens, known_context_window, preset,
+    context_window_for, default_max_tokens, preset,
+};
+pub use providers::{
+    KnownProvider, OTHER_WINDOWS, PROVIDERS, key_variables, known_context_window, known_provider,
+    provider_names,
 };
 
 /// How tools reach the model.

@@ -1,4 +1,9 @@
-//! Known providers and how a configured one is built.
+//! How a configured provider is built: [`preset`] turns an entry of the
+//! provider table ([`PROVIDERS`](crate::PROVIDERS)) into a
+//! [`ProviderConfig`] the user's settings then override, the context window
+//! and output limit are chosen ([`context_window_for`],
+//! [`default_max_tokens`]), and [`build_provider`] makes the client for its
+//! wire format or says what is missing (a key, and where to set it).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::anthropic::AnthropicProvider;
 use crate::http::Settings;
 use crate::openai::OpenAiProvider;
+use crate::providers::{known_context_window, known_provider};
 use crate::retry::RetryPolicy;
 use crate::{LlmError, Provider, ProviderInfo, ToolProtocol};
 
@@ -47,47 +53,19 @@ pub struct ProviderConfig {
     pub max_tokens: Option<u32>,
 }
 
-/// The built-in presets: `openai`, `deepseek`, `anthropic`, `ollama`,
-/// `openrouter`.
+/// The configuration of a provider in [`PROVIDERS`](crate::PROVIDERS)
+/// (`openai`, `deepseek`, `anthropic`, `ollama`, `openrouter`) with its
+/// defaults and no overrides; `None` for any other name.
 pub fn preset(name: &str) -> Option<ProviderConfig> {
-    let (kind, base_url, model, env, requires_key) = match name {
-        "openai" => {
-            (ProviderKind::OpenAi, "https://api.openai.com/v1", "gpt-4.1", "OPENAI_API_KEY", true)
-        }
-        "deepseek" => (
-            ProviderKind::OpenAi,
-            "https://api.deepseek.com",
-            "deepseek-chat",
-            "DEEPSEEK_API_KEY",
-            true,
-        ),
-        "anthropic" => (
-            ProviderKind::Anthropic,
-            "https://api.anthropic.com",
-            "claude-sonnet-4-5",
-            "ANTHROPIC_API_KEY",
-            true,
-        ),
-        "ollama" => {
-            (ProviderKind::OpenAi, "http://127.0.0.1:11434/v1", "llama3.1", "OLLAMA_API_KEY", false)
-        }
-        "openrouter" => (
-            ProviderKind::OpenAi,
-            "https://openrouter.ai/api/v1",
-            "deepseek/deepseek-chat",
-            "OPENROUTER_API_KEY",
-            true,
-        ),
-        _ => return None,
-    };
+    let known = known_provider(name)?;
     Some(ProviderConfig {
-        name: name.to_string(),
-        kind,
-        base_url: base_url.to_string(),
-        model: model.to_string(),
+        name: known.name.to_string(),
+        kind: known.kind,
+        base_url: known.base_url.to_string(),
+        model: known.default_model.to_string(),
         api_key: None,
-        api_key_env: env.to_string(),
-        requires_key,
+        api_key_env: known.key_var.to_string(),
+        requires_key: known.requires_key,
         context_window: None,
         tool_protocol: ToolProtocol::Native,
         headers: Vec::new(),
@@ -102,26 +80,10 @@ pub fn preset(name: &str) -> Option<ProviderConfig> {
 /// reported by its server.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
-/// The context window of well-known models, in tokens;
-/// [`DEFAULT_CONTEXT_WINDOW`] otherwise.
+/// The context window of well-known models (the table's, see
+/// [`known_context_window`]), in tokens; [`DEFAULT_CONTEXT_WINDOW`] otherwise.
 pub fn context_window_for(model: &str) -> u64 {
     known_context_window(model).unwrap_or(DEFAULT_CONTEXT_WINDOW)
-}
-
-/// The context window of a model in the built-in table.
-pub fn known_context_window(model: &str) -> Option<u64> {
-    let model = model.to_lowercase();
-    let model = model.rsplit('/').next().unwrap_or(&model);
-    Some(match model {
-        m if m.starts_with("claude") => 200_000,
-        m if m.starts_with("gpt-4.1") => 1_047_576,
-        m if m.starts_with("gpt-5") => 400_000,
-        m if m.starts_with("o3") || m.starts_with("o4") => 200_000,
-        m if m.starts_with("gemini") => 1_048_576,
-        // deepseek-chat and deepseek-reasoner (V3.1 and later).
-        "deepseek-chat" | "deepseek-reasoner" => 128_000,
-        _ => return None,
-    })
 }
 
 /// The most a request asks for by default from a server that neither the
