@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use axon_protocol::{AgentEvent, Message, Plan, Role, ToolCall, ToolOutput};
+use axon_protocol::{Message, Plan, Preview, Role, SessionInfo, ToolCall, ToolOutput};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::card::{CardState, ToolCard};
@@ -14,14 +14,10 @@ use crate::input::Input;
 use crate::theme::Theme;
 use crate::transcript::{Entry, Level, Transcript};
 
-/// How a request is handled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Think, act, observe until done.
-    React,
-    /// Propose a plan (read-only tools), run it once approved.
-    Plan,
-}
+/// How a request is handled: the session's own modes.
+pub use axon_protocol::Mode;
+
+mod events;
 
 /// The user's answer to a tool's approval prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +96,10 @@ pub struct App {
     pub input: Input,
     pub mode: Mode,
     pub status: Status,
+    /// The session as it last described itself (`SessionStarted`, kept
+    /// current by later events): its rules, skills and tools for the front
+    /// end's `/rules` and `/skills`.
+    pub info: Option<SessionInfo>,
     pub plan: Option<PlanPanel>,
     /// A turn is running (since when).
     pub busy: Option<Instant>,
@@ -131,6 +131,7 @@ impl App {
             input: Input::new(),
             mode: Mode::React,
             status: Status::default(),
+            info: None,
             plan: None,
             busy: None,
             approvals: VecDeque::new(),
@@ -185,8 +186,9 @@ impl App {
     }
 
     /// `call` waits for the user's answer. Its card appears now (the
-    /// agent announces a call only once it may run).
-    pub fn ask_approval(&mut self, call: ToolCall) {
+    /// agent announces a call only once it may run) and shows `preview`,
+    /// what the call would do, until the user answers.
+    pub fn ask_approval(&mut self, call: ToolCall, preview: Preview) {
         let id = call.id.clone();
         if !self.has_card(&id) {
             self.end_streaming();
@@ -194,7 +196,11 @@ impl App {
             self.transcript.push(Entry::Tool(ToolCard::new(call, server)));
         }
         if let Some(card) = self.transcript.card_mut(&id) {
-            card.awaiting_approval = true;
+            card.set_preview(preview);
+            // Asked again (a repeated event): one question, one answer.
+            if std::mem::replace(&mut card.awaiting_approval, true) {
+                return;
+            }
             if self.approvals.is_empty() {
                 self.asked_at = Some(Instant::now());
             }
@@ -297,64 +303,6 @@ impl App {
         }
     }
 
-    /// One event of the running turn.
-    pub fn on_agent_event(&mut self, event: AgentEvent) {
-        match event {
-            AgentEvent::Token { text } => self.stream(text, false),
-            AgentEvent::Thought { text } => self.stream(text, true),
-            AgentEvent::Action { call } if self.has_card(&call.id) => {}
-            AgentEvent::Action { call } => {
-                self.end_streaming();
-                let server = self.server_of(&call.name);
-                self.transcript.push(Entry::Tool(ToolCard::new(call, server)));
-            }
-            AgentEvent::Observation { call_id, output, .. } => {
-                self.approvals.retain(|id| *id != call_id);
-                if let Some(card) = self.transcript.card_mut(&call_id) {
-                    card.awaiting_approval = false;
-                    card.state = CardState::Done(output);
-                }
-            }
-            AgentEvent::PlanProposed { plan } => self.propose_plan(plan),
-            AgentEvent::PlanChanged { plan } => self.update_plan(plan),
-            AgentEvent::StepComplete { .. } | AgentEvent::Custom { .. } => {}
-            AgentEvent::Answer { text } => {
-                let streamed = self.transcript.entries().skip(self.turn_start).any(
-                    |e| matches!(e, Entry::Assistant { text: t, .. } if text.trim().ends_with(t.trim())),
-                );
-                self.end_streaming();
-                if !streamed && !text.trim().is_empty() {
-                    self.transcript.push(Entry::Assistant { text, streaming: false });
-                }
-            }
-            AgentEvent::McpStatus { server, state, message } => {
-                if state == axon_protocol::McpState::Error {
-                    let why = message.clone().unwrap_or_default();
-                    self.notice(Level::Warning, format!("MCP server {server} failed: {why}"));
-                }
-                self.status.servers.insert(server, ServerStatus { state, message });
-            }
-            AgentEvent::TurnRestarted { reason } => {
-                // What streamed of the broken reply is void.
-                while self.transcript.len() > self.turn_start
-                    && matches!(
-                        self.transcript.last(),
-                        Some(Entry::Assistant { .. } | Entry::Reasoning { .. })
-                    )
-                {
-                    self.transcript.truncate(self.transcript.len() - 1);
-                }
-                self.notice(Level::Warning, reason);
-            }
-            AgentEvent::Warning { message } => self.notice(Level::Warning, message),
-            AgentEvent::Error { message } => self.notice(Level::Error, message),
-            AgentEvent::Usage { usage } => {
-                self.status.tokens = usage.input_tokens + usage.output_tokens;
-            }
-            _ => {}
-        }
-    }
-
     /// Pasted text goes into the input as it is.
     pub fn on_paste(&mut self, text: &str) {
         self.input.insert(text);
@@ -377,6 +325,11 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();
+        }
+        // Keys that only change the view work even while a question waits:
+        // the user may need the whole diff (Ctrl-O) to answer it.
+        if self.view_key(key, ctrl) {
+            return None;
         }
         // A question on screen takes every key until it is answered, and
         // keys typed in the moment it appears (meant for the input) do not
@@ -488,14 +441,6 @@ impl App {
                 return self.submit();
             }
             KeyCode::Char('j') if ctrl => self.input.insert("\n"),
-            KeyCode::Char('o') if ctrl => {
-                let on = !self.transcript.expand_tools();
-                self.transcript.set_expand_tools(on);
-            }
-            KeyCode::Char('t') if ctrl => {
-                let on = !self.transcript.expand_reasoning();
-                self.transcript.set_expand_reasoning(on);
-            }
             KeyCode::Char('a') if ctrl => self.input.home(),
             KeyCode::Char('e') if ctrl => self.input.end(),
             KeyCode::Char('u') if ctrl => self.input.kill_to_start(),
@@ -521,14 +466,31 @@ impl App {
                 Some(completion) => completion.next(),
                 None => self.input.down(),
             },
+            _ => {}
+        }
+        None
+    }
+
+    /// Expands or collapses tool output and reasoning, or scrolls; true
+    /// if `key` was one of those.
+    fn view_key(&mut self, key: KeyEvent, ctrl: bool) -> bool {
+        match key.code {
+            KeyCode::Char('o') if ctrl => {
+                let on = !self.transcript.expand_tools();
+                self.transcript.set_expand_tools(on);
+            }
+            KeyCode::Char('t') if ctrl => {
+                let on = !self.transcript.expand_reasoning();
+                self.transcript.set_expand_reasoning(on);
+            }
             KeyCode::PageUp => {
                 let max = self.last_total.saturating_sub(self.page);
                 self.scroll = (self.scroll + self.page.max(2) / 2).min(max);
             }
             KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(self.page.max(2) / 2),
-            _ => {}
+            _ => return false,
         }
-        None
+        true
     }
 
     fn refresh_completion(&mut self) {

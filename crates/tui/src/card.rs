@@ -1,7 +1,10 @@
 //! One tool call in the transcript: what runs, its state, and a few lines
-//! of what it returned (all of them when expanded; edits as a diff).
+//! of what it returned (all of them when expanded; edits as a diff). While
+//! it waits for approval it shows what it would do (its [`Preview`]: a
+//! diff, a command and where it runs, an MCP call's arguments) above the
+//! question, so the user decides on what will happen, not on a name.
 
-use axon_protocol::{ToolCall, ToolOutput};
+use axon_protocol::{Preview, ToolCall, ToolOutput};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -14,6 +17,13 @@ use crate::wrap::{truncate, wrap};
 const COLLAPSED_LINES: usize = 4;
 /// Output lines an expanded card shows; a tool's whole output can be huge.
 const EXPANDED_LINES: usize = 400;
+/// Preview lines a collapsed card asking for approval shows: more than a
+/// finished card's, since the user decides on them (a hunk's header and
+/// its context lines alone would fill [`COLLAPSED_LINES`]).
+const PREVIEW_LINES: usize = 12;
+/// Characters of one MCP argument an expanded card shows (one argument
+/// can be a whole file).
+const ARGUMENT_CHARS: usize = 2_000;
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 #[derive(Debug, Clone, PartialEq)]
@@ -30,11 +40,31 @@ pub struct ToolCard {
     pub state: CardState,
     /// The user is being asked whether it may run.
     pub awaiting_approval: bool,
+    /// What the call would do, as computed when approval was asked
+    /// (boxed: most cards have none, and every transcript entry is as
+    /// large as its largest kind).
+    pub preview: Option<Box<Preview>>,
 }
 
 impl ToolCard {
     pub fn new(call: ToolCall, server: Option<(String, String)>) -> Self {
-        ToolCard { call, server, state: CardState::Running, awaiting_approval: false }
+        ToolCard {
+            call,
+            server,
+            state: CardState::Running,
+            awaiting_approval: false,
+            preview: None,
+        }
+    }
+
+    /// Keeps what the call would do. An MCP preview names the server and
+    /// tool for certain (a server's name may itself contain `_`, which
+    /// the `mcp_{server}_{tool}` name cannot tell apart).
+    pub fn set_preview(&mut self, preview: Preview) {
+        if let Preview::Mcp { server, tool, .. } = &preview {
+            self.server = Some((server.clone(), tool.clone()));
+        }
+        self.preview = Some(Box::new(preview));
     }
 
     pub fn is_running(&self) -> bool {
@@ -60,12 +90,21 @@ impl ToolCard {
             Span::styled(name.to_string(), theme.bold()),
         ];
         let mut tail = Vec::new();
+        if let Some(Preview::Diff { created: true, .. }) = self.preview.as_deref() {
+            tail.push(Span::styled("  (new file)", theme.dim()));
+        }
         if let Some((server, _)) = &self.server {
             tail.push(Span::styled(format!("  [mcp: {server}]"), theme.accent()));
         }
         let used: usize = header.iter().chain(&tail).map(Span::width).sum();
         let room = width.saturating_sub(used + 1);
-        let args = key_arguments(&self.call.arguments);
+        // A question's body lists the command or arguments in full.
+        let listed = self.awaiting_approval
+            && matches!(
+                self.preview.as_deref(),
+                Some(Preview::Command { .. } | Preview::Mcp { .. })
+            );
+        let args = if listed { String::new() } else { key_arguments(&self.call.arguments) };
         if !args.is_empty() && room > 3 {
             header.push(Span::raw(" "));
             header.push(Span::styled(truncate(&args, room), Style::new()));
@@ -73,14 +112,18 @@ impl ToolCard {
         header.extend(tail);
         let mut lines = vec![Line::from(header)];
         let gutter = || vec![Span::styled("  ⎿ ", theme.dim())];
-        let indent = || vec![Span::raw("    ")];
         if self.awaiting_approval {
+            let body = self.preview_lines(width, theme, expanded);
+            let limit = if expanded { EXPANDED_LINES } else { PREVIEW_LINES };
+            let first = body.is_empty();
+            push_body(&mut lines, body, limit, expanded, width, theme);
             let question = format!("Allow {name}?  [y] once  [a] always this session  [n] deny");
+            let head = if first { gutter() } else { vec![Span::raw("    ")] };
             lines.extend(wrap(
                 &[Span::styled(question, theme.prompt())],
                 width,
-                &gutter(),
-                &indent(),
+                &head,
+                &[Span::raw("    ")],
             ));
             return lines;
         }
@@ -96,23 +139,62 @@ impl ToolCard {
         }
         let limit =
             if expanded || self.call.name == "todo" { EXPANDED_LINES } else { COLLAPSED_LINES };
-        let hidden = body.len().saturating_sub(limit);
-        for (n, spans) in body.into_iter().take(limit).enumerate() {
-            let first = if n == 0 { gutter() } else { indent() };
-            lines.extend(wrap(&spans, width, &first, &indent()));
-        }
-        if hidden > 0 {
-            let more = if expanded {
-                format!("… {hidden} more lines not shown")
-            } else {
-                format!("… {hidden} more lines (Ctrl-O expands)")
-            };
-            lines.push(Line::from(vec![Span::raw("    "), Span::styled(more, theme.dim())]));
-        }
+        push_body(&mut lines, body, limit, expanded, width, theme);
         lines
     }
 
-    /// An edit as `-`/`+` lines.
+    /// What the call would do, as lines (none when only its arguments are
+    /// known: the header already shows them).
+    fn preview_lines(&self, width: usize, theme: Theme, expanded: bool) -> Vec<Vec<Span<'static>>> {
+        match self.preview.as_deref() {
+            None | Some(Preview::Arguments { .. }) => Vec::new(),
+            Some(Preview::Diff { diff, created, .. }) => {
+                let lines = unified_diff(diff, *created, theme);
+                if lines.is_empty() {
+                    vec![vec![Span::styled("(no change)", theme.dim())]]
+                } else {
+                    lines
+                }
+            }
+            Some(Preview::Command { command, workdir }) => {
+                let mut lines: Vec<Vec<Span<'static>>> = command
+                    .lines()
+                    .enumerate()
+                    .map(|(n, line)| {
+                        let mark = if n == 0 { "$ " } else { "  " };
+                        vec![
+                            Span::styled(mark, theme.dim()),
+                            Span::styled(line.replace('\t', "    "), theme.bold()),
+                        ]
+                    })
+                    .collect();
+                lines.push(vec![Span::styled(format!("in {workdir}"), theme.dim())]);
+                lines
+            }
+            Some(Preview::Mcp { arguments, .. }) => {
+                // Collapsed, an argument keeps to its row; expanded, it wraps.
+                let room = if expanded { ARGUMENT_CHARS } else { width.saturating_sub(4) };
+                argument_lines(arguments, room)
+                    .into_iter()
+                    .map(|line| vec![Span::raw(line)])
+                    .collect()
+            }
+            // Marked, not only coloured, so it reads as a warning without colour.
+            Some(Preview::Invalid { message }) => message
+                .lines()
+                .enumerate()
+                .map(|(n, line)| {
+                    let mark = if n == 0 { "⚠ " } else { "  " };
+                    let text = format!("{mark}{}", line.replace('\t', "    "));
+                    vec![Span::styled(text, theme.warning())]
+                })
+                .collect(),
+        }
+    }
+
+    /// The change a finished edit made as `-`/`+` lines, `old_str`
+    /// against `new_str`: only what changed, which a collapsed card has
+    /// room for (a previewed diff starts with its hunk's context).
     fn diff(&self, theme: Theme) -> Vec<Vec<Span<'static>>> {
         let args = &self.call.arguments;
         let (Some(old), Some(new)) = (
@@ -123,16 +205,89 @@ impl ToolCard {
         };
         TextDiff::from_lines(old, new)
             .iter_all_changes()
-            .map(|change| {
-                let (sign, style) = match change.tag() {
-                    ChangeTag::Delete => ("- ", theme.removed()),
-                    ChangeTag::Insert => ("+ ", theme.added()),
-                    ChangeTag::Equal => ("  ", theme.dim()),
-                };
-                let text = change.value().trim_end_matches(['\n', '\r']).replace('\t', "    ");
-                vec![Span::styled(format!("{sign}{text}"), style)]
-            })
+            .map(|change| diff_line(change.tag(), change.value(), theme))
             .collect()
+    }
+}
+
+/// One line of a diff: `- ` removed (red), `+ ` added (green), context dim.
+fn diff_line(tag: ChangeTag, text: &str, theme: Theme) -> Vec<Span<'static>> {
+    let (sign, style) = match tag {
+        ChangeTag::Delete => ("- ", theme.removed()),
+        ChangeTag::Insert => ("+ ", theme.added()),
+        ChangeTag::Equal => ("  ", theme.dim()),
+    };
+    let text = text.trim_end_matches(['\n', '\r']).replace('\t', "    ");
+    vec![Span::styled(format!("{sign}{text}"), style)]
+}
+
+/// A unified diff's hunks styled as [`diff_line`]s; the `---`/`+++` file
+/// header is left out (the card's header names the file), `@@` lines and
+/// notes such as `\ No newline at end of file` are dim. A new file's one
+/// `@@ -0,0 +1,N @@` says nothing the card does not, so it goes too.
+fn unified_diff(diff: &str, created: bool, theme: Theme) -> Vec<Vec<Span<'static>>> {
+    let mut lines = Vec::new();
+    let mut in_hunk = false;
+    for line in diff.lines() {
+        if line.starts_with("@@") {
+            in_hunk = true;
+            if !created {
+                lines.push(vec![Span::styled(line.to_string(), theme.dim())]);
+            }
+            continue;
+        }
+        if !in_hunk {
+            // Before the first hunk: `--- a/PATH`, `+++ b/PATH` and the like.
+            continue;
+        }
+        let line = match line.chars().next() {
+            Some('-') => diff_line(ChangeTag::Delete, &line[1..], theme),
+            Some('+') => diff_line(ChangeTag::Insert, &line[1..], theme),
+            Some(' ') => diff_line(ChangeTag::Equal, &line[1..], theme),
+            None => diff_line(ChangeTag::Equal, "", theme),
+            Some(_) => vec![Span::styled(line.replace('\t', "    "), theme.dim())],
+        };
+        lines.push(line);
+    }
+    lines
+}
+
+/// Body lines under a card's header, at most `limit` of them, then how
+/// many were left out.
+fn push_body(
+    lines: &mut Vec<Line<'static>>,
+    body: Vec<Vec<Span<'static>>>,
+    limit: usize,
+    expanded: bool,
+    width: usize,
+    theme: Theme,
+) {
+    let gutter = [Span::styled("  ⎿ ", theme.dim())];
+    let indent = [Span::raw("    ")];
+    let hidden = body.len().saturating_sub(limit);
+    for (n, spans) in body.into_iter().take(limit).enumerate() {
+        let first: &[Span<'static>] = if n == 0 { &gutter } else { &indent };
+        lines.extend(wrap(&spans, width, first, &indent));
+    }
+    if hidden > 0 {
+        let more = if expanded {
+            format!("… {hidden} more lines not shown")
+        } else {
+            format!("… {hidden} more lines (Ctrl-O expands)")
+        };
+        lines.push(Line::from(vec![Span::raw("    "), Span::styled(more, theme.dim())]));
+    }
+}
+
+/// An MCP call's arguments, compactly: `key: value` a line (values as
+/// one-line JSON), each at most `room` columns.
+fn argument_lines(arguments: &Value, room: usize) -> Vec<String> {
+    match arguments {
+        Value::Object(map) if map.is_empty() => vec!["(no arguments)".to_string()],
+        Value::Object(map) => {
+            map.iter().map(|(key, value)| truncate(&format!("{key}: {value}"), room)).collect()
+        }
+        other => vec![truncate(&other.to_string(), room)],
     }
 }
 

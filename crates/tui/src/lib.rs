@@ -1,12 +1,13 @@
 //! axon's terminal UI, minus the terminal.
 //!
 //! [`App`] holds everything on screen and changes only through
-//! [`App::on_agent_event`] (what the agent did), [`App::on_key`] /
-//! [`App::on_paste`] (what the user did) and a few calls from the front
-//! end (a turn started or ended, a plan or approval waits). Keys that ask
-//! for work come back as [`Action`]s; the front end (the `axon` binary)
-//! carries them out. [`draw`] renders a frame on any ratatui backend, so
-//! every view is tested on `TestBackend`.
+//! [`App::on_agent_event`] (every event the session emits, passed on as
+//! it comes: status, transcript, approvals with their previews, plans),
+//! [`App::on_key`] / [`App::on_paste`] (what the user did) and
+//! [`App::turn_started`] when the front end sends the user's request.
+//! Keys that ask for work come back as [`Action`]s; the front end (the
+//! `axon` binary) turns them into operations. [`draw`] renders a frame on
+//! any ratatui backend, so every view is tested on `TestBackend`.
 //!
 //! Invariant: a frame's cost follows the screen, not the session. Each
 //! transcript entry is rendered once per width and kept until it changes;

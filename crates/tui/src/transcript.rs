@@ -16,6 +16,16 @@ pub enum Level {
     Error,
 }
 
+impl From<axon_protocol::Level> for Level {
+    fn from(level: axon_protocol::Level) -> Self {
+        match level {
+            axon_protocol::Level::Info => Level::Info,
+            axon_protocol::Level::Warning => Level::Warning,
+            axon_protocol::Level::Error => Level::Error,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
     User(String),

@@ -231,9 +231,15 @@ fn status_parts(app: &App, compact: bool) -> Vec<String> {
         format!("{}/{} tokens{share}", tokens(status.tokens), tokens(status.window))
     });
     if !status.servers.is_empty() {
-        let ready = status.servers.values().filter(|s| s.state == axon_protocol::McpState::Ready).count();
-        let failed =
-            status.servers.values().filter(|s| matches!(s.state, axon_protocol::McpState::Error | axon_protocol::McpState::Closed)).count();
+        let ready =
+            status.servers.values().filter(|s| s.state == axon_protocol::McpState::Ready).count();
+        let failed = status
+            .servers
+            .values()
+            .filter(|s| {
+                matches!(s.state, axon_protocol::McpState::Error | axon_protocol::McpState::Closed)
+            })
+            .count();
         parts.push(match (compact, failed) {
             (true, 0) => format!("mcp {ready}✓"),
             (true, _) => format!("mcp {ready}✓ {failed}✗"),

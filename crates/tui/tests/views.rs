@@ -5,8 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use axon_protocol::{
-    AgentEvent, ContentPart, Message, Plan, PlanStatus, PlanStep, StepStatus, ToolCall, ToolOutput,
-    Usage,
+    AgentEvent, ContentPart, McpServerInfo, McpState, Message, Plan, PlanStatus, PlanStep, Preview,
+    SessionInfo, SkillInfo, SkillState, StepStatus, StopReason, ToolCall, ToolOutput, Usage,
 };
 use axon_tui::{Action, Answer, App, Level, Mode, PlanDecision, Theme, draw};
 use insta::assert_snapshot;
@@ -92,7 +92,7 @@ fn tool_cards_show_state_output_diffs_and_servers() {
     let mut app = app();
     app.on_agent_event(AgentEvent::McpStatus {
         server: "files".into(),
-        state: "ready".into(),
+        state: McpState::Ready,
         message: None,
     });
     app.turn_started();
@@ -136,7 +136,9 @@ fn tool_cards_show_state_output_diffs_and_servers() {
 fn an_approval_is_asked_on_the_card_and_answered_with_a_key() {
     let mut app = app();
     app.turn_started();
-    app.ask_approval(call("c9", "write_file", json!({"path": "notes/todo.md", "content": "- a"})));
+    let write = call("c9", "write_file", json!({"path": "notes/todo.md", "content": "- a"}));
+    let arguments = write.arguments.clone();
+    app.ask_approval(write, Preview::Arguments { arguments });
     // A key typed as the question appears does not answer it, and while it
     // waits other keys go nowhere; only y / a / n (or Esc) answer. The first
     // key comes straight after the question (before drawing the screen), so
@@ -278,13 +280,11 @@ fn ctrl_c_twice_quits_and_once_cancels_a_running_turn() {
 #[test]
 fn the_status_line_counts_servers_and_gives_way_on_narrow_screens() {
     let mut app = app();
-    for (server, state) in [("files", "ready"), ("git", "ready"), ("web", "error")] {
-        let message = (state == "error").then(|| "spawn failed: no such file".to_string());
-        app.on_agent_event(AgentEvent::McpStatus {
-            server: server.into(),
-            state: state.into(),
-            message,
-        });
+    for (server, state) in
+        [("files", McpState::Ready), ("git", McpState::Ready), ("web", McpState::Error)]
+    {
+        let message = (state == McpState::Error).then(|| "spawn failed: no such file".to_string());
+        app.on_agent_event(AgentEvent::McpStatus { server: server.into(), state, message });
     }
     app.on_agent_event(AgentEvent::Usage {
         usage: Usage { input_tokens: 30_000, output_tokens: 2_000, ..Usage::default() },
@@ -384,7 +384,11 @@ fn coloured_session(theme: Theme) -> App {
         name: "shell".into(),
         output: ToolOutput::error("exit status 1"),
     });
-    app.ask_approval(call("c2", "write_file", json!({"path": "a"})));
+    let diff = "--- a/a\n+++ b/a\n@@ -1 +1 @@\n-old\n+new\n".to_string();
+    app.ask_approval(
+        call("c2", "write_file", json!({"path": "a"})),
+        Preview::Diff { path: "a".into(), diff, created: false },
+    );
     app
 }
 
@@ -405,10 +409,11 @@ fn a_call_id_used_again_by_a_later_model_call_gets_its_own_card() {
         name: "read_file".into(),
         output: ToolOutput::text("alpha"),
     });
-    app.ask_approval(call("block_1", "shell", json!({"command": "rm -rf build"})));
-    let screen = screen(&mut app, 60, 12);
+    let preview = Preview::Command { command: "rm -rf build".into(), workdir: ".".into() };
+    app.ask_approval(call("block_1", "shell", json!({"command": "rm -rf build"})), preview);
+    let screen = screen(&mut app, 60, 16);
     assert!(screen.contains("✓ read_file a.md"), "{screen}");
-    assert!(screen.contains("? shell rm -rf build"), "{screen}");
+    assert!(screen.contains("? shell") && screen.contains("⎿ $ rm -rf build"), "{screen}");
     assert!(screen.contains("Allow shell?"), "{screen}");
 }
 
@@ -450,4 +455,283 @@ fn commands_that_need_the_agent_wait_for_the_turn() {
     assert_eq!(app.input.text(), "/sessions");
     assert_eq!(app.hint.as_deref(), Some("/sessions waits until the turn ends (Esc stops it)"));
     assert_eq!(app.on_key(key(KeyCode::Esc)), Some(Action::Cancel));
+}
+
+/// An edit of two hunks: 14 lines under the file header.
+const CONFIG_DIFF: &str = "--- a/src/config.rs
++++ b/src/config.rs
+@@ -10,7 +10,8 @@ pub struct Config {
+     pub name: String,
+     pub port: u16,
+-    pub verbose: bool,
++    pub verbose: u8,
++    pub quiet: bool,
+     pub root: PathBuf,
+ }
+ 
+@@ -40,3 +41,3 @@ impl Config {
+     fn default_port() -> u16 {
+-        8080
++        8443
+     }
+";
+
+fn asked(app: &mut App, call: ToolCall, preview: Preview) {
+    app.on_agent_event(AgentEvent::ApprovalRequested { call, preview });
+}
+
+/// The cell colours of the first screen row whose text starts with `start`.
+fn row_colour(app: &mut App, start: &str) -> Color {
+    let mut terminal = Terminal::new(TestBackend::new(70, 30)).unwrap();
+    terminal.draw(|frame| draw(frame, app)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    (0..buffer.area.height)
+        .find_map(|y| {
+            let cells: Vec<_> = (0..buffer.area.width).map(|x| &buffer[(x, y)]).collect();
+            let text: String = cells.iter().map(|c| c.symbol()).collect();
+            let at = text.trim_start_matches([' ', '⎿']).to_string();
+            at.starts_with(start).then(|| {
+                let column = text.chars().count() - at.chars().count();
+                cells[column].fg
+            })
+        })
+        .unwrap_or_else(|| panic!("no row starts with {start:?}"))
+}
+
+#[test]
+fn an_edit_waiting_for_approval_shows_its_diff_before_the_answer() {
+    let mut app = app();
+    typed(&mut app, "make verbose a level");
+    app.on_key(key(KeyCode::Enter));
+    app.turn_started();
+    let edit = call(
+        "e1",
+        "edit_file",
+        json!({"path": "src/config.rs", "old_str": "pub verbose: bool,", "new_str": "pub verbose: u8,"}),
+    );
+    let preview =
+        Preview::Diff { path: "src/config.rs".into(), diff: CONFIG_DIFF.into(), created: false };
+    asked(&mut app, edit.clone(), preview);
+    assert_eq!(app.awaiting_approval(), Some("e1"));
+    let asking = screen(&mut app, 70, 24);
+    // Ctrl-O works while the question waits, and does not answer it.
+    assert_eq!(app.on_key(ctrl('o')), None);
+    let expanded = screen(&mut app, 70, 24);
+    assert_ne!(asking, expanded, "Ctrl-O shows the whole diff");
+    assert_eq!(app.on_key(ctrl('o')), None);
+    assert_eq!(app.awaiting_approval(), Some("e1"));
+    std::thread::sleep(axon_tui::ANSWER_GUARD + std::time::Duration::from_millis(50));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        Some(Action::Approve { call_id: "e1".into(), answer: Answer::Once })
+    );
+    app.on_agent_event(AgentEvent::Action { call: edit });
+    app.on_agent_event(AgentEvent::Observation {
+        call_id: "e1".into(),
+        name: "edit_file".into(),
+        output: ToolOutput::text("Edited src/config.rs"),
+    });
+    // Once it ran, the card keeps the change it made, collapsed.
+    let done = screen(&mut app, 70, 12);
+    assert_snapshot!(format!("{asking}\n{expanded}\n{done}"));
+}
+
+#[test]
+fn a_previewed_diff_is_red_and_green() {
+    let mut app = App::new(Theme::COLOR);
+    app.turn_started();
+    let preview =
+        Preview::Diff { path: "src/config.rs".into(), diff: CONFIG_DIFF.into(), created: false };
+    asked(&mut app, call("e1", "edit_file", json!({"path": "src/config.rs"})), preview);
+    assert_eq!(row_colour(&mut app, "-     pub verbose: bool,"), Color::Red);
+    assert_eq!(row_colour(&mut app, "+     pub verbose: u8,"), Color::Green);
+    assert_eq!(row_colour(&mut app, "Allow edit_file?"), Color::Black, "the question stands out");
+}
+
+#[test]
+fn a_new_file_and_an_unchanged_one_say_so() {
+    let mut app = app();
+    app.turn_started();
+    let diff = "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1,2 @@\n+# Notes\n+- one\n".to_string();
+    let created = Preview::Diff { path: "notes.md".into(), diff, created: true };
+    asked(&mut app, call("w1", "write_file", json!({"path": "notes.md"})), created);
+    let same = Preview::Diff { path: "a.md".into(), diff: String::new(), created: false };
+    asked(&mut app, call("w2", "write_file", json!({"path": "a.md"})), same);
+    let screen = screen(&mut app, 70, 16);
+    assert!(screen.contains("? write_file notes.md  (new file)"), "{screen}");
+    assert!(screen.contains("⎿ + # Notes") && screen.contains("    + - one"), "{screen}");
+    assert!(!screen.contains("/dev/null") && !screen.contains("@@"), "{screen}");
+    assert!(screen.contains("⎿ (no change)"), "{screen}");
+}
+
+#[test]
+fn a_command_or_a_call_that_would_fail_waits_with_what_it_would_do() {
+    let mut app = app();
+    app.turn_started();
+    let shell = call("s1", "shell", json!({"command": "cargo build --release && ls target"}));
+    let preview = Preview::Command {
+        command: "cargo build --release && ls target".into(),
+        workdir: "crates/cli".into(),
+    };
+    asked(&mut app, shell, preview);
+    let broken = call("e2", "edit_file", json!({"path": "src/x.rs", "old_str": "fn y()"}));
+    let invalid = Preview::Invalid { message: "old_str was not found in src/x.rs".into() };
+    asked(&mut app, broken, invalid);
+    assert_eq!(app.awaiting_approval(), Some("s1"), "the first asked is answered first");
+    assert_snapshot!(screen(&mut app, 70, 14));
+}
+
+#[test]
+fn an_mcp_call_waiting_for_approval_shows_server_tool_and_arguments() {
+    let mut app = app();
+    app.turn_started();
+    // The server's name has an underscore: only the preview can tell
+    // `git_hub` + `create_issue` from `git` + `hub_create_issue`.
+    let arguments = json!({
+        "repo": "axon/axon",
+        "title": "Crash on resume",
+        "labels": ["bug", "p1"],
+        "body": "Resuming a session whose last call had no result panics in the loader; it should mark the call as failed and go on.",
+    });
+    let mcp = call("m1", "mcp_git_hub_create_issue", arguments.clone());
+    let preview = Preview::Mcp { server: "git_hub".into(), tool: "create_issue".into(), arguments };
+    asked(&mut app, mcp, preview);
+    let collapsed = screen(&mut app, 70, 12);
+    assert_eq!(app.on_key(ctrl('o')), None);
+    let expanded = screen(&mut app, 70, 14);
+    assert_snapshot!(format!("{collapsed}\n{expanded}"));
+}
+
+#[test]
+fn a_turn_cancelled_by_the_session_keeps_its_partial_answer() {
+    let mut app = app();
+    // A turn the front end did not start itself: the event marks it.
+    app.on_agent_event(AgentEvent::TurnStarted { turn: 3 });
+    assert!(app.is_busy());
+    app.on_agent_event(AgentEvent::Action {
+        call: call("c1", "shell", json!({"command": "sleep 100"})),
+    });
+    stream(&mut app, "While that runs: the first half of an ans");
+    let working = screen(&mut app, 60, 12);
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Some(Action::Cancel));
+    app.on_agent_event(AgentEvent::TurnCompleted {
+        turn: 3,
+        stop_reason: StopReason::Cancelled,
+        usage: Usage::default(),
+        context_tokens: 20_500,
+    });
+    assert!(!app.is_busy());
+    let stopped = screen(&mut app, 60, 12);
+    assert_snapshot!(format!("{working}\n{stopped}"));
+}
+
+#[test]
+fn a_turn_that_ends_normally_leaves_no_note() {
+    let mut app = app();
+    app.turn_started();
+    stream(&mut app, "Done.");
+    app.on_agent_event(AgentEvent::TurnCompleted {
+        turn: 1,
+        stop_reason: StopReason::EndTurn,
+        usage: Usage::default(),
+        context_tokens: 900,
+    });
+    assert!(!app.is_busy());
+    assert_eq!(app.status.tokens, 900);
+    assert!(!app.transcript.entries().any(|e| matches!(e, axon_tui::Entry::Notice { .. })));
+}
+
+#[test]
+fn turn_started_after_the_front_end_started_the_turn_keeps_its_cards() {
+    let mut app = app();
+    typed(&mut app, "clean up");
+    app.on_key(key(KeyCode::Enter));
+    app.turn_started();
+    let shell = call("c1", "shell", json!({"command": "rm -rf build"}));
+    let preview = Preview::Command { command: "rm -rf build".into(), workdir: ".".into() };
+    asked(&mut app, shell.clone(), preview);
+    // The session's own announcement arrives after the card.
+    app.on_agent_event(AgentEvent::TurnStarted { turn: 1 });
+    std::thread::sleep(axon_tui::ANSWER_GUARD + std::time::Duration::from_millis(50));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        Some(Action::Approve { call_id: "c1".into(), answer: Answer::Once })
+    );
+    app.on_agent_event(AgentEvent::Action { call: shell });
+    let cards = app.transcript.entries().filter(|e| matches!(e, axon_tui::Entry::Tool(_))).count();
+    assert_eq!(cards, 1, "the call announced after approval is the same card");
+}
+
+fn session(id: Option<&str>) -> SessionInfo {
+    SessionInfo {
+        session_id: id.map(str::to_string),
+        workspace: "/home/me/axon".into(),
+        provider: "anthropic".into(),
+        model: "claude-sonnet-4-5".into(),
+        context_window: 200_000,
+        mode: Mode::Plan,
+        tools: vec!["read_file".into(), "mcp_files_search".into()],
+        mcp_servers: vec![
+            McpServerInfo { name: "files".into(), state: McpState::Ready, message: None },
+            McpServerInfo {
+                name: "web".into(),
+                state: McpState::Error,
+                message: Some("spawn failed: no such file".into()),
+            },
+        ],
+        rules: vec!["1. Be brief.".into()],
+        skills: vec![SkillInfo {
+            name: "release".into(),
+            state: SkillState::Listed,
+            source: ".axon/skills/release.md".into(),
+            description: "Cut a release".into(),
+        }],
+        context_tokens: 3_200,
+    }
+}
+
+#[test]
+fn session_started_fills_the_status_line() {
+    let mut app = App::new(Theme::PLAIN);
+    app.on_agent_event(AgentEvent::header("axon test"));
+    app.on_agent_event(AgentEvent::SessionStarted { session: session(None) });
+    assert_eq!(app.info, Some(session(None)));
+    assert_eq!(app.mode, Mode::Plan);
+    let opened = screen(&mut app, 120, 6);
+    app.on_agent_event(AgentEvent::SessionSaved { session_id: "20261122-101500-abcd".into() });
+    app.on_agent_event(AgentEvent::ModelChanged {
+        provider: "anthropic".into(),
+        model: "claude-opus-4-1".into(),
+        context_window: 200_000,
+    });
+    app.on_agent_event(AgentEvent::notice(axon_protocol::Level::Info, "Now talking to opus."));
+    app.on_agent_event(AgentEvent::Custom { name: "later".into(), data: json!({}) });
+    let info = app.info.as_ref().unwrap();
+    assert_eq!(info.session_id.as_deref(), Some("20261122-101500-abcd"));
+    assert_eq!(info.model, "claude-opus-4-1");
+    let saved = screen(&mut app, 120, 8);
+    // A replaced conversation: a new session, and the failure is not told twice.
+    app.on_agent_event(AgentEvent::SessionStarted { session: session(None) });
+    let replaced = screen(&mut app, 120, 8);
+    assert_eq!(replaced.matches("MCP server web failed").count(), 1, "{replaced}");
+    assert_snapshot!(format!("{opened}\n{saved}\n{replaced}"));
+}
+
+#[test]
+fn history_replaces_the_conversation_and_its_plan() {
+    let mut app = app();
+    app.propose_plan(plan());
+    app.on_agent_event(AgentEvent::History {
+        messages: vec![Message::user("earlier question"), Message::assistant("earlier answer")],
+    });
+    assert!(app.plan.is_none());
+    let screen = screen(&mut app, 60, 10);
+    assert!(screen.contains("› earlier question") && screen.contains("earlier answer"), "{screen}");
+}
+
+#[test]
+fn protocol_levels_become_notice_levels() {
+    assert_eq!(Level::from(axon_protocol::Level::Info), Level::Info);
+    assert_eq!(Level::from(axon_protocol::Level::Warning), Level::Warning);
+    assert_eq!(Level::from(axon_protocol::Level::Error), Level::Error);
 }
