@@ -5,18 +5,23 @@
 //! Misses are answered with what the model needs to retry: the closest lines
 //! on zero matches, the line numbers on several. CRLF files stay CRLF even
 //! when the model writes `\n`. The result is a small unified diff.
+//!
+//! The tool and its preview share everything up to the write (`plan`), the
+//! replacement being one pure function of the old text and the arguments,
+//! so a preview shows exactly the content the edit would write, or the
+//! refusal the edit would give.
 
-use std::time::{Duration, Instant};
-
-use axon_protocol::{ToolAnnotations, ToolOutput};
+use axon_protocol::{Preview, ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use similar::TextDiffConfig;
 
 use crate::atomic::atomic_write;
 use crate::error::ToolError;
+use crate::preview::{diff_preview, invalid, unified_diff};
 use crate::read::{hard_link_note, open_regular};
 use crate::registry::{ToolContext, TypedTool};
+use crate::resolved::Resolved;
 use crate::text::{clip_line, looks_binary};
 use crate::workspace::Workspace;
 use crate::write::write_error;
@@ -34,8 +39,6 @@ const SUGGESTION_WORK: usize = 40_000_000;
 /// Line numbers listed when old_str matches several times; the rest are
 /// counted, so the message stays small whatever the file.
 const MAX_LISTED_MATCHES: usize = 20;
-/// Time allowed for the diff shown after an edit.
-const DIFF_BUDGET: Duration = Duration::from_secs(1);
 /// edit_file holds the file in memory twice; larger files are refused.
 const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -75,9 +78,66 @@ impl TypedTool for EditFile {
             .await
             .map(ToolOutput::text)
     }
+
+    fn preview(&self, ctx: &ToolContext, args: &EditFileArgs) -> Option<Preview> {
+        Some(preview_edit(&ctx.workspace, args))
+    }
 }
 
 fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError> {
+    let planned = plan(workspace, args)?;
+    let Planned { place, rel, original, updated, replaced, link_note } = planned;
+    atomic_write(&place, updated.as_bytes()).map_err(|e| write_error(&rel, &e))?;
+
+    let noun = if replaced == 1 { "replacement" } else { "replacements" };
+    let note = if link_note.is_empty() {
+        link_note
+    } else {
+        format!("{link_note}[It is now a file of its own: the other links keep the old content.]\n")
+    };
+    Ok(format!(
+        "{note}Edited '{rel}' ({replaced} {noun})\n{}",
+        short_diff(&rel, &original, &updated)
+    ))
+}
+
+/// The preview of an edit: the diff the edit would make, or the tool's own
+/// refusal.
+pub(crate) fn preview_edit(workspace: &Workspace, args: &EditFileArgs) -> Preview {
+    match plan(workspace, args) {
+        Ok(planned) => {
+            let mut notes = Vec::new();
+            if !planned.link_note.is_empty() {
+                notes.push(planned.link_note.clone());
+                notes.push(
+                    "[The edit would make it a file of its own: the other links would keep the \
+                     old content.]"
+                        .to_string(),
+                );
+            }
+            diff_preview(&planned.rel, &planned.original, &planned.updated, false, notes)
+        }
+        Err(e) => invalid(&e),
+    }
+}
+
+/// An edit worked out in memory, not yet written.
+struct Planned {
+    place: Resolved,
+    rel: String,
+    original: String,
+    updated: String,
+    /// Occurrences replaced.
+    replaced: usize,
+    /// The hard-link warning, or empty.
+    link_note: String,
+}
+
+/// Everything edit_file does before writing: the checks, the read (through
+/// the workspace handle, bounded) and the replacement. The tool and its
+/// preview both go through here, so they refuse the same calls with the
+/// same words and agree on the new content.
+fn plan(workspace: &Workspace, args: &EditFileArgs) -> Result<Planned, ToolError> {
     if args.old_str.is_empty() {
         return Err(ToolError::failed(
             "old_str is empty; give the exact text to replace (to create a file, use write_file)",
@@ -108,10 +168,10 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
         )));
     }
     // Whatever is said of the content, the hard-link warning comes first.
-    let note = hard_link_note(&rel, &meta);
+    let link_note = hard_link_note(&rel, &meta);
     let warned = |e: ToolError| match e {
-        ToolError::Failed(message) if !note.is_empty() => {
-            ToolError::Failed(format!("{note}{message}"))
+        ToolError::Failed(message) if !link_note.is_empty() => {
+            ToolError::Failed(format!("{link_note}{message}"))
         }
         other => other,
     };
@@ -120,15 +180,28 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
     }
     let original = String::from_utf8(bytes)
         .map_err(|_| ToolError::failed(format!("Cannot edit '{rel}': it is not UTF-8 text")))?;
+    let Replaced { updated, count } = replace_text(&rel, &original, args).map_err(warned)?;
+    Ok(Planned { place, rel, original, updated, replaced: count, link_note })
+}
 
+/// The new content and how many occurrences were replaced.
+struct Replaced {
+    updated: String,
+    count: usize,
+}
+
+/// The replacement itself, on text in memory and nothing else: `original`
+/// (the content of `rel`) with `args.old_str` replaced by `args.new_str`,
+/// or why that cannot be done.
+fn replace_text(rel: &str, original: &str, args: &EditFileArgs) -> Result<Replaced, ToolError> {
     // The snippet is matched as given first; only if that fails, and the
     // file uses CRLF, is the model's bare `\n` read as the file's CRLF.
-    let crlf = uses_crlf(&original);
+    let crlf = uses_crlf(original);
     let mut old_str = args.old_str.clone();
-    let mut found = Matches::find(&original, &old_str);
+    let mut found = Matches::find(original, &old_str);
     if found.count == 0 && crlf && has_bare_lf(&old_str) {
         old_str = to_crlf(&old_str);
-        found = Matches::find(&original, &old_str);
+        found = Matches::find(original, &old_str);
     }
     let new_str = if crlf && has_bare_lf(&args.new_str) {
         to_crlf(&args.new_str)
@@ -136,44 +209,26 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
         args.new_str.clone()
     };
     let updated = match found.count {
-        0 => {
-            return Err(warned(ToolError::failed(no_match_message(
-                &rel,
-                &original,
-                &args.old_str,
-            ))));
-        }
+        0 => return Err(ToolError::failed(no_match_message(rel, original, &args.old_str))),
         1 => original.replacen(old_str.as_str(), &new_str, 1),
         _ if args.replace_all => original.replace(old_str.as_str(), &new_str),
         n => {
             let lines: Vec<String> =
-                line_numbers_of(&original, &found.first).iter().map(u64::to_string).collect();
+                line_numbers_of(original, &found.first).iter().map(u64::to_string).collect();
             let more = if n > found.first.len() {
                 format!(" and {} more", n - found.first.len())
             } else {
                 String::new()
             };
-            return Err(warned(ToolError::failed(format!(
+            return Err(ToolError::failed(format!(
                 "old_str matches {n} times in '{rel}' (at lines {}{more}). Include more \
                  surrounding lines to make it unique, or set replace_all=true to replace every \
                  occurrence.",
                 lines.join(", ")
-            ))));
+            )));
         }
     };
-    atomic_write(&place, updated.as_bytes()).map_err(|e| write_error(&rel, &e))?;
-
-    let replaced = found.count;
-    let noun = if replaced == 1 { "replacement" } else { "replacements" };
-    let note = if note.is_empty() {
-        note
-    } else {
-        format!("{note}[It is now a file of its own: the other links keep the old content.]\n")
-    };
-    Ok(format!(
-        "{note}Edited '{rel}' ({replaced} {noun})\n{}",
-        short_diff(&rel, &original, &updated)
-    ))
+    Ok(Replaced { updated, count: found.count })
 }
 
 /// Whether most of the file's line breaks are CRLF.
@@ -299,13 +354,7 @@ fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)>
 }
 
 fn short_diff(rel: &str, before: &str, after: &str) -> String {
-    let diff =
-        TextDiffConfig::default().deadline(Instant::now() + DIFF_BUDGET).diff_lines(before, after);
-    let text = diff
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{rel}"), &format!("b/{rel}"))
-        .to_string();
+    let text = unified_diff(rel, before, after);
     let total = text.lines().count();
     if total <= MAX_DIFF_LINES {
         return text;

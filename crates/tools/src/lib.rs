@@ -7,7 +7,8 @@
 //! - [`ToolRegistry`] holds tools, validates every call's arguments against
 //!   the tool's JSON Schema before it runs, and turns every failure into a
 //!   [`ToolOutput`](axon_protocol::ToolOutput) with `is_error` set: a tool
-//!   failure is data for the model, never a panic.
+//!   failure is data for the model, never a panic. [`ToolRegistry::preview`]
+//!   says what a call would do, for the user approving it, without doing it.
 //!
 //! Tools come in two profiles: [`Profile::Code`] for a code workspace and
 //! [`Profile::Vault`] for a notes vault (seed 000's Obsidian tools).
@@ -20,6 +21,7 @@ mod glob;
 mod list_dir;
 mod notes;
 mod orphans;
+mod preview;
 pub mod process;
 mod read;
 mod registry;

@@ -5,19 +5,23 @@
 //! slips: a wrong letter case or a note moved to another folder is found when
 //! exactly one note fits. Characters other platforms forbid in file names
 //! (`< > : " | ? *`) are refused so a vault stays portable.
+//!
+//! `create_note`'s preview is write_file's, reached through the same path
+//! handling and reworded errors as the note itself.
 
-use axon_protocol::{ContentPart, ToolAnnotations, ToolOutput};
+use axon_protocol::{ContentPart, Preview, ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::{PathError, ToolError};
+use crate::preview::invalid;
 use crate::read::{hard_link_note, open_regular, require_folder};
 use crate::registry::{ToolContext, TypedTool};
 use crate::resolved::Resolved;
 use crate::text::looks_binary;
 use crate::walk::{Kind, WalkOptions, walk};
 use crate::workspace::Workspace;
-use crate::write::{WriteMode, write_text};
+use crate::write::{WriteMode, preview_write, write_text};
 
 const FORBIDDEN: &[char] = &['<', '>', ':', '"', '|', '?', '*'];
 /// Bytes of one note read_note reads; a larger file is refused before it
@@ -180,30 +184,50 @@ impl TypedTool for CreateNote {
     }
 
     async fn run(&self, ctx: &ToolContext, args: CreateNoteArgs) -> Result<ToolOutput, ToolError> {
-        // An absolute path is taken as one, as write_file takes it: inside
-        // the vault it is used, anywhere else it is refused, never quietly
-        // turned into a folder of the vault.
-        let absolute = args.path.starts_with('/') && !args.path.trim_start_matches('/').is_empty();
-        let note = if absolute {
-            normalize_note_path(&args.path)
-        } else {
-            normalize_note_path(vault_relative(&args.path))
-        };
-        check_characters(&note)?;
+        let (note, absolute) = note_target(&args.path)?;
         ctx.blocking(Self::NAME, move |workspace| {
-            write_text(workspace, &note, args.content.as_bytes(), args.mode).map_err(|e| match e {
-                ToolError::Path(PathError::OutsideWorkspace { path, .. }) if absolute => {
-                    ToolError::failed(format!(
-                        "Path '{path}' is outside the workspace (the vault); note paths are \
-                         relative to the vault root (for example '{}')",
-                        path.trim_start_matches('/')
-                    ))
-                }
-                other => other,
-            })
+            write_text(workspace, &note, args.content.as_bytes(), args.mode)
+                .map_err(|e| outside_vault(e, absolute))
         })
         .await
         .map(ToolOutput::text)
+    }
+
+    fn preview(&self, ctx: &ToolContext, args: &CreateNoteArgs) -> Option<Preview> {
+        let preview = note_target(&args.path).and_then(|(note, absolute)| {
+            preview_write(&ctx.workspace, &note, &args.content, args.mode)
+                .map_err(|e| outside_vault(e, absolute))
+        });
+        Some(preview.unwrap_or_else(|e| invalid(&e)))
+    }
+}
+
+/// The note path `create_note` writes, and whether it was given absolute.
+/// An absolute path is taken as one, as write_file takes it: inside the
+/// vault it is used, anywhere else it is refused, never quietly turned into
+/// a folder of the vault.
+fn note_target(path: &str) -> Result<(String, bool), ToolError> {
+    let absolute = path.starts_with('/') && !path.trim_start_matches('/').is_empty();
+    let note = if absolute {
+        normalize_note_path(path)
+    } else {
+        normalize_note_path(vault_relative(path))
+    };
+    check_characters(&note)?;
+    Ok((note, absolute))
+}
+
+/// An absolute note path outside the vault, refused in the vault's terms.
+fn outside_vault(error: ToolError, absolute: bool) -> ToolError {
+    match error {
+        ToolError::Path(PathError::OutsideWorkspace { path, .. }) if absolute => {
+            ToolError::failed(format!(
+                "Path '{path}' is outside the workspace (the vault); note paths are relative \
+                 to the vault root (for example '{}')",
+                path.trim_start_matches('/')
+            ))
+        }
+        other => other,
     }
 }
 

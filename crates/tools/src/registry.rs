@@ -10,9 +10,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use axon_protocol::{ContentPart, ToolAnnotations, ToolOutput, ToolSpec};
+use axon_protocol::{ContentPart, Preview, ToolAnnotations, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -89,6 +90,14 @@ pub trait Tool: Send + Sync + 'static {
     fn spec(&self) -> ToolSpec;
     /// Runs the tool. `args` has already been validated against the schema.
     fn call<'a>(&'a self, ctx: &'a ToolContext, args: Value) -> ToolFuture<'a>;
+    /// What [`Tool::call`] would do with `args` (already validated), worked
+    /// out without doing it: no writes, no folders created, files read only
+    /// through `ctx.workspace`. `None` when the tool has nothing more to
+    /// show than its arguments.
+    fn preview(&self, ctx: &ToolContext, args: &Value) -> Option<Preview> {
+        let _ = (ctx, args);
+        None
+    }
 }
 
 /// A tool whose arguments are a Rust type: its schema is derived from that
@@ -103,6 +112,22 @@ pub trait TypedTool: Send + Sync + 'static {
         ctx: &ToolContext,
         args: Self::Args,
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+    /// What [`TypedTool::run`] would do with `args`, worked out without
+    /// doing it (see [`Tool::preview`]). `None`: nothing more to show than
+    /// the arguments.
+    fn preview(&self, ctx: &ToolContext, args: &Self::Args) -> Option<Preview> {
+        let _ = (ctx, args);
+        None
+    }
+}
+
+/// `args` read as `T`'s arguments: one parser for running and previewing,
+/// so both refuse the same arguments with the same words.
+fn parse_args<T: TypedTool>(args: &Value) -> Result<T::Args, ToolError> {
+    T::Args::deserialize(args).map_err(|e| {
+        let details = clip_line(&e.to_string(), MAX_VIOLATION_CHARS).into_owned();
+        ToolError::InvalidParams { tool: T::NAME.to_string(), details }
+    })
 }
 
 impl<T: TypedTool> Tool for T {
@@ -117,12 +142,16 @@ impl<T: TypedTool> Tool for T {
 
     fn call<'a>(&'a self, ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: T::Args = serde_json::from_value(args).map_err(|e| {
-                let details = clip_line(&e.to_string(), MAX_VIOLATION_CHARS).into_owned();
-                ToolError::InvalidParams { tool: T::NAME.to_string(), details }
-            })?;
+            let args = parse_args::<T>(&args)?;
             self.run(ctx, args).await
         })
+    }
+
+    fn preview(&self, ctx: &ToolContext, args: &Value) -> Option<Preview> {
+        match parse_args::<T>(args) {
+            Ok(args) => TypedTool::preview(self, ctx, &args),
+            Err(e) => Some(Preview::Invalid { message: e.to_string() }),
+        }
     }
 }
 
@@ -328,6 +357,30 @@ impl ToolRegistry {
         bound_output(output)
     }
 
+    /// What a call would do, for the user approving it, worked out without
+    /// doing it. Never fails: an unknown tool, arguments the schema or the
+    /// tool's parser refuses, and a call the tool would refuse as it stands
+    /// are all [`Preview::Invalid`], worded as the call's error would be; a
+    /// tool with nothing more specific to show gives
+    /// [`Preview::Arguments`]. Nothing is written and no folder is created;
+    /// files are read only through the workspace handle, boundedly, but the
+    /// reads block: async code calls this from a blocking thread.
+    pub fn preview(&self, ctx: &ToolContext, name: &str, args: &Value) -> Preview {
+        let entry = match self.entry(name) {
+            Ok(entry) => entry,
+            Err(e) => return Preview::Invalid { message: e.to_string() },
+        };
+        // The arguments as the call would see them.
+        let cleaned = drop_null_optionals(&entry.spec.input_schema, args.clone());
+        if let Err(e) = self.validate(name, &cleaned) {
+            return Preview::Invalid { message: e.to_string() };
+        }
+        entry
+            .tool
+            .preview(ctx, &cleaned)
+            .unwrap_or_else(|| Preview::Arguments { arguments: args.clone() })
+    }
+
     async fn try_call(
         &self,
         ctx: &ToolContext,
@@ -459,6 +512,24 @@ mod tests {
                 .validate("read_file", &serde_json::json!({"path": "a", "start_line": "x"}))
                 .is_err()
         );
+    }
+
+    #[tokio::test]
+    async fn a_tools_preview_refuses_unparsable_arguments_as_its_call_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(Workspace::new(dir.path()).unwrap());
+        // Past the schema (a tool called directly): the parser is the judge.
+        let args = serde_json::json!({"path": 7, "content": "x"});
+        let preview = Tool::preview(&crate::write::WriteFile, &ctx, &args);
+        let error = Tool::call(&crate::write::WriteFile, &ctx, args).await.unwrap_err();
+        assert_eq!(preview, Some(Preview::Invalid { message: error.to_string() }));
+        assert!(error.to_string().starts_with("Invalid parameters for write_file: "), "{error}");
+        // A tool without a preview of its own still refuses them.
+        let args = serde_json::json!({"path": 7});
+        let preview = Tool::preview(&crate::read::ReadFile, &ctx, &args);
+        assert!(matches!(preview, Some(Preview::Invalid { .. })), "{preview:?}");
+        let args = serde_json::json!({"path": "a.txt"});
+        assert_eq!(Tool::preview(&crate::read::ReadFile, &ctx, &args), None);
     }
 
     #[test]

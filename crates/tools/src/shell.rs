@@ -12,12 +12,15 @@
 //!
 //! Only the working folder is confined to the workspace: what the command
 //! itself touches is not, which needs an OS sandbox (a later issue).
+//!
+//! The preview is the command and its working folder (workspace-relative),
+//! after the same checks the run makes before starting anything.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use axon_protocol::{ToolAnnotations, ToolOutput};
+use axon_protocol::{Preview, ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -25,6 +28,7 @@ use tokio::process::Command;
 
 use crate::env_policy::EnvPolicy;
 use crate::error::ToolError;
+use crate::preview::invalid;
 use crate::process::{die_with_parent, guard_group, kill_process_group, release_group};
 use crate::registry::{ToolContext, TypedTool};
 
@@ -72,11 +76,7 @@ impl TypedTool for Shell {
     }
 
     async fn run(&self, ctx: &ToolContext, args: ShellArgs) -> Result<ToolOutput, ToolError> {
-        if args.command.trim().is_empty() {
-            return Err(ToolError::failed("command is empty"));
-        }
-        let workdir = ctx.workspace.resolve(args.workdir.as_deref().unwrap_or("."))?;
-        let workdir_handle = open_workdir(&ctx.workspace, &workdir)?;
+        let (workdir, workdir_handle) = checked_workdir(&ctx.workspace, &args)?;
         let timeout = Duration::from_millis(
             args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS),
         );
@@ -132,6 +132,31 @@ impl TypedTool for Shell {
             }
         }
     }
+
+    fn preview(&self, ctx: &ToolContext, args: &ShellArgs) -> Option<Preview> {
+        Some(match checked_workdir(&ctx.workspace, args) {
+            Ok((workdir, _)) => Preview::Command {
+                command: args.command.clone(),
+                workdir: ctx.workspace.relative(workdir.path()),
+            },
+            Err(e) => invalid(&e),
+        })
+    }
+}
+
+/// The checks made before a command starts, shared with the preview: a
+/// command to run, and a folder inside the workspace to run it in, held
+/// open.
+fn checked_workdir(
+    workspace: &crate::workspace::Workspace,
+    args: &ShellArgs,
+) -> Result<(crate::resolved::Resolved, Workdir), ToolError> {
+    if args.command.trim().is_empty() {
+        return Err(ToolError::failed("command is empty"));
+    }
+    let workdir = workspace.resolve(args.workdir.as_deref().unwrap_or("."))?;
+    let handle = open_workdir(workspace, &workdir)?;
+    Ok((workdir, handle))
 }
 
 fn render_streams(stdout: &str, stderr: &str) -> String {

@@ -1,19 +1,30 @@
 //! `write_file`: create, overwrite or append to a file, creating parent
-//! folders. Both modes go through [`atomic_write`], so an interrupted write
+//! folders. Both modes go through [`atomic_replace`], so an interrupted write
 //! leaves the old content or the new one.
+//!
+//! Its preview makes the same checks the write makes before writing (the
+//! target, then the parent folders, looked at without creating them) and
+//! diffs the file as it is against the file as it would be.
 
 use std::io::{self, Read, Write};
 use std::os::unix::fs::MetadataExt;
 
-use axon_protocol::{ToolAnnotations, ToolOutput};
+use axon_protocol::{Preview, ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::atomic::atomic_replace;
 use crate::error::ToolError;
+use crate::preview::{diff_preview, invalid, note_preview};
+use crate::read::hard_link_note;
 use crate::registry::{ToolContext, TypedTool};
-use crate::resolved::Resolved;
+use crate::resolved::{Opened, Resolved};
+use crate::text::looks_binary;
 use crate::workspace::Workspace;
+
+/// Bytes of an existing file a write's preview reads to diff against; a
+/// larger file's preview says what would happen in words.
+const MAX_PREVIEW_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -60,6 +71,51 @@ impl TypedTool for WriteFile {
         .await
         .map(ToolOutput::text)
     }
+
+    fn preview(&self, ctx: &ToolContext, args: &WriteFileArgs) -> Option<Preview> {
+        let preview = preview_write(&ctx.workspace, &args.path, &args.content, args.mode);
+        Some(preview.unwrap_or_else(|e| invalid(&e)))
+    }
+}
+
+/// Where a write goes, and whether a file is there now.
+struct Target {
+    place: Resolved,
+    rel: String,
+    existed: bool,
+}
+
+/// The checks a write makes before touching anything: the path, and what
+/// is at it now.
+fn target(workspace: &Workspace, user_path: &str) -> Result<Target, ToolError> {
+    let place = workspace.resolve(user_path)?;
+    let rel = workspace.relative(place.path());
+    let existed = match place.metadata() {
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::failed(format!("'{rel}' is a folder; give a file path")));
+        }
+        // Writing into a FIFO or device would block or go who knows where.
+        Ok(meta) if !meta.is_file() => {
+            return Err(not_regular(&rel));
+        }
+        Ok(_) => true,
+        // A file where a folder should be is reported by create_parents.
+        Err(e) if is_absent(&e) => false,
+        Err(e) => return Err(ToolError::io("write", &rel, &e)),
+    };
+    Ok(Target { place, rel, existed })
+}
+
+/// Nothing at the path: the name, or a folder on the way to it, is missing
+/// (or is a file).
+fn is_absent(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
+}
+
+fn not_regular(rel: &str) -> ToolError {
+    ToolError::failed(format!(
+        "'{rel}' is not a regular file (a pipe, socket or device); only files can be written"
+    ))
 }
 
 /// Writes `data` to the workspace path `user_path`; shared with the vault's
@@ -70,25 +126,7 @@ pub(crate) fn write_text(
     data: &[u8],
     mode: WriteMode,
 ) -> Result<String, ToolError> {
-    let place = workspace.resolve(user_path)?;
-    let rel = workspace.relative(place.path());
-    let existed = match place.metadata() {
-        Ok(meta) if meta.is_dir() => {
-            return Err(ToolError::failed(format!("'{rel}' is a folder; give a file path")));
-        }
-        // Writing into a FIFO or device would block or go who knows where.
-        Ok(meta) if !meta.is_file() => {
-            return Err(ToolError::failed(format!(
-                "'{rel}' is not a regular file (a pipe, socket or device); only files can be written"
-            )));
-        }
-        Ok(_) => true,
-        // A file where a folder should be is reported by create_parents.
-        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
-            false
-        }
-        Err(e) => return Err(ToolError::io("write", &rel, &e)),
-    };
+    let Target { place, rel, existed } = target(workspace, user_path)?;
     create_parents(workspace, &place)?;
     let appending = mode == WriteMode::Append;
     let mut appended = false;
@@ -156,18 +194,124 @@ fn create_parents(workspace: &Workspace, place: &Resolved) -> Result<(), ToolErr
     let Some((parent, _)) = place.split() else {
         return Ok(());
     };
-    parent.create_dir_all().map_err(|e| {
-        let rel = workspace.relative(parent.path());
-        match e.kind() {
-            io::ErrorKind::AlreadyExists | io::ErrorKind::NotADirectory => ToolError::failed(
-                format!("Failed to write file: cannot create folder '{rel}': a file is in the way"),
-            ),
-            _ if crate::resolved::is_escape(&e) => ToolError::io("create folder", &rel, &e),
-            _ => ToolError::failed(format!(
-                "Failed to write file: cannot create folder '{rel}': {e}"
-            )),
+    parent.create_dir_all().map_err(|e| folder_error(workspace, &parent, &e))
+}
+
+/// Why the folder `parent` could not be created, as create_parents says it.
+fn folder_error(workspace: &Workspace, parent: &Resolved, e: &io::Error) -> ToolError {
+    let rel = workspace.relative(parent.path());
+    match e.kind() {
+        io::ErrorKind::AlreadyExists | io::ErrorKind::NotADirectory => ToolError::failed(format!(
+            "Failed to write file: cannot create folder '{rel}': a file is in the way"
+        )),
+        _ if crate::resolved::is_escape(e) => ToolError::io("create folder", &rel, e),
+        _ => ToolError::failed(format!("Failed to write file: cannot create folder '{rel}': {e}")),
+    }
+}
+
+/// What create_parents would say, found by looking only: each missing
+/// folder up to the first that exists, which must be a folder.
+fn check_parents(workspace: &Workspace, place: &Resolved) -> Result<(), ToolError> {
+    let Some((parent, _)) = place.split() else {
+        return Ok(());
+    };
+    let mut ancestor = parent.clone();
+    loop {
+        match ancestor.metadata() {
+            Ok(meta) if meta.is_dir() => return Ok(()),
+            Ok(_) => {
+                let in_the_way = io::Error::from(io::ErrorKind::AlreadyExists);
+                return Err(folder_error(workspace, &parent, &in_the_way));
+            }
+            Err(e) if is_absent(&e) => match ancestor.split() {
+                Some((up, _)) => ancestor = up,
+                // The root itself is always there.
+                None => return Ok(()),
+            },
+            Err(e) => return Err(folder_error(workspace, &parent, &e)),
         }
-    })
+    }
+}
+
+/// The preview of writing `data` to `user_path` in `mode`, or the refusal
+/// the write would give. Reads the old file through the workspace handle,
+/// at most [`MAX_PREVIEW_SOURCE_BYTES`] of it; writes nothing and creates
+/// no folder.
+pub(crate) fn preview_write(
+    workspace: &Workspace,
+    user_path: &str,
+    data: &str,
+    mode: WriteMode,
+) -> Result<Preview, ToolError> {
+    let Target { place, rel, existed } = target(workspace, user_path)?;
+    check_parents(workspace, &place)?;
+    let new_size = describe_size(data.as_bytes());
+    if !existed {
+        if looks_binary(data.as_bytes()) {
+            let note = format!("[Binary content ({new_size}) would be written; no lines shown.]");
+            return Ok(note_preview(&rel, true, vec![note]));
+        }
+        return Ok(diff_preview(&rel, "", data, true, Vec::new()));
+    }
+    let (file, meta) = match place.open_read().map_err(|e| write_error(&rel, &e))? {
+        Opened::File(file, meta) => (file, meta),
+        Opened::Dir => {
+            return Err(ToolError::failed(format!("'{rel}' is a folder; give a file path")));
+        }
+        Opened::Special => return Err(not_regular(&rel)),
+    };
+    let mut notes = Vec::new();
+    let links = hard_link_note(&rel, &meta);
+    if !links.is_empty() {
+        notes.push(links);
+        notes.push(
+            "[The write would make it a file of its own: the other links would keep the old \
+             content.]"
+                .to_string(),
+        );
+    }
+    let mut old = Vec::new();
+    file.take(MAX_PREVIEW_SOURCE_BYTES + 1)
+        .read_to_end(&mut old)
+        .map_err(|e| ToolError::io("read", &rel, &e))?;
+    let what = match mode {
+        WriteMode::Overwrite => format!("its content would be replaced by {new_size}"),
+        WriteMode::Append => format!("{new_size} would be added to its end"),
+    };
+    if old.len() as u64 > MAX_PREVIEW_SOURCE_BYTES {
+        notes.push(format!(
+            "['{rel}' is {} bytes, too large to show as a diff; {what}.]",
+            meta.len().max(old.len() as u64)
+        ));
+        return Ok(note_preview(&rel, false, notes));
+    }
+    if looks_binary(&old) {
+        notes.push(format!(
+            "['{rel}' is binary ({} bytes); no lines shown: {what}.]",
+            meta.len().max(old.len() as u64)
+        ));
+        return Ok(note_preview(&rel, false, notes));
+    }
+    if looks_binary(data.as_bytes()) {
+        notes.push(format!("[The new content is binary; no lines shown: {what}.]"));
+        return Ok(note_preview(&rel, false, notes));
+    }
+    let before = String::from_utf8_lossy(&old);
+    if matches!(before, std::borrow::Cow::Owned(_)) {
+        notes.push(format!("['{rel}' is not UTF-8 text: invalid bytes are shown as \u{FFFD}.]"));
+    }
+    let after = match mode {
+        WriteMode::Overwrite => std::borrow::Cow::Borrowed(data),
+        WriteMode::Append => std::borrow::Cow::Owned(format!("{before}{data}")),
+    };
+    Ok(diff_preview(&rel, &before, &after, false, notes))
+}
+
+/// `bytes` as "N bytes, L lines", as the write reports sizes.
+fn describe_size(bytes: &[u8]) -> String {
+    let mut tally = Tally::default();
+    tally.add(bytes);
+    format!("{} bytes, {} lines", tally.bytes, tally.lines())
 }
 
 pub(crate) fn write_error(rel: &str, e: &io::Error) -> ToolError {
