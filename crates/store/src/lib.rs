@@ -1,9 +1,14 @@
 //! axon's sessions, one append-only JSONL file each.
 //!
 //! A session file is a header line (schema version, id, title, workspace,
-//! model, creation time) followed by one [`Record`] per line, appended and
-//! flushed as the run goes, so `kill -9` at any moment loses at most the line
-//! being written. Loading ([`load`]) reads every line it can: a torn last
+//! model, creation time) followed by one [`Record`] per line, each written
+//! to the operating system in one call as the run goes, so a crash or
+//! `kill -9` of axon at any moment loses at most the line being written.
+//! The header and the file's folder entry are synced to disk when the file
+//! is created; records reach the disk when the writer's owner calls
+//! [`SessionWriter::sync`], at each turn's end, so a power loss or an
+//! operating-system crash can lose the records written since the last turn
+//! ended. Loading ([`load`]) reads every line it can: a torn last
 //! line is dropped with a warning, an unreadable line in the middle is
 //! skipped with a warning naming it, and only a file without a readable
 //! header fails, with a message naming the file and the line.

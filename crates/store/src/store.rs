@@ -1,5 +1,12 @@
 //! The session folder: creating, appending to, listing, finding and removing
 //! sessions.
+//!
+//! Durability: a new file's header is synced, and so is the folder entry
+//! naming it, before [`SessionStore::create`] returns. Each record is then
+//! handed to the operating system in one write as it is appended (a crash
+//! or `kill -9` of axon loses none of them) and reaches the disk at the
+//! next [`SessionWriter::sync`], which callers make at each turn's end (a
+//! power loss can lose the records since then).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -95,6 +102,10 @@ impl SessionStore {
         let mut writer = SessionWriter { file, path, redactor, id };
         let line = HeaderLine { kind: HEADER_TYPE.to_string(), header };
         writer.write_line(&serde_json::to_string(&line).unwrap_or_default())?;
+        // A new file: its size and its name in the folder must reach the
+        // disk too, or a power loss could leave no file to append to.
+        writer.file.sync_all().map_err(io("sync", &writer.path))?;
+        sync_folder(&self.dir)?;
         Ok(writer)
     }
 
@@ -264,8 +275,9 @@ fn summarize(path: &Path, redactor: &Redactor) -> Result<SessionSummary, StoreEr
     })
 }
 
-/// Appends records to one session file, each flushed and synced before the
-/// call returns.
+/// Appends records to one session file: each is with the operating system
+/// when [`SessionWriter::append`] returns, and on the disk once
+/// [`SessionWriter::sync`] has been called after it.
 #[derive(Debug)]
 pub struct SessionWriter {
     file: File,
@@ -283,20 +295,46 @@ impl SessionWriter {
         &self.path
     }
 
+    /// Writes `record` (redacted) as one line. When this returns the line
+    /// is in the operating system's hands, so it survives axon crashing or
+    /// being killed; it is not yet on the disk (see [`SessionWriter::sync`]).
     pub fn append(&mut self, record: &Record) -> Result<(), StoreError> {
         let mut value = serde_json::to_value(record).unwrap_or_default();
         self.redactor.redact_value(&mut value);
         self.write_line(&value.to_string())
     }
 
+    /// Puts every record appended so far on the disk (`fdatasync`), so a
+    /// power loss or an operating-system crash cannot take them. One call
+    /// per turn keeps the cost of a disk flush off every record.
+    pub fn sync(&mut self) -> Result<(), StoreError> {
+        self.file.sync_data().map_err(io("sync", &self.path))
+    }
+
     fn write_line(&mut self, line: &str) -> Result<(), StoreError> {
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
-        // One write per line: a crash tears at most this line.
+        // One write per line: a crash tears at most this line. `File` keeps
+        // no buffer of its own, so once `write_all` returns the line is in
+        // the kernel's page cache, where the death of this process cannot
+        // reach it; `flush` is there for the day a buffer is put in front.
         self.file.write_all(&bytes).map_err(io("write", &self.path))?;
-        self.file.sync_data().map_err(io("sync", &self.path))
+        self.file.flush().map_err(io("write", &self.path))
     }
+}
+
+/// Makes the entries of `dir` (a file just created in it) durable. Only
+/// Unix lets a folder be opened and synced; elsewhere the file system
+/// keeps its own metadata journal and there is nothing to call.
+#[cfg(unix)]
+fn sync_folder(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir).and_then(|folder| folder.sync_all()).map_err(io("sync", dir))
+}
+
+#[cfg(not(unix))]
+fn sync_folder(_dir: &Path) -> Result<(), StoreError> {
+    Ok(())
 }
 
 /// A loaded session.

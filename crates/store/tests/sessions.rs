@@ -306,3 +306,23 @@ fn a_key_in_the_first_prompt_never_reaches_the_header_or_a_listing() {
     assert_eq!(session.header.title, "try [redacted]");
     assert!(!to_markdown(&session).contains("abcdefghijklmnop"));
 }
+
+/// `append` hands each record to the operating system at once: another
+/// reader (a resume after `kill -9`) sees it before any `sync`, and with
+/// the writer still open, so nothing waits in a buffer of axon's.
+#[test]
+fn appended_records_are_readable_before_a_sync() {
+    let (_dir, store) = store();
+    let mut writer = store.create("t", Path::new("/w"), "p", "m", Redactor::default()).unwrap();
+    writer.append(&Record::message(Message::user("asked"))).unwrap();
+    writer.append(&Record::message(Message::assistant("answered"))).unwrap();
+    let session = store.open(writer.id()).unwrap();
+    let texts: Vec<String> = session.messages().map(Message::text).collect();
+    assert_eq!(texts, ["asked", "answered"]);
+
+    writer.sync().unwrap();
+    writer.append(&Record::message(Message::user("next"))).unwrap();
+    let texts: Vec<String> =
+        store.open(writer.id()).unwrap().messages().map(Message::text).collect();
+    assert_eq!(texts, ["asked", "answered", "next"]);
+}
