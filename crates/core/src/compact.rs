@@ -1,7 +1,8 @@
-//! Fitting the history to the window before each model call, and
-//! summarising compaction: the model writes a handoff summary of the oldest
-//! turns, which then stands in for them in what is sent. The journal (the
-//! session file) records the compaction and keeps every original message.
+//! Fitting the history to the window before each model call (counting it
+//! exactly once it nears the window), and summarising compaction: the
+//! model writes a handoff summary of the oldest turns, which then stands in
+//! for them in what is sent. The journal (the session file) records the
+//! compaction and keeps every original message.
 //! Rules and skills live in the system prompt, so compaction never loses
 //! them.
 
@@ -23,14 +24,19 @@ const SUMMARY_SYSTEM: &str = "You write handoff summaries of an AI coding agent'
     at most about 400 words.";
 
 impl Agent {
-    /// Makes the next request fit 80 % of the model's window.
+    /// Makes the next request fit 80 % of the model's window. Past
+    /// [`context::EXACT_AT`] of it the history is counted with the model's
+    /// tokenizer first, so what is trimmed or summarised is decided on
+    /// exact counts; a short conversation never loads the tokenizer.
     pub(crate) async fn fit_window(&mut self, emit: EventSink<'_>, cancel: &CancellationToken) {
         let window = self.provider.info().context_window;
         if window == 0 {
             return;
         }
         let budget = context::budget(window);
-        if self.context_tokens() <= budget {
+        let (system, tools) = self.preamble();
+        let tokens = self.history.count_exactly_past(&system, &tools, context::exact_from(window));
+        if tokens <= budget {
             return;
         }
         if self.config.context_strategy == ContextStrategy::Summarize {
@@ -54,7 +60,6 @@ impl Agent {
                 }
             }
         }
-        let (system, tools) = self.preamble();
         let fixed = self.history.counter.preamble(&system, &tools);
         let (dropped, keep) = self.history.fit(fixed, budget, self.prompt_index);
         self.prompt_index = keep;
@@ -165,4 +170,93 @@ fn transcript(messages: &[Message]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use axon_llm::{ToolProtocol, build_provider, preset};
+    use axon_protocol::AgentEvent;
+    use axon_testkit::{Reply, ScriptedServer};
+    use axon_tools::{ToolContext, ToolRegistry, Workspace};
+
+    use crate::agent::{Agent, AgentConfig, RunOutcome};
+    use tokio_util::sync::CancellationToken;
+
+    /// An agent without tools (so the preamble is small) on a scripted
+    /// OpenAI-format model with a `window`-token context.
+    async fn agent(script: Vec<Reply>, window: u64) -> (ScriptedServer, tempfile::TempDir, Agent) {
+        let server = ScriptedServer::start(script).await.unwrap();
+        let mut config = preset("openai").unwrap();
+        config.base_url = server.openai_base();
+        config.api_key = Some("test-key".into());
+        config.model = "scripted".into();
+        config.tool_protocol = ToolProtocol::Native;
+        config.context_window = Some(window);
+        let provider = build_provider(&config).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let tools = ToolContext::new(Workspace::new(dir.path()).unwrap());
+        let config =
+            AgentConfig { system_prompt: "You are axon.".into(), ..AgentConfig::default() };
+        (server, dir, Agent::new(provider, Arc::new(ToolRegistry::new()), tools, config))
+    }
+
+    /// Runs `prompt` to its answer; returns the warnings it gave.
+    async fn ask(agent: &mut Agent, prompt: &str) -> Vec<String> {
+        let warnings = std::sync::Mutex::new(Vec::new());
+        let emit = |event: AgentEvent| {
+            if let AgentEvent::Warning { message } = event {
+                warnings.lock().unwrap().push(message);
+            }
+        };
+        let outcome = agent.run(prompt, &emit, &CancellationToken::new()).await;
+        assert!(matches!(outcome, RunOutcome::Answered(_)), "{outcome:?}");
+        warnings.into_inner().unwrap()
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    }
+
+    /// The benchmark's case: a few short turns never load a vocabulary.
+    #[test]
+    fn a_short_run_never_loads_the_tokenizer() {
+        runtime().block_on(async {
+            let script = (0..3).map(|_| Reply::text("done")).collect();
+            let (_server, _dir, mut agent) = agent(script, 128_000).await;
+            for n in 0..3 {
+                ask(&mut agent, &format!("short request {n}")).await;
+            }
+            assert!(!agent.history.counter.is_loaded());
+        });
+    }
+
+    /// Growing towards a small window, the history is counted exactly
+    /// before the first trim, and the trim keeps the request within it.
+    #[test]
+    fn a_run_near_its_window_counts_exactly_before_trimming() {
+        runtime().block_on(async {
+            let long = "word ".repeat(300);
+            let script = (0..9).map(|_| Reply::text(&long)).collect();
+            let (_server, _dir, mut agent) = agent(script, 2000).await;
+            ask(&mut agent, "hello").await;
+            assert!(!agent.history.counter.is_loaded(), "far from the window");
+            let mut trimmed = false;
+            for n in 0..8 {
+                let warnings = ask(&mut agent, &format!("question {n}: {long}")).await;
+                if warnings.iter().any(|w| w.contains("80 %")) {
+                    assert!(agent.history.counter.is_loaded(), "trimmed on estimates");
+                    trimmed = true;
+                }
+            }
+            assert!(trimmed, "the window was reached");
+            assert!(agent.history.counter.is_loaded());
+            let counter = crate::tokens::TokenCounter::for_model("scripted");
+            counter.load();
+            let exact: u64 = agent.history.messages().iter().map(|m| counter.message(m)).sum();
+            assert_eq!(agent.history.raw_tokens(), exact, "every cost is exact");
+            assert!(agent.context_tokens() <= crate::context::budget(2000));
+        });
+    }
 }

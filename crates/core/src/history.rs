@@ -3,19 +3,25 @@
 //!
 //! Trimming shrinks what is sent; the journal (a session file) has already
 //! kept every message, so nothing the user did is lost with it.
+//!
+//! Costs are estimates until the conversation nears the window; from then
+//! on ([`History::count_exactly_past`]) every message, those already held
+//! included, is counted with the model's tokenizer, so all the costs in a
+//! history are always of one kind.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axon_protocol::{Message, Usage};
+use axon_protocol::{Message, ToolSpec, Usage};
 
 use crate::context;
 use crate::tokens::TokenCounter;
 
 /// Where a conversation is recorded as it happens (a session file).
 pub trait Journal: Send + Sync {
-    /// A message joined the history; `tokens` is its estimated cost, kept
-    /// so a resume need not count again.
+    /// A message joined the history; `tokens` is its cost (estimated, or
+    /// exact once the tokenizer is loaded), kept so a resume need not count
+    /// again.
     fn message(&self, message: &Message, tokens: u64);
     /// A model call used these tokens.
     fn usage(&self, usage: &Usage);
@@ -28,7 +34,8 @@ pub trait Journal: Send + Sync {
 
 pub(crate) struct History {
     messages: Vec<Message>,
-    /// Uncorrected token cost of each message, same length as `messages`.
+    /// Uncorrected token cost of each message, same length as `messages`:
+    /// all estimates or, once the counter is loaded, all exact.
     tokens: Vec<u64>,
     pub(crate) counter: TokenCounter,
     journal: Option<Arc<dyn Journal>>,
@@ -60,14 +67,17 @@ impl History {
     /// messages are already in its file). Calls left open by a crash are
     /// closed by [`History::close_open_calls`] before the next request,
     /// which records the results it adds, so the file and the history
-    /// always hold the same messages.
+    /// always hold the same messages. `known` counts are used while the
+    /// counter estimates; once it is exact they are counted again, since a
+    /// file's counts may be estimates.
     pub(crate) fn replace(&mut self, messages: Vec<Message>, known: Vec<Option<u64>>) {
+        let exact = self.counter.is_loaded();
         self.tokens = messages
             .iter()
             .enumerate()
             .map(|(i, m)| match known.get(i).copied().flatten() {
-                Some(count) => count,
-                None => self.counter.message(m),
+                Some(count) if !exact => count,
+                _ => self.counter.message(m),
             })
             .collect();
         self.messages = messages;
@@ -127,6 +137,29 @@ impl History {
         self.tokens.iter().sum()
     }
 
+    /// The corrected tokens of a request with the preamble of `system` and
+    /// `tools` and this history, counted exactly if that is past
+    /// `threshold`: the tokenizer is then loaded, every message counted
+    /// again with it, and the correction learned from reports carried over
+    /// to the exact counts. Once switched it stays exact: the memory is
+    /// paid, and a conversation that has grown this far tends to grow.
+    pub(crate) fn count_exactly_past(
+        &mut self,
+        system: &str,
+        tools: &[ToolSpec],
+        threshold: u64,
+    ) -> u64 {
+        let counted = self.counter.preamble(system, tools) + self.raw_tokens();
+        if self.counter.is_loaded() || self.counter.corrected(counted) <= threshold {
+            return self.counter.corrected(counted);
+        }
+        self.counter.load();
+        self.tokens = self.messages.iter().map(|m| self.counter.message(m)).collect();
+        let exact = self.counter.preamble(system, tools) + self.raw_tokens();
+        self.counter.carry_correction(counted, exact);
+        self.counter.corrected(exact)
+    }
+
     /// Trims to `budget` (corrected tokens) with `fixed` (raw) always sent.
     pub(crate) fn fit(&mut self, fixed: u64, budget: u64, keep: usize) -> (usize, usize) {
         let scale = self.counter.scale().max(0.01);
@@ -155,5 +188,62 @@ impl History {
     pub(crate) fn clear(&mut self) {
         self.messages.clear();
         self.tokens.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::exact_from;
+
+    fn exact(model: &str, messages: &[Message]) -> u64 {
+        let counter = TokenCounter::for_model(model);
+        counter.load();
+        messages.iter().map(|m| counter.message(m)).sum()
+    }
+
+    #[test]
+    fn the_tokenizer_is_loaded_only_near_the_window() {
+        let window = 4000;
+        let mut history = History::new("deepseek-chat");
+        history.push(Message::user("What does this crate do?"));
+        history.push(Message::assistant("It keeps the conversation within the window."));
+        history.count_exactly_past("You are axon.", &[], exact_from(window));
+        assert!(!history.counter.is_loaded(), "a short conversation is only estimated");
+
+        let mut grew = 0;
+        loop {
+            let sent = history.count_exactly_past("You are axon.", &[], exact_from(window));
+            if history.counter.is_loaded() {
+                // What it returns is now the exact count (no reports, so
+                // no correction).
+                let exact = history.counter.preamble("You are axon.", &[]) + history.raw_tokens();
+                assert_eq!(sent, exact);
+                break;
+            }
+            history.push(Message::user(format!("question {grew}: {}", "fn main() {} ".repeat(40))));
+            grew += 1;
+            assert!(grew < 100, "never switched");
+        }
+        assert!(history.counter.is_loaded());
+        assert_eq!(history.raw_tokens(), exact("deepseek-chat", history.messages()));
+        // Switched near the threshold, not long after it: exact counts
+        // are at most twice it (the estimate is not under by 2x).
+        let sent = history.counter.preamble("You are axon.", &[]) + history.raw_tokens();
+        assert!(sent <= 2 * exact_from(window), "{sent}");
+        // Messages that join later are counted exactly too.
+        history.push(Message::assistant("ok"));
+        assert_eq!(history.raw_tokens(), exact("deepseek-chat", history.messages()));
+    }
+
+    #[test]
+    fn recorded_counts_are_used_only_while_estimating() {
+        let messages = vec![Message::user("hello there"), Message::assistant("hi")];
+        let mut history = History::new("gpt-4o");
+        history.replace(messages.clone(), vec![Some(50), None]);
+        assert_eq!(history.raw_tokens(), 50 + history.counter.message(&messages[1]));
+        history.counter.load();
+        history.replace(messages.clone(), vec![Some(50), None]);
+        assert_eq!(history.raw_tokens(), exact("gpt-4o", &messages));
     }
 }

@@ -49,8 +49,10 @@ fn history() -> impl Strategy<Value = Vec<Message>> {
     prop::collection::vec(turn(), 1..12).prop_map(|turns| turns.concat())
 }
 
+/// Exact costs: counters estimate until loaded.
 fn costs(history: &[Message]) -> Vec<u64> {
     let counter = TokenCounter::for_model("deepseek-chat");
+    counter.load();
     history.iter().map(|m| counter.message(m)).collect()
 }
 
@@ -193,6 +195,7 @@ fn requests_stay_within_a_small_window() {
             assert!(h.agent.context_tokens() <= 2000, "{}", h.agent.context_tokens());
         }
         let counter = TokenCounter::for_model("scripted");
+        counter.load();
         for (n, request) in h.server.requests().iter().enumerate() {
             let messages = request["messages"].as_array().unwrap();
             let tokens: u64 = messages.iter().map(|m| counter.text(&m.to_string())).sum();
