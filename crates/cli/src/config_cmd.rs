@@ -88,6 +88,17 @@ pub fn run(command: ConfigCommand) -> u8 {
             }
         }
     }
+    for known in axon_llm::PROVIDERS {
+        let key = match env(known.key_var) {
+            Some(_) => "set",
+            None if known.requires_key => "not set",
+            None => "not needed",
+        };
+        say(&format!(
+            "# known provider {}: {} (model {}), key ${} {key}",
+            known.name, known.base_url, known.default_model, known.key_var
+        ));
+    }
     let file = &effective.file;
     say(&format!("max_iterations = {}", file.max_iterations.unwrap_or(25)));
     say(&format!("approval = {:?}", file.approval.as_deref().unwrap_or("ask")));

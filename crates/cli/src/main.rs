@@ -4,18 +4,19 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod chat;
-mod config;
 mod config_cmd;
-mod guidance;
+mod guidance_cmd;
 mod mcp_cmd;
+mod options;
 mod plan_edit;
 mod render;
 mod run_cmd;
 mod serve_cmd;
-mod session;
 mod sessions_cmd;
-mod setting;
 mod tool_cmd;
+
+/// Config layering lives in the runtime, below every front end.
+pub(crate) use axon_runtime::config;
 
 use std::process::ExitCode;
 
@@ -49,7 +50,7 @@ enum Command {
     },
     /// The skills the model gets, and updating their git clones.
     #[command(subcommand)]
-    Skills(guidance::SkillsCommand),
+    Skills(guidance_cmd::SkillsCommand),
     /// Show the configuration in effect.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
@@ -161,8 +162,8 @@ fn main() -> ExitCode {
             Command::Chat(args) => chat::run(args).await,
             Command::Run(args) => run_cmd::run(args).await,
             Command::Sessions(command) => sessions_cmd::run(command),
-            Command::Rules { dir } => guidance::rules_command(&dir),
-            Command::Skills(command) => guidance::skills_command(command),
+            Command::Rules { dir } => guidance_cmd::rules_command(&dir),
+            Command::Skills(command) => guidance_cmd::skills_command(command),
             Command::Config(command) => config_cmd::run(command),
             Command::Mcp(command) => mcp_cmd::run(command).await,
             Command::Tool(command) => tool_cmd::run(command).await,

@@ -183,7 +183,7 @@ fn choose_servers(
             "Start MCP server {:?} from {} ({})?",
             server.name,
             server.source,
-            crate::run_cmd::describe(&server)
+            axon_runtime::servers::describe(&server)
         );
         if interactive && crate::run_cmd::confirm(&question) {
             servers.push(server);

@@ -1,12 +1,13 @@
-//! How `axon run` shows a run: the answer streams to stdout, one line per
-//! tool call and any warnings go to stderr; or, with `--json`, one JSON
-//! event per line on stdout and nothing else there.
+//! How `axon run` shows a session's events: the answer streams to stdout,
+//! one line per tool call and any warnings go to stderr; or, with
+//! `--json`, the public event stream (docs/events.md): a header line, then
+//! one JSON event per line on stdout and nothing else there.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, PoisonError};
 
-use axon_protocol::{AgentEvent, ToolCall};
+use axon_protocol::{AgentEvent, McpState, Preview, ToolCall};
 use serde_json::Value;
 
 pub struct Renderer {
@@ -28,13 +29,18 @@ struct State {
 }
 
 impl Renderer {
+    /// With `json`, the stream's header line is printed at once.
     pub fn new(json: bool) -> Self {
         let styled = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        Renderer {
+        let renderer = Renderer {
             json,
             styled,
             state: Mutex::new(State { stdout_at_line_start: true, ..State::default() }),
+        };
+        if json {
+            renderer.event(AgentEvent::header(format!("axon {}", env!("CARGO_PKG_VERSION"))));
         }
+        renderer
     }
 
     pub fn event(&self, event: AgentEvent) {
@@ -84,9 +90,13 @@ impl Renderer {
                 }
             }
             AgentEvent::Answer { .. } => self.end_stdout_line(&mut state),
-            AgentEvent::Plan { plan } => {
+            AgentEvent::PlanProposed { plan } => {
                 self.end_stdout_line(&mut state);
                 eprint!("{}", axon_core::plan::describe(&plan));
+            }
+            AgentEvent::StepStarted { step, description } => {
+                self.end_stdout_line(&mut state);
+                eprintln!("axon: step {step} — {description}");
             }
             AgentEvent::StepComplete { step, result } => {
                 self.end_stdout_line(&mut state);
@@ -94,12 +104,20 @@ impl Renderer {
                 eprintln!("axon: step {step} ended — {first}");
             }
             AgentEvent::McpStatus { server, state: status, message } if !state.finished => {
-                match (status.as_str(), message) {
-                    ("error", Some(message)) => {
+                match (status, message) {
+                    (McpState::Error, Some(message)) => {
                         eprintln!("axon: warning: MCP server {server} failed to start: {message}");
                     }
-                    ("closed", _) => eprintln!("axon: warning: MCP server {server} disconnected"),
+                    (McpState::Closed, _) => {
+                        eprintln!("axon: warning: MCP server {server} disconnected");
+                    }
                     _ => {}
+                }
+            }
+            AgentEvent::ApprovalRequested { preview, .. } => {
+                self.end_stdout_line(&mut state);
+                if let Preview::Diff { diff, .. } = &preview {
+                    eprint!("{}", self.diff(diff));
                 }
             }
             AgentEvent::TurnRestarted { reason } => {
@@ -107,6 +125,10 @@ impl Renderer {
                 // attempt starts on a line of its own.
                 self.end_stdout_line(&mut state);
                 eprintln!("axon: warning: {reason}");
+            }
+            AgentEvent::Info { message } => {
+                self.end_stdout_line(&mut state);
+                eprintln!("axon: {message}");
             }
             AgentEvent::Warning { message } => {
                 self.end_stdout_line(&mut state);
@@ -135,6 +157,25 @@ impl Renderer {
             crate::say("");
             state.stdout_at_line_start = true;
         }
+    }
+
+    /// A unified diff, removed lines red and added ones green when styled.
+    fn diff(&self, diff: &str) -> String {
+        let mut out = String::new();
+        for line in diff.lines() {
+            let shown = match line.chars().next() {
+                Some('+') if !line.starts_with("+++") && self.styled => {
+                    format!("\x1b[32m{line}\x1b[0m")
+                }
+                Some('-') if !line.starts_with("---") && self.styled => {
+                    format!("\x1b[31m{line}\x1b[0m")
+                }
+                _ => line.to_string(),
+            };
+            out.push_str(&shown);
+            out.push('\n');
+        }
+        out
     }
 
     fn dim(&self, text: &str) -> String {

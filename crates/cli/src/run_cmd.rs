@@ -1,29 +1,20 @@
 //! `axon run "PROMPT"`: one task from start to answer, non-interactively.
+//! A front end of the session runtime: it builds the config from its
+//! flags, opens a session, sends operations and renders the events; at a
+//! terminal it answers approval requests and plan decisions.
 
-use std::future::Future;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use axon_core::{Agent, Approval, ApprovalPolicy, Approver, CancellationToken, RunOutcome};
-use axon_mcp::config::{ServerConfig, Transport};
-use axon_mcp::{McpManager, ServerState, StatusObserver};
-use axon_protocol::AgentEvent;
-use axon_protocol::StepStatus;
-use axon_protocol::{ToolCall, ToolSpec};
-use axon_store::SessionStore;
-use axon_tools::{Profile, ToolContext};
+use axon_protocol::{AgentEvent, ApprovalDecision, Mode, Op, Plan, PlanStatus, StopReason};
+use axon_runtime::{Events, ServerConsent, Session, SessionChoice, SessionConfig, SessionHandle};
 use clap::Args;
 
-use crate::config::Effective;
 use crate::exit;
+use crate::options::AgentOptions;
 use crate::render::Renderer;
-use crate::session;
-use crate::setting::{AgentOptions, Setting, mcp_status_event};
-use crate::tool_cmd::ProfileArg;
-use axon_core::plan::{Execution, Planner, execute, new_plan, revise, revision_request};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -56,7 +47,8 @@ pub struct RunArgs {
     dir: PathBuf,
     #[command(flatten)]
     options: AgentOptions,
-    /// Print one JSON event per line on stdout instead of text.
+    /// Print the event stream (docs/events.md), one JSON event per line, on
+    /// stdout instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -65,199 +57,267 @@ pub struct RunArgs {
 const CANCELLED: u8 = 130;
 /// Exit status when the iteration limit ended the run.
 const ITERATION_LIMIT: u8 = 3;
+/// Exit status when a plan waits for the user's approval.
+const PLAN_PENDING: u8 = 4;
+
+/// What a run learned from its events besides rendering them.
+#[derive(Default)]
+struct Seen {
+    session_id: Option<String>,
+    /// The plan as last shown, and whether it waits for approval.
+    plan: Option<(Plan, bool)>,
+}
+
+/// The session and its events, as the run drives them.
+struct Driver {
+    session: Session,
+    events: Events,
+    renderer: Arc<Renderer>,
+    seen: Seen,
+    /// Someone at the terminal answers questions.
+    interactive: bool,
+}
 
 pub async fn run(args: RunArgs) -> u8 {
     let renderer = Arc::new(Renderer::new(args.json));
-    let prepared = match prepare(&args, Arc::clone(&renderer)).await {
-        Ok(prepared) => prepared,
+    let prompt = match args.prompt.as_deref().map(read_prompt).transpose() {
+        Ok(prompt) => prompt.unwrap_or_default(),
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::USAGE;
         }
     };
-    let Prepared { mut agent, prompt, mcp, journal, plan, planner } = prepared;
-    let cancel = CancellationToken::new();
-    let watcher = tokio::spawn(watch_ctrl_c(cancel.clone()));
-    if let Some(planner) = planner {
-        let code =
-            run_plan(&args, &renderer, &mut agent, planner, &journal, plan, &prompt, &cancel).await;
-        watcher.abort();
-        renderer.finish();
-        mcp.shutdown().await;
-        return code;
-    }
-    if args.compact.is_some() {
-        let result = agent.compact_all(&cancel).await;
-        watcher.abort();
-        return match result {
-            Ok(0) => {
-                eprintln!("axon: nothing to compact: the session has only its latest request");
-                exit::OK
-            }
-            Ok(n) => {
-                eprintln!(
-                    "axon: summarised the session's oldest {n} messages; the file keeps them all"
-                );
-                exit::OK
-            }
-            Err(e) => {
-                eprintln!("axon: could not compact the session: {e}");
-                exit::FAILED
-            }
-        };
-    }
-    let emit = |event| renderer.event(event);
-    let outcome = agent.run(&prompt, &emit, &cancel).await;
-    watcher.abort();
-    renderer.finish();
-    mcp.shutdown().await;
-    match outcome {
-        RunOutcome::Answered(_) => exit::OK,
-        RunOutcome::Failed(_) => exit::FAILED,
-        RunOutcome::IterationLimit(_) => ITERATION_LIMIT,
-        RunOutcome::Cancelled(_) => {
-            eprintln!("axon: cancelled");
-            CANCELLED
-        }
-    }
-}
-
-/// Exit status when a plan waits for the user's approval.
-const PLAN_PENDING: u8 = 4;
-/// Revisions after failed steps before plan mode gives up.
-const MAX_REVISIONS: u32 = 2;
-
-/// `--plan` and `--approve-plan`: propose (or take the saved plan), wait for
-/// approval, run the steps in order, and revise after a failed step.
-#[allow(clippy::too_many_arguments)]
-async fn run_plan(
-    args: &RunArgs,
-    renderer: &Renderer,
-    agent: &mut Agent,
-    mut planner: Planner,
-    journal: &session::SessionJournal,
-    saved: Option<axon_protocol::Plan>,
-    goal: &str,
-    cancel: &CancellationToken,
-) -> u8 {
-    let emit = |event| renderer.event(event);
-    let pending = |journal: &session::SessionJournal| {
+    let saved_plan = args.approve_plan || (args.edit_plan && !args.plan);
+    if saved_plan && args.resume.is_none() && !args.continue_session {
         eprintln!(
-            "axon: the plan awaits approval; run it with: axon run --resume {} --approve-plan",
-            journal.id()
+            "axon: --approve-plan and --edit-plan work on a saved plan: add --resume ID or --continue (or --plan for a new one)"
         );
-        PLAN_PENDING
-    };
-    let mut plan = if args.approve_plan || (args.edit_plan && !args.plan) {
-        match saved {
-            Some(mut plan) if plan.status != axon_protocol::PlanStatus::Completed => {
-                // A step that failed or was cut off runs again.
-                for step in &mut plan.steps {
-                    if matches!(step.status, StepStatus::Running | StepStatus::Failed) {
-                        step.status = StepStatus::Pending;
-                        step.result = None;
-                    }
-                }
-                plan
-            }
-            Some(_) => {
-                eprintln!("axon: the session's plan is already completed");
-                return exit::USAGE;
-            }
-            None => {
-                eprintln!(
-                    "axon: the session has no plan to approve; propose one with axon run --plan \"GOAL\""
-                );
-                return exit::USAGE;
-            }
-        }
-    } else {
-        match planner.propose(goal, &emit, cancel).await {
-            Ok(steps) => {
-                let plan = new_plan(goal, steps);
-                journal.plan(&plan);
-                emit(AgentEvent::Plan { plan: plan.clone() });
-                plan
-            }
-            Err(e) => {
-                eprintln!("axon: no plan was proposed: {e}");
-                return if cancel.is_cancelled() { CANCELLED } else { exit::FAILED };
-            }
-        }
-    };
-    if args.edit_plan {
-        match crate::plan_edit::edit(&plan) {
-            Ok(edited) => {
-                plan = edited;
-                journal.plan(&plan);
-                emit(AgentEvent::Plan { plan: plan.clone() });
-            }
-            Err(e) => {
-                eprintln!("axon: {e}");
-                return exit::FAILED;
-            }
-        }
+        return exit::USAGE;
     }
-    // At a terminal the user can approve, edit or reject it now; a
-    // rejection keeps it saved for later.
+    // Asking needs someone at a terminal who is not also the prompt's source.
     let interactive = args.prompt.as_deref() != Some("-")
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
-    let mut approved = args.options.yes || args.approve_plan;
-    while interactive && !approved {
-        match ask_plan() {
-            'y' => approved = true,
-            'e' => match crate::plan_edit::edit(&plan) {
-                Ok(edited) => {
-                    plan = edited;
-                    journal.plan(&plan);
-                    emit(AgentEvent::Plan { plan: plan.clone() });
-                }
-                Err(e) => eprintln!("axon: {e}"),
-            },
-            _ => break,
+    let (emitter, events) = axon_runtime::channel();
+    let opened = match config(&args, interactive) {
+        Ok(config) => axon_runtime::open(config, emitter).await,
+        Err(e) => Err(e),
+    };
+    let session = match opened {
+        Ok(session) => session,
+        Err(e) => {
+            let mut events = events;
+            while let Ok(event) = events.try_recv() {
+                renderer.event(event);
+            }
+            eprintln!("axon: {e:#}");
+            return exit::USAGE;
         }
-    }
-    if !approved {
-        return pending(journal);
-    }
-    plan.status = axon_protocol::PlanStatus::Approved;
-    journal.plan(&plan);
-    let mut revisions = 0;
-    loop {
-        let save = |p: &axon_protocol::Plan| journal.plan(p);
-        match execute(agent, &mut plan, &emit, cancel, &save).await {
-            Execution::Completed => return exit::OK,
-            Execution::Cancelled => {
+    };
+    let watcher = tokio::spawn(watch_ctrl_c(session.handle()));
+    let mut driver = Driver { session, events, renderer, seen: Seen::default(), interactive };
+    driver.drain();
+    let code = if args.compact.is_some() {
+        match driver.turn(Op::Compact).await {
+            StopReason::EndTurn => exit::OK,
+            StopReason::Cancelled => CANCELLED,
+            _ => exit::FAILED,
+        }
+    } else if args.plan || saved_plan {
+        driver.plan(&args, &prompt, saved_plan).await
+    } else {
+        let op = Op::UserTurn { text: prompt, attachments: Vec::new() };
+        match driver.turn(op).await {
+            StopReason::EndTurn => exit::OK,
+            StopReason::Error => exit::FAILED,
+            StopReason::MaxIterations => ITERATION_LIMIT,
+            StopReason::Cancelled => {
                 eprintln!("axon: cancelled");
-                return CANCELLED;
-            }
-            Execution::Failed { step, reason } => {
-                if revisions == MAX_REVISIONS {
-                    eprintln!(
-                        "axon: step {step} failed again after {MAX_REVISIONS} revisions: {reason}"
-                    );
-                    return exit::FAILED;
-                }
-                revisions += 1;
-                let request = revision_request(&plan, step, &reason);
-                match planner.propose(&request, &emit, cancel).await {
-                    Ok(steps) => {
-                        plan = revise(&plan, steps);
-                        journal.plan(&plan);
-                        emit(AgentEvent::Plan { plan: plan.clone() });
-                        if !args.options.yes {
-                            return pending(journal);
-                        }
-                        plan.status = axon_protocol::PlanStatus::Approved;
-                    }
-                    Err(e) => {
-                        eprintln!("axon: step {step} failed ({reason}) and no revision came: {e}");
-                        return exit::FAILED;
-                    }
-                }
+                CANCELLED
             }
         }
+    };
+    watcher.abort();
+    driver.renderer.finish();
+    let Driver { session, mut events, renderer, .. } = driver;
+    session.shutdown().await;
+    // Servers closing, as the stream's last events.
+    while let Some(event) = events.recv().await {
+        renderer.event(event);
+    }
+    code
+}
+
+/// The session config: the agent's flags, the session to continue, and
+/// who may be asked.
+fn config(args: &RunArgs, interactive: bool) -> Result<SessionConfig> {
+    let mut config = args.options.session_config(&args.dir)?;
+    config.session = match (&args.compact, &args.resume, args.continue_session) {
+        (Some(id), _, _) | (None, Some(id), _) => SessionChoice::Id(id.clone()),
+        (None, None, true) => SessionChoice::Latest,
+        (None, None, false) => SessionChoice::New,
+    };
+    config.interactive = interactive;
+    if !args.options.yes && interactive {
+        config.workspace_servers = ServerConsent::Ask(Arc::new(|server, description| {
+            confirm(&format!(
+                "Start MCP server {:?} from {} ({description})?",
+                server.name, server.source
+            ))
+        }));
+    }
+    // Compacting needs no tools, so no servers are started for it.
+    config.start_servers = args.compact.is_none();
+    Ok(config)
+}
+
+impl Driver {
+    /// Renders the events already there (those of opening the session).
+    fn drain(&mut self) {
+        while let Ok(event) = self.events.try_recv() {
+            self.note(&event);
+            self.renderer.event(event);
+        }
+    }
+
+    fn note(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::SessionStarted { session } => {
+                self.seen.session_id.clone_from(&session.session_id);
+            }
+            AgentEvent::SessionSaved { session_id } => {
+                self.seen.session_id = Some(session_id.clone());
+            }
+            AgentEvent::PlanProposed { plan } => self.seen.plan = Some((plan.clone(), true)),
+            AgentEvent::PlanChanged { plan } => self.seen.plan = Some((plan.clone(), false)),
+            _ => {}
+        }
+    }
+
+    /// Sends `op` and renders its events until its turn completes.
+    async fn turn(&mut self, op: Op) -> StopReason {
+        self.session.submit(op);
+        while let Some(event) = self.events.recv().await {
+            self.note(&event);
+            let done = match &event {
+                AgentEvent::TurnCompleted { stop_reason, .. } => Some(*stop_reason),
+                _ => None,
+            };
+            if let AgentEvent::ApprovalRequested { call, .. } = &event {
+                let question = format!("Allow {} {}?", call.name, call.arguments);
+                let call_id = call.id.clone();
+                self.renderer.event(event);
+                let decision = if self.interactive {
+                    tokio::task::spawn_blocking(move || ask(&question)).await.unwrap_or(
+                        ApprovalDecision::Deny {
+                            reason: Some("the question could not be asked".to_string()),
+                        },
+                    )
+                } else {
+                    ApprovalDecision::Deny { reason: Some("no one can answer here".to_string()) }
+                };
+                self.session.submit(Op::Approve { call_id, decision });
+                continue;
+            }
+            self.renderer.event(event);
+            if let Some(stop_reason) = done {
+                return stop_reason;
+            }
+        }
+        StopReason::Error
+    }
+
+    /// `--plan`, `--approve-plan`, `--edit-plan`: propose (or take the
+    /// saved plan), let the user approve or edit it, then run it.
+    async fn plan(&mut self, args: &RunArgs, goal: &str, saved: bool) -> u8 {
+        if saved {
+            match &self.seen.plan {
+                Some((_, true)) => {}
+                Some((plan, false)) if plan.status == PlanStatus::Completed => {
+                    eprintln!("axon: the session's plan is already completed");
+                    return exit::USAGE;
+                }
+                _ => {
+                    eprintln!(
+                        "axon: the session has no plan to approve; propose one with axon run --plan \"GOAL\""
+                    );
+                    return exit::USAGE;
+                }
+            }
+        } else {
+            self.session.submit(Op::SetMode { mode: Mode::Plan });
+            let op = Op::UserTurn { text: goal.to_string(), attachments: Vec::new() };
+            let stop = self.turn(op).await;
+            self.session.submit(Op::SetMode { mode: Mode::React });
+            match stop {
+                StopReason::EndTurn => {}
+                StopReason::Cancelled => return CANCELLED,
+                _ => return exit::FAILED,
+            }
+        }
+        if args.edit_plan && !self.edit().await {
+            return exit::FAILED;
+        }
+        // At a terminal the user can approve, edit or reject it now; a
+        // rejection keeps it saved for later.
+        let mut approved = args.options.yes || args.approve_plan;
+        while self.interactive && !approved {
+            match ask_plan() {
+                'y' => approved = true,
+                'e' => {
+                    self.edit().await;
+                }
+                _ => break,
+            }
+        }
+        if !approved {
+            return self.pending();
+        }
+        match self.turn(Op::ApprovePlan).await {
+            StopReason::EndTurn if matches!(self.seen.plan, Some((_, true))) => self.pending(),
+            StopReason::EndTurn => exit::OK,
+            StopReason::Cancelled => {
+                eprintln!("axon: cancelled");
+                CANCELLED
+            }
+            _ => exit::FAILED,
+        }
+    }
+
+    /// Opens the waiting plan in the user's editor; false if that failed.
+    async fn edit(&mut self) -> bool {
+        let Some((plan, _)) = self.seen.plan.clone() else { return false };
+        match tokio::task::spawn_blocking(move || crate::plan_edit::edit(&plan)).await {
+            Ok(Ok(edited)) => {
+                self.session.submit(Op::EditPlan { plan: edited });
+                // It waits again once the session has it.
+                while let Some(event) = self.events.recv().await {
+                    self.note(&event);
+                    let shown = matches!(event, AgentEvent::PlanProposed { .. });
+                    self.renderer.event(event);
+                    if shown {
+                        break;
+                    }
+                }
+                true
+            }
+            Ok(Err(e)) => {
+                eprintln!("axon: {e}");
+                false
+            }
+            Err(e) => {
+                eprintln!("axon: the editor could not be started: {e}");
+                false
+            }
+        }
+    }
+
+    fn pending(&self) -> u8 {
+        let id = self.seen.session_id.as_deref().unwrap_or("ID");
+        eprintln!(
+            "axon: the plan awaits approval; run it with: axon run --resume {id} --approve-plan"
+        );
+        PLAN_PENDING
     }
 }
 
@@ -272,177 +332,11 @@ fn ask_plan() -> char {
 }
 
 /// The first Ctrl-C cancels the run cleanly; a second one leaves at once.
-async fn watch_ctrl_c(cancel: CancellationToken) {
+async fn watch_ctrl_c(session: SessionHandle) {
     if tokio::signal::ctrl_c().await.is_ok() {
-        cancel.cancel();
+        session.submit(Op::Cancel);
         if tokio::signal::ctrl_c().await.is_ok() {
             crate::leave(CANCELLED);
-        }
-    }
-}
-
-struct Prepared {
-    agent: Agent,
-    prompt: String,
-    mcp: McpManager,
-    journal: Arc<session::SessionJournal>,
-    /// The plan saved in a continued session.
-    plan: Option<axon_protocol::Plan>,
-    /// For plan mode: proposes and revises plans.
-    planner: Option<Planner>,
-}
-
-async fn prepare(args: &RunArgs, renderer: Arc<Renderer>) -> Result<Prepared> {
-    let prompt = match &args.prompt {
-        Some(prompt) => read_prompt(prompt)?,
-        None => String::new(),
-    };
-    if (args.approve_plan || (args.edit_plan && !args.plan))
-        && args.resume.is_none()
-        && !args.continue_session
-    {
-        bail!(
-            "--approve-plan and --edit-plan work on a saved plan: add --resume ID or --continue (or --plan for a new one)"
-        );
-    }
-    let Setting {
-        workspace,
-        dirs,
-        config,
-        provider_config,
-        provider,
-        profile,
-        approval,
-        guidance: _,
-        mut registry,
-        agent_config,
-    } = Setting::load(&args.dir, &args.options).await?;
-    // Asking needs someone at a terminal who is not also the prompt's source.
-    let interactive = args.prompt.as_deref() != Some("-")
-        && std::io::stdin().is_terminal()
-        && std::io::stderr().is_terminal();
-    let servers = servers_to_start(
-        args.options.yes,
-        approval,
-        interactive,
-        config.user_servers,
-        config.workspace_servers,
-    );
-    let observer: StatusObserver = Arc::new(move |server: &str, state: &ServerState| {
-        renderer.event(mcp_status_event(server, state));
-    });
-    let redactor = session::secrets(
-        provider_config.api_key.as_deref(),
-        &servers,
-        &provider_config.api_key_env,
-    );
-    let choice = match (&args.compact, &args.resume, args.continue_session) {
-        (Some(id), _, _) | (None, Some(id), _) => session::Choice::Id(id),
-        (None, None, true) => session::Choice::Latest,
-        (None, None, false) => session::Choice::New,
-    };
-    let store = SessionStore::new(&dirs.data);
-    let info = provider.info();
-    let opened = session::open(
-        &store,
-        choice,
-        workspace.root(),
-        &prompt,
-        (&info.name, &info.model),
-        redactor,
-    )?;
-    // Compacting needs no tools, so no servers are started for it.
-    let servers = if args.compact.is_some() { Vec::new() } else { servers };
-    let mcp = McpManager::start_observed(servers, workspace.root(), Some(observer)).await;
-    for warning in mcp.register_tools(&mut registry) {
-        eprintln!("axon: warning: {warning}");
-    }
-    let registry = Arc::new(registry);
-    let planner = (args.plan || args.approve_plan || args.edit_plan).then(|| {
-        let tools = profile.registry();
-        let context = ToolContext::new(workspace.clone());
-        Planner::new(Arc::clone(&provider), tools, context, agent_config.clone())
-    });
-    let journal = opened.journal;
-    let mut agent = Agent::new(provider, registry, ToolContext::new(workspace), agent_config)
-        .with_journal(journal.clone());
-    if let Some((history, tokens)) = opened.resumed {
-        agent = agent.with_counted_history(history, tokens);
-    }
-    if approval == ApprovalPolicy::Ask && interactive {
-        agent = agent.with_approver(Arc::new(TerminalApprover));
-    }
-    Ok(Prepared { agent, prompt, mcp, journal, plan: opened.plan, planner })
-}
-
-/// The tool set: the command line's choice, else the config's, else code.
-pub(crate) fn choose_profile(arg: Option<ProfileArg>, config: &Effective) -> Result<Profile> {
-    Ok(match (arg, config.file.profile.as_deref()) {
-        (Some(p), _) => p.into(),
-        (None, None | Some("code")) => Profile::Code,
-        (None, Some("vault")) => Profile::Vault,
-        (None, Some(other)) => bail!("unknown profile '{other}' in the config; use code or vault"),
-    })
-}
-
-/// The user's own MCP servers always start. A workspace's are commands a
-/// repository asks to run: they start with --yes, after a yes at the
-/// terminal, and never in read-only mode.
-pub(crate) fn servers_to_start(
-    yes: bool,
-    approval: ApprovalPolicy,
-    interactive: bool,
-    user: Vec<ServerConfig>,
-    workspace: Vec<ServerConfig>,
-) -> Vec<ServerConfig> {
-    let mut servers = user;
-    for server in workspace {
-        let allowed = if yes {
-            true
-        } else if approval == ApprovalPolicy::ReadOnly || !interactive {
-            eprintln!(
-                "axon: warning: MCP server {} from {} was not started: workspace servers run commands; pass --yes to allow them",
-                server.name, server.source
-            );
-            false
-        } else {
-            confirm(&format!(
-                "Start MCP server {:?} from {} ({})?",
-                server.name,
-                server.source,
-                describe(&server)
-            ))
-        };
-        if allowed {
-            servers.push(server);
-        }
-    }
-    servers
-}
-
-/// Everything about a server that decides what it runs or where secrets go,
-/// quoted so control characters cannot disguise it.
-pub(crate) fn describe(server: &ServerConfig) -> String {
-    match &server.transport {
-        Transport::Stdio { command, args, env, cwd } => {
-            let mut text = format!("command {command:?} args {args:?}");
-            if !env.is_empty() {
-                text.push_str(&format!(" env {env:?}"));
-            }
-            if let Some(cwd) = cwd {
-                text.push_str(&format!(" cwd {cwd:?}"));
-            }
-            text
-        }
-        Transport::Http { url, headers, bearer_token_env } => {
-            let mut text = format!("url {url:?}");
-            if !headers.is_empty() {
-                text.push_str(&format!(" headers {:?}", headers.keys().collect::<Vec<_>>()));
-            }
-            if let Some(var) = bearer_token_env {
-                text.push_str(&format!(" sending ${var} as a bearer token"));
-            }
-            text
         }
     }
 }
@@ -467,34 +361,16 @@ fn read_prompt(arg: &str) -> Result<String> {
     Ok(prompt)
 }
 
-/// Asks on the terminal before a tool changes anything.
-struct TerminalApprover;
-
-impl Approver for TerminalApprover {
-    fn approve<'a>(
-        &'a self,
-        call: &'a ToolCall,
-        _spec: &'a ToolSpec,
-    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
-        let question = format!("Allow {} {}?", call.name, call.arguments);
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || ask(&question))
-                .await
-                .unwrap_or_else(|e| Approval::Deny(format!("the question could not be asked: {e}")))
-        })
-    }
-}
-
-fn ask(question: &str) -> Approval {
+fn ask(question: &str) -> ApprovalDecision {
     let shown: String = question.chars().take(300).collect();
     eprint!("{shown} [y]es / [a]lways for this tool / [n]o: ");
     let mut answer = String::new();
     if std::io::stdin().read_line(&mut answer).is_err() {
-        return Approval::Deny("no answer could be read".to_string());
+        return ApprovalDecision::Deny { reason: Some("no answer could be read".to_string()) };
     }
     match answer.trim().to_lowercase().as_str() {
-        "y" | "yes" => Approval::Allow,
-        "a" | "always" => Approval::AllowTool,
-        _ => Approval::Deny("the user said no".to_string()),
+        "y" | "yes" => ApprovalDecision::Once,
+        "a" | "always" => ApprovalDecision::Always,
+        _ => ApprovalDecision::Deny { reason: Some("the user said no".to_string()) },
     }
 }

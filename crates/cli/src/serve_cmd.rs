@@ -11,18 +11,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use axon_core::{AgentConfig, AgentTool, ApprovalPolicy};
-use axon_llm::build_provider;
+use axon_core::ApprovalPolicy;
 use axon_mcp::server::http::{DEFAULT_MAX_SESSIONS, HttpOptions, HttpServer, SessionLimits};
 use axon_mcp::server::{ToolServer, serve_stdio};
+use axon_runtime::{RunTool, SessionConfig};
 use axon_tools::env_policy::EnvPolicy;
-use axon_tools::{Profile, ToolContext, ToolRegistry, Workspace};
+use axon_tools::{Profile, ToolContext, ToolRegistry};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Dirs, Effective, Overrides};
 use crate::exit;
-use crate::run_cmd::choose_profile;
 use crate::tool_cmd::ProfileArg;
 
 #[derive(Debug, Args)]
@@ -166,40 +164,26 @@ pub async fn run(args: ServeArgs) -> u8 {
 
 /// The server, and a line saying what it serves.
 fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
-    let workspace = Workspace::new(&args.dir)?;
-    let dirs = Dirs::from_env()?;
-    let config = Effective::load(&dirs, workspace.root())?;
-    for warning in &config.refused {
+    let mut session = SessionConfig::load(&args.dir)?;
+    for warning in &session.config.refused {
         eprintln!("axon: warning: {warning}");
     }
-    let profile = choose_profile(args.profile, &config)?;
-    let root = workspace.root().display().to_string();
-    let context = ToolContext::new(workspace);
-
+    session.profile = args.profile.map(Into::into);
+    let profile = session.profile()?;
+    let root = session.workspace.root().display().to_string();
+    let context = ToolContext::new(session.workspace.clone());
+    session.secret_vars = args.token_env.iter().cloned().collect();
     let token_env: Vec<&str> = args.token_env.iter().map(String::as_str).collect();
-    let env = config.env_policy(&token_env)?;
+    let env = session.config.env_policy(&token_env)?;
     let mut registry = served_tools(profile, args.read_only, &env);
     if !args.no_agent {
-        let overrides = Overrides { provider: args.provider.clone(), model: args.model.clone() };
-        match config.provider(&overrides).and_then(|p| Ok(build_provider(&p)?)) {
-            Ok(provider) => {
-                // The agent follows the same rules and skills as `axon run`.
-                let guidance = crate::guidance::load(&config, &dirs, context.workspace.root());
-                guidance.report_problems();
-                let mut inner = served_tools(profile, args.read_only, &env);
-                let system_prompt = guidance.system_prompt(context.workspace.root(), &mut inner);
-                let agent_config = AgentConfig {
-                    system_prompt,
-                    rule_count: guidance.rules.len(),
-                    max_iterations: config.file.max_iterations.unwrap_or(25).max(1),
-                    approval: if args.read_only {
-                        ApprovalPolicy::ReadOnly
-                    } else {
-                        ApprovalPolicy::Auto
-                    },
-                    ..AgentConfig::default()
-                };
-                let tool = AgentTool::new(provider, Arc::new(inner), agent_config);
+        session.provider = args.provider.clone();
+        session.model = args.model.clone();
+        // The host approved the call; the agent gets what the server serves.
+        session.approval =
+            Some(if args.read_only { ApprovalPolicy::ReadOnly } else { ApprovalPolicy::Auto });
+        match RunTool::new(session) {
+            Ok(tool) => {
                 registry.try_register(Arc::new(tool)).context("cannot offer axon_run")?;
             }
             // Asked for by name: not having it is an error, not a note.

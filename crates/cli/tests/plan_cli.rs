@@ -41,24 +41,20 @@ fn a_plan_approved_with_yes_runs_its_steps_in_order() {
     let order: Vec<String> = events
         .iter()
         .filter_map(|e| match e["type"].as_str() {
+            Some("step_started") => Some(format!("start {}", e["step"])),
             Some("step_complete") => Some(format!("done {}", e["step"])),
-            Some("plan") => Some(format!("plan {}", e["plan"]["status"].as_str().unwrap())),
+            Some("plan_proposed") => {
+                Some(format!("proposed {}", e["plan"]["status"].as_str().unwrap()))
+            }
             _ => None,
         })
         .collect();
     assert_eq!(
         order,
-        [
-            "plan draft",
-            "plan executing",
-            "done 1",
-            "plan executing",
-            "done 2",
-            "plan executing",
-            "done 3",
-            "plan completed"
-        ]
+        ["proposed draft", "start 1", "done 1", "start 2", "done 2", "start 3", "done 3"]
     );
+    let last = events.iter().rev().find(|e| e["type"] == "plan_changed").unwrap();
+    assert_eq!(last["plan"]["status"], "completed");
     // Planning saw only read-only tools; the steps see them all.
     let requests = s.server.requests();
     let names = |r: &Value| -> Vec<String> {
@@ -92,7 +88,8 @@ fn a_failed_step_is_revised_keeping_the_completed_ones() {
         .get_output()
         .clone();
     let events = events(&output.stdout);
-    let last = events.iter().rev().find(|e| e["type"] == "plan").unwrap();
+    let last = events.iter().rev().find(|e| e["type"] == "plan_changed").unwrap();
+    assert_eq!(last["plan"]["status"], "completed");
     let steps: Vec<(u64, String, String)> = last["plan"]["steps"]
         .as_array()
         .unwrap()

@@ -55,9 +55,27 @@ fn json_mode_prints_one_event_per_line() {
     assert!(tokens >= 2, "{kinds:?}");
     assert_eq!(
         kinds.iter().filter(|k| **k != "token").copied().collect::<Vec<_>>(),
-        ["usage", "action", "observation", "usage", "answer"]
+        [
+            "header",
+            "session_started",
+            "turn_started",
+            "session_saved",
+            "usage",
+            "action",
+            "observation",
+            "usage",
+            "answer",
+            "turn_completed"
+        ]
     );
-    assert_eq!(events.last().unwrap()["text"], "nothing here");
+    assert_eq!(events[0]["schema"], 1);
+    let answer = events.iter().find(|e| e["type"] == "answer").unwrap();
+    assert_eq!(answer["text"], "nothing here");
+    let done = events.last().unwrap();
+    assert_eq!(done["stop_reason"], "end_turn");
+    let usage = |e: &Value| e["usage"]["input_tokens"].as_u64().unwrap();
+    let reported: u64 = events.iter().filter(|e| e["type"] == "usage").map(usage).sum();
+    assert_eq!(usage(done), reported, "the turn's usage adds up its model calls");
 }
 
 #[test]

@@ -211,16 +211,27 @@ impl Agent {
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> RunOutcome {
+        self.run_message(Message::user(prompt), emit, cancel).await
+    }
+
+    /// [`Agent::run`] with a user message of any content (attached files,
+    /// images).
+    pub async fn run_message(
+        &mut self,
+        prompt: Message,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> RunOutcome {
         // A run dropped mid-tool (its future discarded) leaves calls
         // without results; close them before the history is sent again.
         self.history.close_open_calls();
         // A request that failed or was cancelled before any reply is still
         // the last message: asked again, it is answered, not repeated.
         let unanswered = self.history.messages().last().is_some_and(|m| {
-            m.role == Role::User && m.tool_call_id.is_none() && m.text() == prompt
+            m.role == Role::User && m.tool_call_id.is_none() && m.content == prompt.content
         });
         if !unanswered {
-            self.history.push(Message::user(prompt));
+            self.history.push(prompt);
         }
         self.prompt_index = self.history.len() - 1;
         let mut last_text = String::new();

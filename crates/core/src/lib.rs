@@ -8,7 +8,6 @@
 //! [`AgentEvent`](axon_protocol::AgentEvent)s; front ends only render those.
 
 mod agent;
-mod agent_tool;
 mod approval;
 mod batch;
 mod calls;
@@ -24,7 +23,6 @@ mod todo;
 pub mod tokens;
 
 pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
-pub use agent_tool::{AgentTool, AgentToolArgs};
 pub use approval::{Approval, ApprovalPolicy, Approver};
 pub use history::Journal;
 pub use skill_tool::{LoadSkill, LoadSkillArgs};

@@ -1,38 +1,32 @@
-//! `axon` / `axon chat`: the interactive terminal UI.
+//! `axon` / `axon chat`: the interactive terminal UI, a front end of the
+//! session runtime.
 //!
-//! Two tasks: this one owns the terminal and the [`App`] (keys in, frames
-//! out), and [`worker::Worker`] owns the agent. They talk only through
-//! [`worker::Request`]s and [`worker::Update`]s, so the screen keeps
-//! drawing while a model streams or a tool runs, and Esc reaches a
-//! running turn at once through its cancellation token.
+//! This task owns the terminal and the [`App`] (keys in, frames out); the
+//! session owns the agent. Keys become operations, events become frames,
+//! so the screen keeps drawing while a model streams or a tool runs, and
+//! Esc reaches a running turn at once.
 
+mod commands;
 mod files;
 pub(crate) mod terminal;
-mod worker;
 
-use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use axon_core::plan::Planner;
-use axon_core::{Agent, Approval, ApprovalPolicy, CancellationToken};
-use axon_mcp::{McpManager, ServerState, StatusObserver};
-use axon_protocol::PlanStatus;
-use axon_store::SessionStore;
-use axon_tools::ToolContext;
+use axon_protocol::{ApprovalDecision, Mode, Op};
+use axon_runtime::{Events, ServerConsent, Session, SessionChoice};
 use axon_tui::{Action, Answer, App, Level, PlanDecision, Theme};
 use clap::Args;
 use futures_util::StreamExt;
 use ratatui::crossterm::event::{Event, EventStream};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::exit;
-use crate::session;
-use crate::setting::{AgentOptions, Setting, mcp_status_event};
-use worker::{Request, TuiApprover, Update, Worker};
+use crate::options::AgentOptions;
+use commands::Local;
 
 #[derive(Debug, Args, Default)]
 pub struct ChatArgs {
@@ -56,33 +50,38 @@ pub async fn run(args: ChatArgs) -> u8 {
         );
         return exit::USAGE;
     }
-    let (updates, updates_rx) = mpsc::unbounded_channel();
-    let started = match start(&args, updates.clone()).await {
+    let (emitter, mut events) = axon_runtime::channel();
+    let (session, local) = match start(&args, emitter).await {
         Ok(started) => started,
         Err(e) => {
+            // What opening said before it failed (a refused setting, a
+            // server that did not start) explains it.
+            while let Ok(event) = events.try_recv() {
+                if let axon_protocol::AgentEvent::Warning { message } = event {
+                    eprintln!("axon: warning: {message}");
+                }
+            }
             eprintln!("axon: {e:#}");
             return exit::USAGE;
         }
     };
-    let Started { worker, app, mcp } = started;
-    let (requests, requests_rx) = mpsc::unbounded_channel();
-    let root = worker.setting.workspace.root().to_path_buf();
-    let indexer = updates.clone();
+    let theme = Theme::from_env();
+    if theme.color {
+        axon_tui::highlight::warm_up();
+    }
+    let mut app = App::new(theme);
+    while let Ok(event) = events.try_recv() {
+        app.on_agent_event(event);
+    }
+    let (files_tx, files) = oneshot::channel();
+    let root = local.workspace.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let _ = indexer.send(Update::Files(files::index(&root)));
+        let _ = files_tx.send(files::index(&root));
     });
-    let agent_task = tokio::spawn(async move {
-        let served = tokio::spawn(worker.serve(requests_rx)).await;
-        if let Err(e) = served {
-            let _ = updates.send(Update::Crashed(format!("the agent task failed: {e}")));
-        }
-    });
-    let result = ui(app, requests, updates_rx).await;
+    let result = ui(app, &session, events, files, &local).await;
     terminal::leave();
-    // The worker stops once its requests end; a turn still running was
-    // cancelled by the UI on its way out.
-    let _ = tokio::time::timeout(Duration::from_secs(3), agent_task).await;
-    mcp.shutdown().await;
+    // A turn still running was cancelled on the way out.
+    let _ = tokio::time::timeout(Duration::from_secs(3), session.shutdown()).await;
     match result {
         Ok(()) => exit::OK,
         Err(e) => {
@@ -92,118 +91,50 @@ pub async fn run(args: ChatArgs) -> u8 {
     }
 }
 
-struct Started {
-    worker: Worker,
-    app: App,
-    mcp: McpManager,
-}
-
 /// Everything before the first frame: config, model, session, MCP servers.
-async fn start(args: &ChatArgs, updates: worker::Updates) -> Result<Started> {
+async fn start(args: &ChatArgs, emitter: axon_runtime::Emitter) -> Result<(Session, Local)> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let setting = Setting::load(&dir, &args.options).await?;
-    let theme = Theme::from_env();
-    if theme.color {
-        axon_tui::highlight::warm_up();
-    }
-    let mut app = App::new(theme);
-    let info = setting.provider.info().clone();
-    app.status.provider = info.name.clone();
-    app.status.model = info.model.clone();
-    app.status.window = info.context_window;
-
-    let servers = crate::run_cmd::servers_to_start(
-        args.options.yes,
-        setting.approval,
-        true,
-        setting.config.user_servers.clone(),
-        setting.config.workspace_servers.clone(),
-    );
-    let redactor = session::secrets(
-        setting.provider_config.api_key.as_deref(),
-        &servers,
-        &setting.provider_config.api_key_env,
-    );
-    let store = SessionStore::new(&setting.dirs.data);
-    let choice = match (&args.resume, args.continue_session) {
-        (Some(id), _) => Some(session::Choice::Id(id)),
-        (None, true) => Some(session::Choice::Latest),
-        (None, false) => None,
+    let mut config = args.options.session_config(&dir)?;
+    config.session = match (&args.resume, args.continue_session) {
+        (Some(id), _) => SessionChoice::Id(id.clone()),
+        (None, true) => SessionChoice::Latest,
+        (None, false) => SessionChoice::New,
     };
-    let opened = match choice {
-        Some(choice) => Some(session::open(
-            &store,
-            choice,
-            setting.workspace.root(),
-            "",
-            (&info.name, &info.model),
-            redactor.clone(),
-        )?),
-        None => None,
-    };
-
-    let observer_updates = updates.clone();
-    let observer: StatusObserver = Arc::new(move |server: &str, state: &ServerState| {
-        let _ = observer_updates.send(Update::Event(mcp_status_event(server, state)));
-    });
-    let mcp = McpManager::start_observed(servers, setting.workspace.root(), Some(observer)).await;
-    let mut setting = setting;
-    let mut registry = std::mem::take(&mut setting.registry);
-    for warning in mcp.register_tools(&mut registry) {
-        app.notice(Level::Warning, warning);
+    config.interactive = true;
+    config.replay_history = true;
+    if !args.options.yes {
+        // The terminal is still the shell's: ask there, before the UI.
+        config.workspace_servers = ServerConsent::Ask(Arc::new(|server, description| {
+            crate::run_cmd::confirm(&format!(
+                "Start MCP server {:?} from {} ({description})?",
+                server.name, server.source
+            ))
+        }));
     }
-    let workspace = setting.workspace.clone();
-    let planner = Planner::new(
-        Arc::clone(&setting.provider),
-        setting.profile.registry(),
-        ToolContext::new(workspace.clone()),
-        setting.agent_config.clone(),
-    );
-    let mut agent = Agent::new(
-        Arc::clone(&setting.provider),
-        Arc::new(registry),
-        ToolContext::new(workspace),
-        setting.agent_config.clone(),
-    );
-    if setting.approval == ApprovalPolicy::Ask {
-        agent = agent.with_approver(Arc::new(TuiApprover { updates: updates.clone() }));
-    }
-    let (mut journal, mut plan) = (None, None);
-    if let Some(opened) = opened {
-        app.status.session = opened.journal.id();
-        if let Some((history, tokens)) = opened.resumed {
-            app.load_history(&history);
-            agent = agent.with_counted_history(history, tokens);
-        }
-        agent = agent.with_journal(opened.journal.clone());
-        plan = opened.plan.filter(|p| p.status != PlanStatus::Completed);
-        if let Some(plan) = &plan {
-            app.propose_plan(plan.clone());
-        }
-        journal = Some(opened.journal);
-    }
-    let worker =
-        Worker { agent, planner, setting, store, redactor, journal, plan, revisions: 0, updates };
-    Ok(Started { worker, app, mcp })
+    let local = Local { workspace: config.workspace.clone(), data: config.dirs.data.clone() };
+    let session = axon_runtime::open(config, emitter).await?;
+    Ok((session, local))
 }
 
-/// Draws, reads keys and applies updates until the user leaves.
+/// Draws, reads keys and applies events until the user leaves.
 async fn ui(
     mut app: App,
-    requests: mpsc::UnboundedSender<Request>,
-    mut updates: mpsc::UnboundedReceiver<Update>,
+    session: &Session,
+    mut events: Events,
+    mut files: oneshot::Receiver<Vec<String>>,
+    local: &Local,
 ) -> std::io::Result<()> {
     let mut terminal = terminal::enter()?;
-    let mut events = EventStream::new();
+    let mut keys = EventStream::new();
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut pending: HashMap<String, oneshot::Sender<Approval>> = HashMap::new();
-    let mut cancel = CancellationToken::new();
+    let mut mode = Mode::React;
+    let mut indexed = false;
     loop {
         terminal.draw(|frame| axon_tui::draw(frame, &mut app))?;
         let animate = app.is_busy() || app.hint.is_some();
         let action = tokio::select! {
-            event = events.next() => match event {
+            key = keys.next() => match key {
                 Some(Ok(Event::Key(key))) => app.on_key(key),
                 Some(Ok(Event::Paste(text))) => {
                     app.on_paste(&text);
@@ -213,12 +144,21 @@ async fn ui(
                 Some(Err(e)) => return Err(e),
                 None => Some(Action::Quit),
             },
-            update = updates.recv() => {
-                let Some(update) = update else { return Ok(()) };
-                apply(&mut app, update, &mut pending)?;
+            event = events.recv() => {
+                let Some(event) = event else {
+                    return Err(std::io::Error::other("the session ended unexpectedly"));
+                };
+                app.on_agent_event(event);
                 // Tokens arrive faster than frames: take all that wait.
-                while let Ok(update) = updates.try_recv() {
-                    apply(&mut app, update, &mut pending)?;
+                while let Ok(event) = events.try_recv() {
+                    app.on_agent_event(event);
+                }
+                None
+            }
+            listed = &mut files, if !indexed => {
+                indexed = true;
+                if let Ok(listed) = listed {
+                    app.files = listed;
                 }
                 None
             }
@@ -228,38 +168,35 @@ async fn ui(
             }
         };
         let Some(action) = action else { continue };
-        let request = match action {
+        match action {
             Action::Quit => {
-                cancel.cancel();
+                session.submit(Op::Cancel);
                 return Ok(());
             }
-            Action::Cancel => {
-                cancel.cancel();
-                None
-            }
-            Action::Submit { text, mode } => {
-                cancel = CancellationToken::new();
+            Action::Cancel => session.submit(Op::Cancel),
+            Action::Submit { text, mode: wanted } => {
+                if wanted != mode {
+                    mode = wanted;
+                    session.submit(Op::SetMode { mode });
+                }
                 app.turn_started();
-                Some(Request::Prompt { text, mode, cancel: cancel.clone() })
+                session.submit(Op::UserTurn { text, attachments: Vec::new() });
             }
             Action::Approve { call_id, answer } => {
-                if let Some(reply) = pending.remove(&call_id) {
-                    let _ = reply.send(match answer {
-                        Answer::Once => Approval::Allow,
-                        Answer::Session => Approval::AllowTool,
-                        Answer::Deny => Approval::Deny("the user denied this call".to_string()),
-                    });
-                }
-                None
+                let decision = match answer {
+                    Answer::Once => ApprovalDecision::Once,
+                    Answer::Session => ApprovalDecision::Always,
+                    Answer::Deny => ApprovalDecision::Deny { reason: None },
+                };
+                session.submit(Op::Approve { call_id, decision });
             }
             Action::Plan(PlanDecision::Approve) => {
-                cancel = CancellationToken::new();
                 app.turn_started();
-                Some(Request::ApprovePlan { cancel: cancel.clone() })
+                session.submit(Op::ApprovePlan);
             }
             Action::Plan(PlanDecision::Reject) => {
                 app.plan = None;
-                Some(Request::RejectPlan)
+                session.submit(Op::RejectPlan);
             }
             Action::Plan(PlanDecision::Edit) => {
                 let Some(plan) = app.plan.as_ref().map(|p| p.plan.clone()) else { continue };
@@ -268,57 +205,18 @@ async fn ui(
                 terminal = terminal::enter()?;
                 terminal.clear()?;
                 match edited {
-                    Ok(plan) => Some(Request::PlanEdited(plan)),
-                    Err(e) => {
-                        app.notice(Level::Error, format!("{e:#}"));
-                        None
-                    }
+                    Ok(plan) => session.submit(Op::EditPlan { plan }),
+                    Err(e) => app.notice(Level::Error, e),
                 }
             }
-            Action::Command { name, argument } => {
-                cancel = CancellationToken::new();
-                if name == "compact" {
+            Action::Command { name, argument } => match local.command(&mut app, &name, &argument) {
+                Some(Op::Compact) => {
                     app.turn_started();
+                    session.submit(Op::Compact);
                 }
-                Some(Request::Command { name, argument, cancel: cancel.clone() })
-            }
-        };
-        if let Some(request) = request
-            && requests.send(request).is_err()
-        {
-            app.notice(Level::Error, "the agent has stopped; restart axon");
+                Some(op) => session.submit(op),
+                None => {}
+            },
         }
     }
-}
-
-fn apply(
-    app: &mut App,
-    update: Update,
-    pending: &mut HashMap<String, oneshot::Sender<Approval>>,
-) -> std::io::Result<()> {
-    match update {
-        Update::Crashed(message) => return Err(std::io::Error::other(message)),
-        Update::Event(event) => app.on_agent_event(event),
-        Update::Approval { call, reply } => {
-            pending.insert(call.id.clone(), reply);
-            app.ask_approval(call);
-        }
-        Update::Done { note } => app.turn_finished(note),
-        Update::Notice(level, text) => app.notice(level, text),
-        Update::PlanProposed(plan) => app.propose_plan(plan),
-        Update::PlanChanged(plan) => app.update_plan(plan),
-        Update::History(history) => {
-            app.load_history(&history);
-            app.plan = None;
-        }
-        Update::Session(id) => app.status.session = id,
-        Update::Model { provider, model, window } => {
-            app.status.provider = provider;
-            app.status.model = model;
-            app.status.window = window;
-        }
-        Update::Tokens(tokens) => app.status.tokens = tokens,
-        Update::Files(files) => app.files = files,
-    }
-    Ok(())
 }

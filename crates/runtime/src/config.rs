@@ -313,8 +313,9 @@ impl Effective {
             (Some(preset), _) => preset,
             (None, Some(kind)) => custom(&name, kind),
             (None, None) => bail!(
-                "unknown provider '{name}'. Use one of openai, deepseek, anthropic, ollama, \
-                 openrouter, or define it with `kind` and `base_url` under [providers.{name}]"
+                "unknown provider '{name}'. Use one of {}, or define it with `kind` and \
+                 `base_url` under [providers.{name}]",
+                axon_llm::provider_names()
             ),
         };
         if let Some(kind) = layer.kind {
@@ -357,11 +358,9 @@ impl Effective {
     /// policy, never a variable the configuration names as a key (`extra`
     /// adds more, such as `axon mcp serve --token-env`).
     pub fn env_policy(&self, extra: &[&str]) -> Result<EnvPolicy> {
-        let mut keys: Vec<String> = vec!["AXON_API_KEY".to_string()];
+        let mut keys: Vec<String> =
+            axon_llm::key_variables().into_iter().map(str::to_string).collect();
         keys.extend(extra.iter().map(|k| (*k).to_string()));
-        for name in ["openai", "deepseek", "anthropic", "ollama", "openrouter"] {
-            keys.extend(preset(name).map(|p| p.api_key_env));
-        }
         keys.extend(self.file.providers.values().filter_map(|p| p.api_key_env.clone()));
         for server in self.user_servers.iter().chain(&self.workspace_servers) {
             if let Transport::Http { bearer_token_env: Some(var), .. } = &server.transport {
@@ -396,14 +395,21 @@ fn custom(name: &str, kind: ProviderKind) -> ProviderConfig {
 
 /// With no provider chosen, the one preset whose key is in the environment.
 fn detect_provider() -> Result<String> {
-    let candidates: Vec<&str> = ["deepseek", "openai", "anthropic", "openrouter"]
-        .into_iter()
-        .filter(|name| preset(name).is_some_and(|p| env(&p.api_key_env).is_some()))
+    let candidates: Vec<&str> = axon_llm::PROVIDERS
+        .iter()
+        .filter(|p| p.detect && env(p.key_var).is_some())
+        .map(|p| p.name)
         .collect();
     match candidates.as_slice() {
         [one] => Ok((*one).to_string()),
         [] => bail!(
-            "no model provider is configured. Either set an API key, e.g.\n  export DEEPSEEK_API_KEY=sk-...   (or OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY)\nor choose a provider in ~/.config/axon/config.toml:\n  provider = \"deepseek\"\nor for a local model:\n  axon run --provider ollama --model llama3.1 \"...\"\nSee `axon config show` for what is in effect."
+            "no model provider is configured. Either set an API key, e.g.\n  export DEEPSEEK_API_KEY=sk-...   (or {})\nor choose a provider in ~/.config/axon/config.toml:\n  provider = \"deepseek\"\nor for a local model:\n  axon run --provider ollama --model llama3.1 \"...\"\nSee `axon config show` for what is in effect.",
+            axon_llm::PROVIDERS
+                .iter()
+                .filter(|p| p.detect && p.name != "deepseek")
+                .map(|p| p.key_var)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         several => bail!(
             "API keys for several providers are set ({}); choose one with --provider, AXON_PROVIDER or `provider = \"...\"` in the config",

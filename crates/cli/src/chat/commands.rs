@@ -1,0 +1,97 @@
+//! The UI's slash commands: those that change the session become its
+//! operations; those that only show something (sessions, rules, skills)
+//! or write the transcript out are answered here.
+
+use std::path::PathBuf;
+
+use axon_protocol::Op;
+use axon_runtime::guidance::{NO_SKILLS, skill_line};
+use axon_store::{SessionStore, to_markdown};
+use axon_tools::Workspace;
+use axon_tui::{App, Level};
+
+/// What the chat needs to answer commands itself.
+pub struct Local {
+    pub workspace: Workspace,
+    /// Where sessions are kept.
+    pub data: PathBuf,
+}
+
+impl Local {
+    /// Carries out `/name argument`: the operation to send, if any.
+    pub fn command(&self, app: &mut App, name: &str, argument: &str) -> Option<Op> {
+        let argument = argument.trim();
+        let note = match name {
+            "clear" => return Some(Op::NewConversation),
+            "compact" => return Some(Op::Compact),
+            "resume" => {
+                let id = (!argument.is_empty()).then(|| argument.to_string());
+                return Some(Op::Resume { id });
+            }
+            "model" => return Some(Op::SwitchModel { model: argument.to_string() }),
+            "sessions" => self.sessions(),
+            "export" => self.export(&app.status.session, argument),
+            "skills" => {
+                let skills = app.info.as_ref().map(|i| i.skills.clone()).unwrap_or_default();
+                if skills.is_empty() {
+                    (Level::Info, format!("{}{}", NO_SKILLS[..1].to_uppercase(), &NO_SKILLS[1..]))
+                } else {
+                    let lines: Vec<String> = skills.iter().map(skill_line).collect();
+                    (Level::Info, format!("Skills:\n{}", lines.join("\n")))
+                }
+            }
+            "rules" => {
+                let rules = app.info.as_ref().map(|i| i.rules.clone()).unwrap_or_default();
+                if rules.is_empty() {
+                    (Level::Info, "No rules: add `rules = [\"…\"]` to the config or an AGENTS.md to the repository.".to_string())
+                } else {
+                    (Level::Info, rules.join("\n"))
+                }
+            }
+            other => (Level::Warning, format!("/{other} is not something axon can do here")),
+        };
+        app.notice(note.0, note.1);
+        None
+    }
+
+    fn sessions(&self) -> (Level, String) {
+        let store = SessionStore::new(&self.data);
+        match store.list(Some(self.workspace.root())) {
+            Ok(list) if list.is_empty() => {
+                (Level::Info, "No sessions in this workspace yet.".to_string())
+            }
+            Ok(list) => {
+                let mut text = String::from("Sessions (newest first; /resume ID continues one):");
+                for s in list.iter().take(20) {
+                    text.push_str(&format!("\n  {}  {:>4} msgs  {}", s.id, s.messages, s.title));
+                }
+                (Level::Info, text)
+            }
+            Err(e) => (Level::Error, format!("Cannot list sessions: {e}")),
+        }
+    }
+
+    /// The session as Markdown, into a file of the workspace.
+    fn export(&self, id: &str, file: &str) -> (Level, String) {
+        if id.is_empty() {
+            return (
+                Level::Warning,
+                "Nothing to export: the session has no messages yet.".to_string(),
+            );
+        }
+        let session = match SessionStore::new(&self.data).open(id) {
+            Ok(session) => session,
+            Err(e) => return (Level::Error, format!("Cannot read the session: {e}")),
+        };
+        let name = if file.is_empty() { format!("axon-session-{id}.md") } else { file.to_string() };
+        let place = match self.workspace.resolve(&name) {
+            Ok(place) => place,
+            Err(e) => return (Level::Error, format!("Cannot write {name}: {e}")),
+        };
+        let path = place.path().display();
+        match axon_tools::atomic_write(&place, to_markdown(&session).as_bytes()) {
+            Ok(()) => (Level::Info, format!("Exported the session to {path}")),
+            Err(e) => (Level::Error, format!("Cannot write {path}: {e}")),
+        }
+    }
+}

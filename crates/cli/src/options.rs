@@ -1,0 +1,59 @@
+//! The agent's flags, alike for `axon run` and `axon chat`, and the
+//! session config they make.
+
+use std::path::Path;
+
+use anyhow::Result;
+use axon_core::ApprovalPolicy;
+use axon_runtime::SessionConfig;
+use clap::Args;
+
+use crate::tool_cmd::ProfileArg;
+
+/// The `--provider` help: the providers known by name.
+fn provider_help() -> String {
+    format!(
+        "Provider: one of {} or one defined under [providers.NAME] in the config",
+        axon_llm::provider_names()
+    )
+}
+
+#[derive(Debug, Default, Args)]
+pub struct AgentOptions {
+    #[arg(long, help = provider_help())]
+    pub provider: Option<String>,
+    /// The model (default: the provider's, or the config's `model`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Model calls per request before giving up (default 25).
+    #[arg(long)]
+    pub max_iterations: Option<u32>,
+    /// Let tools change files and run commands without asking.
+    #[arg(long, short = 'y', conflicts_with = "read_only")]
+    pub yes: bool,
+    /// Refuse every tool that changes files or runs commands.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Which tool set: a code workspace (default) or a notes vault.
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
+}
+
+impl AgentOptions {
+    /// The session config for workspace `dir` with these flags.
+    pub fn session_config(&self, dir: &Path) -> Result<SessionConfig> {
+        let mut config = SessionConfig::load(dir)?;
+        config.provider = self.provider.clone();
+        config.model = self.model.clone();
+        config.max_iterations = self.max_iterations;
+        config.profile = self.profile.map(Into::into);
+        if self.yes {
+            config.approval = Some(ApprovalPolicy::Auto);
+            config.workspace_servers = axon_runtime::ServerConsent::Allow;
+            config.auto_approve_plans = true;
+        } else if self.read_only {
+            config.approval = Some(ApprovalPolicy::ReadOnly);
+        }
+        Ok(config)
+    }
+}

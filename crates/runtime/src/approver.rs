@@ -1,0 +1,105 @@
+//! Asking the front end: a tool call that needs approval becomes an
+//! `approval_requested` event carrying a preview of what the call would do
+//! (computed without doing it), and waits for the front end's `approve`
+//! operation. Cancelling the turn answers every open question with no.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axon_core::{Approval, Approver, CancellationToken};
+use axon_protocol::{AgentEvent, ApprovalDecision, Preview, ToolCall, ToolSpec};
+use axon_tools::{ToolContext, ToolRegistry};
+use tokio::sync::oneshot;
+
+use crate::events::Emitter;
+
+/// What the session's handle and its task share: the questions waiting
+/// for an answer, and the token that cancels the work submitted so far.
+#[derive(Default)]
+pub struct Shared {
+    questions: Mutex<HashMap<String, oneshot::Sender<Approval>>>,
+    cancel: Mutex<CancellationToken>,
+}
+
+impl Shared {
+    /// The token for work submitted now: cancelled by the next `cancel`.
+    pub fn token(&self) -> CancellationToken {
+        self.cancel.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Cancels everything submitted so far; later work gets a new token.
+    pub fn cancel(&self) {
+        let mut cancel = self.cancel.lock().unwrap_or_else(PoisonError::into_inner);
+        cancel.cancel();
+        *cancel = CancellationToken::new();
+    }
+
+    /// Answers the question about `call_id`; false if none is open.
+    pub fn answer(&self, call_id: &str, decision: ApprovalDecision) -> bool {
+        let reply = self.questions.lock().unwrap_or_else(PoisonError::into_inner).remove(call_id);
+        let Some(reply) = reply else { return false };
+        let approval = match decision {
+            ApprovalDecision::Once => Approval::Allow,
+            ApprovalDecision::Always => Approval::AllowTool,
+            ApprovalDecision::Deny { reason } => {
+                Approval::Deny(reason.unwrap_or_else(|| "the user denied this call".to_string()))
+            }
+        };
+        reply.send(approval).is_ok()
+    }
+
+    /// Drops the questions left open (their turn ended).
+    pub fn forget_questions(&self) {
+        self.questions.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    }
+
+    fn ask(&self, call_id: &str) -> oneshot::Receiver<Approval> {
+        let (reply, answer) = oneshot::channel();
+        self.questions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(call_id.to_string(), reply);
+        answer
+    }
+}
+
+/// The approver of an interactive session.
+pub struct AskFrontEnd {
+    pub events: Emitter,
+    pub shared: Arc<Shared>,
+    pub registry: Arc<ToolRegistry>,
+    pub context: ToolContext,
+}
+
+impl Approver for AskFrontEnd {
+    fn approve<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        _spec: &'a ToolSpec,
+    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
+        Box::pin(async move {
+            let preview = self.preview(call).await;
+            let answer = self.shared.ask(&call.id);
+            self.events.emit(AgentEvent::ApprovalRequested { call: call.clone(), preview });
+            answer
+                .await
+                .unwrap_or_else(|_| Approval::Deny("the question went unanswered".to_string()))
+        })
+    }
+}
+
+impl AskFrontEnd {
+    /// What the call would do. Reading the files it would change is
+    /// blocking work, done off the async threads.
+    async fn preview(&self, call: &ToolCall) -> Preview {
+        let registry = Arc::clone(&self.registry);
+        let context = self.context.clone();
+        let (name, arguments) = (call.name.clone(), call.arguments.clone());
+        let fallback = Preview::Arguments { arguments: arguments.clone() };
+        tokio::task::spawn_blocking(move || registry.preview(&context, &name, &arguments))
+            .await
+            .unwrap_or(fallback)
+    }
+}

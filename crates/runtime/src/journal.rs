@@ -1,0 +1,209 @@
+//! A session's file: a new one, or the one being continued, recorded
+//! through the agent's `Journal`. Records are written (and in the OS) at
+//! once, and synced to disk at the end of every turn; a failed write is
+//! reported once as a warning and the work goes on.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use anyhow::{Result, bail};
+use axon_core::Journal;
+use axon_protocol::{AgentEvent, Message, Plan, Usage};
+use axon_store::{Record, Redactor, Session, SessionStore, SessionWriter};
+
+use crate::events::Emitter;
+
+/// Which session a conversation belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SessionChoice {
+    /// A new session, saved once something is said.
+    #[default]
+    New,
+    /// The latest session of this workspace.
+    Latest,
+    /// Session ID (or a unique start of it).
+    Id(String),
+}
+
+/// Records into one session file.
+pub struct SessionJournal {
+    writer: Mutex<SessionWriter>,
+    failed: Mutex<bool>,
+    events: Emitter,
+}
+
+impl SessionJournal {
+    fn new(writer: SessionWriter, events: Emitter) -> Self {
+        SessionJournal { writer: Mutex::new(writer), failed: Mutex::new(false), events }
+    }
+
+    fn append(&self, record: &Record) {
+        let result = self.writer.lock().unwrap_or_else(PoisonError::into_inner).append(record);
+        if let Err(e) = result {
+            self.failed(&e.to_string());
+        }
+    }
+
+    fn failed(&self, error: &str) {
+        let mut failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
+        if !*failed {
+            *failed = true;
+            self.events.emit(AgentEvent::Warning {
+                message: format!("the session is no longer being saved: {error}"),
+            });
+        }
+    }
+
+    pub fn id(&self) -> String {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner).id().to_string()
+    }
+
+    /// Saves the plan as it stands now.
+    pub fn plan(&self, plan: &Plan) {
+        self.append(&Record::Plan { plan: plan.clone() });
+    }
+
+    /// Makes what was written durable (at the end of a turn).
+    pub fn sync(&self) {
+        let result = self.writer.lock().unwrap_or_else(PoisonError::into_inner).sync();
+        if let Err(e) = result {
+            self.failed(&e.to_string());
+        }
+    }
+}
+
+impl Journal for SessionJournal {
+    fn message(&self, message: &Message, tokens: u64) {
+        self.append(&Record::Message { message: message.clone(), tokens: Some(tokens) });
+    }
+
+    fn usage(&self, usage: &Usage) {
+        self.append(&Record::Usage { usage: *usage });
+    }
+
+    fn compacted(&self, summary: &str, kept: usize) {
+        let at = now_ms();
+        self.append(&Record::Compaction { summary: summary.to_string(), kept, at });
+    }
+
+    fn turn_failed(&self, reason: &str) {
+        self.append(&Record::TurnFailed { reason: reason.to_string(), at: now_ms() });
+    }
+}
+
+fn now_ms() -> i64 {
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A session opened to be continued or started.
+pub struct Opened {
+    pub journal: Arc<SessionJournal>,
+    /// The history it continues, with its recorded token counts.
+    pub resumed: Option<(Vec<Message>, Vec<Option<u64>>)>,
+    /// The session's current plan.
+    pub plan: Option<Plan>,
+}
+
+/// Where sessions are kept and what they must not contain.
+pub struct Sessions {
+    pub store: SessionStore,
+    /// New conversations are saved (off: nothing is written).
+    pub record: bool,
+    pub redactor: Redactor,
+    pub workspace: std::path::PathBuf,
+    pub events: Emitter,
+}
+
+impl Sessions {
+    /// A new session titled `title`; `None` when the session is not
+    /// recorded.
+    pub fn create(&self, title: &str, (provider, model): (&str, &str)) -> Result<Option<Opened>> {
+        if !self.record {
+            return Ok(None);
+        }
+        let writer =
+            self.store.create(title, &self.workspace, provider, model, self.redactor.clone())?;
+        Ok(Some(Opened {
+            journal: Arc::new(SessionJournal::new(writer, self.events.clone())),
+            resumed: None,
+            plan: None,
+        }))
+    }
+
+    /// An existing session to go on with; `None` for [`SessionChoice::New`].
+    pub fn continue_(
+        &self,
+        choice: &SessionChoice,
+        (provider, model): (&str, &str),
+    ) -> Result<Option<Opened>> {
+        let session: Session = match choice {
+            SessionChoice::New => return Ok(None),
+            SessionChoice::Latest => match self.store.latest(&self.workspace)? {
+                Some(session) => session,
+                None => bail!(
+                    "there is no session to continue in {}; start one with `axon run \"TASK\"`",
+                    self.workspace.display()
+                ),
+            },
+            SessionChoice::Id(id) => self.store.open(id)?,
+        };
+        for warning in &session.warnings {
+            self.events.emit(AgentEvent::Warning { message: warning.clone() });
+        }
+        let writer = self.store.append_to(&session, self.redactor.clone())?;
+        let journal = Arc::new(SessionJournal::new(writer, self.events.clone()));
+        // A session whose model is gone goes on with the current one.
+        if session.model() != (provider, model) {
+            journal.append(&Record::Model {
+                provider: provider.into(),
+                model: model.into(),
+                at: now_ms(),
+            });
+        }
+        Ok(Some(Opened {
+            journal,
+            resumed: Some(session.history_with_tokens()),
+            plan: session.plan().cloned(),
+        }))
+    }
+}
+
+/// Everything secret this session knows the value of: the provider's key,
+/// every provider key variable in the environment, and the credentials of
+/// MCP servers.
+pub fn secrets(
+    api_key: Option<&str>,
+    servers: &[axon_mcp::config::ServerConfig],
+    api_key_env: &str,
+) -> Redactor {
+    let mut values: Vec<String> = api_key.map(String::from).into_iter().collect();
+    for var in axon_llm::key_variables().into_iter().chain([api_key_env]) {
+        if let Ok(value) = std::env::var(var) {
+            values.push(value);
+        }
+    }
+    for server in servers {
+        if let axon_mcp::config::Transport::Http { headers, bearer_token_env, .. } =
+            &server.transport
+        {
+            // Only headers that carry credentials: masking every value would
+            // also hide ordinary words like `application/json`.
+            values.extend(
+                headers
+                    .iter()
+                    .filter(|(name, _)| {
+                        let name = name.to_ascii_lowercase();
+                        ["auth", "key", "token", "secret", "cookie"]
+                            .iter()
+                            .any(|k| name.contains(k))
+                    })
+                    .map(|(_, value)| value.clone()),
+            );
+            if let Some(value) = bearer_token_env.as_ref().and_then(|var| std::env::var(var).ok()) {
+                values.push(value);
+            }
+        }
+    }
+    Redactor::new(values)
+}

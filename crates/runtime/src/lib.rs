@@ -1,0 +1,35 @@
+//! One axon session for every front end.
+//!
+//! A front end (`axon run`, the terminal UI, `axon mcp serve`'s
+//! `axon_run`, an editor or a browser panel) builds a [`SessionConfig`]
+//! (the config files' layers and its own flags), opens a [`Session`] with
+//! [`open`], sends it [`Op`](axon_protocol::Op)s and renders the
+//! [`AgentEvent`](axon_protocol::AgentEvent)s that come out. Everything
+//! else is here, once: the provider, the tools and MCP servers, rules and
+//! skills, the saved session, approvals with previews, plan mode's policy,
+//! compaction and cancellation.
+//!
+//! It is its own crate, not part of `axon-core`, because it wires together
+//! what core must not depend on: MCP servers (`axon-mcp`), the session
+//! store (`axon-store`) and the config files. `axon-core` stays the agent
+//! loop, testable with a provider and a tool registry alone.
+
+mod approver;
+pub mod attach;
+pub mod config;
+mod events;
+pub mod guidance;
+mod journal;
+mod plan_mode;
+mod run_tool;
+pub mod servers;
+mod session;
+mod setup;
+
+pub use approver::Shared;
+pub use events::{Emitter, Events, channel};
+pub use journal::{SessionChoice, secrets};
+pub use run_tool::{RunTool, RunToolArgs};
+pub use servers::{AskConsent, ServerConsent};
+pub use session::{MAX_REVISIONS, Session, SessionHandle};
+pub use setup::{SessionConfig, choose_profile, open};

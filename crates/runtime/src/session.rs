@@ -1,0 +1,448 @@
+//! A running session: the handle front ends hold, and the task that owns
+//! the agent and carries out operations one at a time.
+//!
+//! Operations go in through [`Session::submit`]; everything that happens
+//! comes out as events. `cancel` and `approve` act at once, even while a
+//! turn runs; every other operation waits for the one before it.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axon_core::plan::Planner;
+use axon_core::{Agent, CancellationToken, RunOutcome};
+use axon_llm::ProviderConfig;
+use axon_mcp::McpManager;
+use axon_protocol::{
+    AgentEvent, Attachment, ContentPart, Message, Mode, Op, Plan, PlanStatus, SessionInfo,
+    StopReason, Usage,
+};
+use axon_tools::Workspace;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::approver::Shared;
+use crate::config::{Effective, Overrides};
+use crate::events::Emitter;
+use crate::journal::{SessionChoice, SessionJournal, Sessions};
+
+/// The session a front end opened. Dropped without [`Session::shutdown`],
+/// it cancels what runs and ends in the background.
+pub struct Session {
+    handle: SessionHandle,
+    task: Option<JoinHandle<()>>,
+}
+
+/// Sends operations to a session; cheap to clone (a Ctrl-C watcher, a
+/// second window).
+#[derive(Clone)]
+pub struct SessionHandle {
+    ops: mpsc::UnboundedSender<(Op, CancellationToken)>,
+    shared: Arc<Shared>,
+}
+
+impl SessionHandle {
+    /// Sends an operation. `cancel` and `approve` take effect at once;
+    /// the rest run in order after the work before them.
+    pub fn submit(&self, op: Op) {
+        match op {
+            Op::Cancel => self.shared.cancel(),
+            Op::Approve { call_id, decision } => {
+                self.shared.answer(&call_id, decision);
+            }
+            op => {
+                let _ = self.ops.send((op, self.shared.token()));
+            }
+        }
+    }
+}
+
+impl Session {
+    pub(crate) fn start(task: Task, shared: Arc<Shared>) -> Session {
+        let (ops, queue) = mpsc::unbounded_channel();
+        let worker = Arc::clone(&shared);
+        let task = tokio::spawn(task.serve(queue, worker));
+        Session { handle: SessionHandle { ops, shared }, task: Some(task) }
+    }
+
+    /// See [`SessionHandle::submit`].
+    pub fn submit(&self, op: Op) {
+        self.handle.submit(op);
+    }
+
+    pub fn handle(&self) -> SessionHandle {
+        self.handle.clone()
+    }
+
+    /// Ends the session after the work already submitted: MCP servers are
+    /// closed, the session file synced, and the event stream ends.
+    pub async fn shutdown(mut self) {
+        let _ = self.handle.ops.send((Op::Shutdown, CancellationToken::new()));
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.task.is_some() {
+            self.handle.shared.cancel();
+            let _ = self.handle.ops.send((Op::Shutdown, CancellationToken::new()));
+        }
+    }
+}
+
+/// The work of one turn.
+enum Work {
+    Prompt { text: String, attachments: Vec<Attachment> },
+    Propose { text: String, attachments: Vec<Attachment> },
+    RunPlan,
+    Compact,
+}
+
+/// Revisions after failed steps before plan mode gives up.
+pub const MAX_REVISIONS: u32 = 2;
+
+/// The session's state, owned by its task.
+pub(crate) struct Task {
+    pub(crate) agent: Agent,
+    pub(crate) planner: Planner,
+    pub(crate) events: Emitter,
+    pub(crate) sessions: Sessions,
+    pub(crate) mcp: McpManager,
+    /// The config, to find another model of the same provider.
+    pub(crate) models: (Effective, ProviderConfig),
+    /// `None` until something is said in a new session.
+    pub(crate) journal: Option<Arc<SessionJournal>>,
+    /// The plan waiting for approval (or being carried out).
+    pub(crate) plan: Option<Plan>,
+    /// Revisions of the current plan after failed steps.
+    pub(crate) revisions: u32,
+    pub(crate) mode: Mode,
+    pub(crate) auto_approve_plans: bool,
+    pub(crate) workspace: Workspace,
+    pub(crate) info: SessionInfo,
+    turns: u32,
+}
+
+impl Task {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        agent: Agent,
+        planner: Planner,
+        events: Emitter,
+        sessions: Sessions,
+        mcp: McpManager,
+        models: (Effective, ProviderConfig),
+        mode: Mode,
+        auto_approve_plans: bool,
+        workspace: Workspace,
+    ) -> Task {
+        let info = SessionInfo {
+            session_id: None,
+            workspace: workspace.root().display().to_string(),
+            provider: String::new(),
+            model: String::new(),
+            context_window: 0,
+            mode,
+            tools: Vec::new(),
+            mcp_servers: Vec::new(),
+            rules: Vec::new(),
+            skills: Vec::new(),
+            context_tokens: 0,
+        };
+        Task {
+            agent,
+            planner,
+            events,
+            sessions,
+            mcp,
+            models,
+            journal: None,
+            plan: None,
+            revisions: 0,
+            mode,
+            auto_approve_plans,
+            workspace,
+            info,
+            turns: 0,
+        }
+    }
+
+    async fn serve(
+        mut self,
+        mut queue: mpsc::UnboundedReceiver<(Op, CancellationToken)>,
+        shared: Arc<Shared>,
+    ) {
+        while let Some((op, cancel)) = queue.recv().await {
+            match op {
+                Op::Shutdown => break,
+                Op::UserTurn { text, attachments } => {
+                    let work = match self.mode {
+                        Mode::React => Work::Prompt { text, attachments },
+                        Mode::Plan => Work::Propose { text, attachments },
+                    };
+                    self.turn(&shared, &cancel, work).await;
+                }
+                Op::ApprovePlan => self.turn(&shared, &cancel, Work::RunPlan).await,
+                Op::Compact => self.turn(&shared, &cancel, Work::Compact).await,
+                Op::EditPlan { plan } => self.edit_plan(plan),
+                Op::RejectPlan => self.events.emit(AgentEvent::Info {
+                    message: "plan set aside; it stays saved in the session. Say what to change, \
+                              or propose a new one"
+                        .to_string(),
+                }),
+                Op::SetMode { mode } => {
+                    self.mode = mode;
+                    self.info.mode = mode;
+                }
+                Op::SwitchModel { model } => self.switch_model(&model).await,
+                Op::NewConversation => self.new_conversation(),
+                Op::Resume { id } => self.resume(id),
+                // Handled by the handle itself.
+                Op::Cancel | Op::Approve { .. } => {}
+            }
+        }
+        if let Some(journal) = &self.journal {
+            journal.sync();
+        }
+        self.mcp.shutdown().await;
+    }
+
+    /// One turn: `turn_started`, the work, then `turn_completed` with the
+    /// usage it took and why it stopped; the session file is synced.
+    async fn turn(&mut self, shared: &Shared, cancel: &CancellationToken, work: Work) {
+        self.turns += 1;
+        let turn = self.turns;
+        self.events.emit(AgentEvent::TurnStarted { turn });
+        let usage = Arc::new(Mutex::new(Usage::default()));
+        let counted = Arc::clone(&usage);
+        let stop_reason = if cancel.is_cancelled() {
+            StopReason::Cancelled
+        } else {
+            match work {
+                Work::Prompt { text, attachments } => {
+                    self.prompt(&text, &attachments, counted, cancel).await
+                }
+                Work::Propose { text, attachments } => {
+                    self.propose(&text, &attachments, counted, cancel).await
+                }
+                Work::RunPlan => self.run_plan(counted, cancel).await,
+                Work::Compact => self.compact(cancel).await,
+            }
+        };
+        shared.forget_questions();
+        if let Some(journal) = &self.journal {
+            journal.sync();
+        }
+        let usage = *usage.lock().unwrap_or_else(PoisonError::into_inner);
+        let context_tokens = self.agent.context_tokens();
+        self.info.context_tokens = context_tokens;
+        self.events.emit(AgentEvent::TurnCompleted { turn, stop_reason, usage, context_tokens });
+    }
+
+    /// The event sink of a turn's agent runs, adding up their usage.
+    pub(crate) fn sink(
+        &self,
+        usage: Arc<Mutex<Usage>>,
+    ) -> impl Fn(AgentEvent) + Send + Sync + use<> {
+        let emit = self.events.sink();
+        move |event| {
+            if let AgentEvent::Usage { usage: reported } = &event {
+                usage.lock().unwrap_or_else(PoisonError::into_inner).add(reported);
+            }
+            emit(event);
+        }
+    }
+
+    /// The session file, started with `title` by the first thing said.
+    pub(crate) fn journal(&mut self, title: &str) {
+        if self.journal.is_some() {
+            return;
+        }
+        let info = self.agent.provider().info().clone();
+        match self.sessions.create(title, (&info.name, &info.model)) {
+            Ok(None) => {}
+            Ok(Some(opened)) => {
+                self.agent.set_journal(opened.journal.clone());
+                let session_id = opened.journal.id();
+                self.info.session_id = Some(session_id.clone());
+                self.events.emit(AgentEvent::SessionSaved { session_id });
+                self.journal = Some(opened.journal);
+            }
+            Err(e) => self.events.emit(AgentEvent::Warning {
+                message: format!("the session cannot be saved: {e:#}"),
+            }),
+        }
+    }
+
+    pub(crate) fn save_plan(&self, plan: &Plan) {
+        if let Some(journal) = &self.journal {
+            journal.plan(plan);
+        }
+    }
+
+    async fn prompt(
+        &mut self,
+        text: &str,
+        attachments: &[Attachment],
+        usage: Arc<Mutex<Usage>>,
+        cancel: &CancellationToken,
+    ) -> StopReason {
+        self.journal(text);
+        let message = match self.user_message(text, attachments) {
+            Ok(message) => message,
+            Err(e) => {
+                self.events.emit(AgentEvent::Error { message: e });
+                return StopReason::Error;
+            }
+        };
+        let emit = self.sink(usage);
+        match self.agent.run_message(message, &emit, cancel).await {
+            RunOutcome::Answered(_) => StopReason::EndTurn,
+            RunOutcome::Failed(_) => StopReason::Error,
+            RunOutcome::IterationLimit(_) => StopReason::MaxIterations,
+            RunOutcome::Cancelled(_) => StopReason::Cancelled,
+        }
+    }
+
+    /// The user's message: the text, then each attachment (files of the
+    /// workspace read through its handle, so nothing outside it is).
+    pub(crate) fn user_message(
+        &self,
+        text: &str,
+        attachments: &[Attachment],
+    ) -> Result<Message, String> {
+        let mut message = Message::user(text);
+        for attachment in attachments {
+            match attachment {
+                Attachment::File { path } => {
+                    let body = crate::attach::read_file(&self.workspace, path)?;
+                    message.content.push(ContentPart::text(crate::attach::quote(path, &body)));
+                }
+                Attachment::Text { name, text } => {
+                    message.content.push(ContentPart::text(crate::attach::quote(name, text)));
+                }
+                Attachment::Image { media_type, data } => {
+                    message.content.push(ContentPart::Image {
+                        media_type: media_type.clone(),
+                        data: data.clone(),
+                    })
+                }
+            }
+        }
+        Ok(message)
+    }
+
+    async fn compact(&mut self, cancel: &CancellationToken) -> StopReason {
+        match self.agent.compact_all(cancel).await {
+            Ok(0) => {
+                self.events.emit(AgentEvent::Info {
+                    message: "nothing to compact: the conversation has only its latest request"
+                        .to_string(),
+                });
+                StopReason::EndTurn
+            }
+            Ok(n) => {
+                self.events.emit(AgentEvent::Info {
+                    message: format!(
+                        "summarised the session's oldest {n} messages; the session file keeps them all"
+                    ),
+                });
+                StopReason::EndTurn
+            }
+            Err(e) if cancel.is_cancelled() => {
+                self.events
+                    .emit(AgentEvent::Warning { message: format!("compaction stopped: {e}") });
+                StopReason::Cancelled
+            }
+            Err(e) => {
+                self.events.emit(AgentEvent::Error { message: format!("could not compact: {e}") });
+                StopReason::Error
+            }
+        }
+    }
+
+    async fn switch_model(&mut self, model: &str) {
+        let info = self.agent.provider().info().clone();
+        if model.trim().is_empty() {
+            self.events.emit(AgentEvent::Info {
+                message: format!(
+                    "model: {}/{} ({} token window)",
+                    info.name, info.model, info.context_window
+                ),
+            });
+            return;
+        }
+        let overrides = Overrides {
+            provider: Some(self.models.1.name.clone()),
+            model: Some(model.to_string()),
+        };
+        let connected = match self.models.0.provider(&overrides) {
+            Ok(config) => {
+                axon_llm::connect(&config).await.map(|p| (config, p)).map_err(anyhow::Error::from)
+            }
+            Err(e) => Err(e),
+        };
+        match connected {
+            Ok((config, provider)) => {
+                let info = provider.info().clone();
+                self.agent.set_provider(Arc::clone(&provider));
+                self.planner.set_provider(provider);
+                self.models.1 = config;
+                self.info.provider = info.name.clone();
+                self.info.model = info.model.clone();
+                self.info.context_window = info.context_window;
+                self.events.emit(AgentEvent::ModelChanged {
+                    provider: info.name,
+                    model: info.model,
+                    context_window: info.context_window,
+                });
+            }
+            Err(e) => self
+                .events
+                .emit(AgentEvent::Error { message: format!("cannot switch the model: {e:#}") }),
+        }
+    }
+
+    fn new_conversation(&mut self) {
+        self.agent.clear();
+        self.journal = None;
+        self.plan = None;
+        self.revisions = 0;
+        self.info.session_id = None;
+        self.info.context_tokens = self.agent.context_tokens();
+        self.events.emit(AgentEvent::History { messages: Vec::new() });
+        self.events.emit(AgentEvent::SessionStarted { session: self.info.clone() });
+    }
+
+    fn resume(&mut self, id: Option<String>) {
+        let choice = match id {
+            Some(id) if !id.trim().is_empty() => SessionChoice::Id(id),
+            _ => SessionChoice::Latest,
+        };
+        let info = self.agent.provider().info().clone();
+        let opened = match self.sessions.continue_(&choice, (&info.name, &info.model)) {
+            Ok(Some(opened)) => opened,
+            Ok(None) => return,
+            Err(e) => {
+                self.events.emit(AgentEvent::Error { message: format!("{e:#}") });
+                return;
+            }
+        };
+        let (history, tokens) = opened.resumed.unwrap_or_default();
+        self.agent.replace_history(history.clone(), tokens);
+        self.agent.set_journal(opened.journal.clone());
+        let id = opened.journal.id();
+        self.journal = Some(opened.journal);
+        self.revisions = 0;
+        self.plan = opened.plan.filter(|p| p.status != PlanStatus::Completed);
+        self.info.session_id = Some(id.clone());
+        self.info.context_tokens = self.agent.context_tokens();
+        self.events.emit(AgentEvent::History { messages: history });
+        self.events.emit(AgentEvent::SessionStarted { session: self.info.clone() });
+        if let Some(plan) = &self.plan {
+            self.events.emit(AgentEvent::PlanProposed { plan: plan.clone() });
+        }
+        self.events.emit(AgentEvent::Info { message: format!("resumed session {id}") });
+    }
+}

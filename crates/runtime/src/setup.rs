@@ -1,0 +1,291 @@
+//! One function builds a session from one [`SessionConfig`], for every
+//! front end: the provider, the tools (the profile's, `todo`, `load_skill`,
+//! MCP servers'), the rules and skills in the system prompt, the approval
+//! policy, the saved session, and the planner.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use axon_core::plan::Planner;
+use axon_core::{Agent, AgentConfig, ApprovalPolicy, ContextStrategy};
+use axon_llm::{Provider, connect};
+use axon_mcp::config::ServerConfig;
+use axon_mcp::{McpManager, ServerState, StatusObserver};
+use axon_protocol::{AgentEvent, McpServerInfo, Mode, PlanStatus, SessionInfo};
+use axon_store::SessionStore;
+use axon_tools::{Profile, ToolContext, Workspace};
+
+use crate::approver::{AskFrontEnd, Shared};
+use crate::config::{Dirs, Effective, Overrides};
+use crate::events::Emitter;
+use crate::guidance;
+use crate::journal::{SessionChoice, Sessions, secrets};
+use crate::servers::{ServerConsent, describe_state, servers_to_start};
+use crate::session::{Session, Task};
+
+/// Everything a session is built from: the config files' layers and what
+/// the front end's flags chose.
+#[derive(Clone)]
+pub struct SessionConfig {
+    pub workspace: Workspace,
+    pub dirs: Dirs,
+    /// The config files, layered (user, then workspace).
+    pub config: Effective,
+    /// A provider by name (preset or `[providers.NAME]`); else the config's
+    /// or the one whose key is set.
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub max_iterations: Option<u32>,
+    /// Overrides the config's `approval`.
+    pub approval: Option<ApprovalPolicy>,
+    /// Overrides the config's `profile`.
+    pub profile: Option<Profile>,
+    pub session: SessionChoice,
+    pub mode: Mode,
+    /// Someone answers approval requests. Without, `ask` refuses calls that
+    /// need one and says why.
+    pub interactive: bool,
+    /// Whether the workspace's own MCP servers (commands a repository asks
+    /// to run) may start.
+    pub workspace_servers: ServerConsent,
+    /// Start MCP servers at all (a compaction needs none).
+    pub start_servers: bool,
+    /// Send the resumed conversation as a `history` event.
+    pub replay_history: bool,
+    /// A plan revised after a failed step runs without asking again.
+    pub auto_approve_plans: bool,
+    /// Save the conversation as a session (resumable, listed).
+    pub record: bool,
+    /// More variables commands must never see (keys only the front end
+    /// knows of, such as `axon mcp serve --token-env`).
+    pub secret_vars: Vec<String>,
+    /// This provider instead of connecting to the configured one (a front
+    /// end that serves many short sessions connects once).
+    pub connected: Option<Arc<dyn Provider>>,
+}
+
+impl SessionConfig {
+    /// The workspace at `dir` with the config files in effect there, and
+    /// every choice at its default.
+    pub fn load(dir: &Path) -> Result<SessionConfig> {
+        let workspace = Workspace::new(dir)?;
+        let dirs = Dirs::from_env()?;
+        let config = Effective::load(&dirs, workspace.root())?;
+        Ok(SessionConfig {
+            workspace,
+            dirs,
+            config,
+            provider: None,
+            model: None,
+            max_iterations: None,
+            approval: None,
+            profile: None,
+            session: SessionChoice::New,
+            mode: Mode::React,
+            interactive: false,
+            workspace_servers: ServerConsent::Refuse,
+            start_servers: true,
+            replay_history: false,
+            auto_approve_plans: false,
+            record: true,
+            secret_vars: Vec::new(),
+            connected: None,
+        })
+    }
+
+    /// The approval policy in effect.
+    pub fn approval(&self) -> Result<ApprovalPolicy> {
+        if let Some(approval) = self.approval {
+            return Ok(approval);
+        }
+        Ok(match self.config.file.approval.as_deref() {
+            None | Some("ask") => ApprovalPolicy::Ask,
+            Some("auto") => ApprovalPolicy::Auto,
+            Some("read-only") => ApprovalPolicy::ReadOnly,
+            Some(other) => {
+                bail!("unknown approval '{other}' in the config; use ask, auto or read-only")
+            }
+        })
+    }
+
+    /// The tool set: the front end's choice, else the config's, else code.
+    pub fn profile(&self) -> Result<Profile> {
+        choose_profile(self.profile, &self.config)
+    }
+}
+
+/// The tool set: `chosen`, else the config's `profile`, else code.
+pub fn choose_profile(chosen: Option<Profile>, config: &Effective) -> Result<Profile> {
+    Ok(match (chosen, config.file.profile.as_deref()) {
+        (Some(p), _) => p,
+        (None, None | Some("code")) => Profile::Code,
+        (None, Some("vault")) => Profile::Vault,
+        (None, Some(other)) => bail!("unknown profile '{other}' in the config; use code or vault"),
+    })
+}
+
+fn context_strategy(config: &Effective) -> Result<ContextStrategy> {
+    Ok(match config.file.context.strategy.as_deref() {
+        None | Some("trim") => ContextStrategy::Trim,
+        Some("summarize" | "summarise") => ContextStrategy::Summarize,
+        Some(other) => {
+            bail!("unknown context.strategy '{other}' in the config; use trim or summarize")
+        }
+    })
+}
+
+/// Opens a session. Its events go to `emitter` from the start (config
+/// warnings, MCP servers starting), so a front end that gets an error here
+/// still has them to show.
+pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
+    for warning in &config.config.refused {
+        emitter.emit(AgentEvent::Warning { message: warning.clone() });
+    }
+    let overrides = Overrides { provider: config.provider.clone(), model: config.model.clone() };
+    let provider_config = config.config.provider(&overrides)?;
+    let provider = match &config.connected {
+        Some(provider) => Arc::clone(provider),
+        None => connect(&provider_config).await?,
+    };
+    let strategy = context_strategy(&config.config)?;
+    let profile = config.profile()?;
+    let approval = config.approval()?;
+    let root = config.workspace.root().to_path_buf();
+
+    let guidance = guidance::load(&config.config, &config.dirs, &root);
+    for problem in guidance.problems() {
+        emitter.emit(AgentEvent::Warning { message: problem });
+    }
+    let secret_vars: Vec<&str> = config.secret_vars.iter().map(String::as_str).collect();
+    let mut registry = profile.registry_with_env(config.config.env_policy(&secret_vars)?);
+    registry.register(axon_core::Todo);
+    let system_prompt = guidance.system_prompt(&root, &mut registry);
+    let agent_config = AgentConfig {
+        system_prompt,
+        rule_count: guidance.rules.len(),
+        max_iterations: config
+            .max_iterations
+            .or(config.config.file.max_iterations)
+            .unwrap_or(25)
+            .max(1),
+        approval,
+        context_strategy: strategy,
+        ..AgentConfig::default()
+    };
+
+    let servers: Vec<ServerConfig> = if config.start_servers {
+        servers_to_start(
+            approval,
+            &config.workspace_servers,
+            config.config.user_servers.clone(),
+            config.config.workspace_servers.clone(),
+            &emitter,
+        )
+    } else {
+        Vec::new()
+    };
+    let redactor =
+        secrets(provider_config.api_key.as_deref(), &servers, &provider_config.api_key_env);
+    let sessions = Sessions {
+        store: SessionStore::new(&config.dirs.data),
+        record: config.record,
+        redactor,
+        workspace: root.clone(),
+        events: emitter.clone(),
+    };
+    let info = provider.info().clone();
+    let opened = sessions.continue_(&config.session, (&info.name, &info.model))?;
+
+    let observed = emitter.clone();
+    let observer: StatusObserver = Arc::new(move |server: &str, state: &ServerState| {
+        let (state, message) = describe_state(state);
+        observed.emit(AgentEvent::McpStatus { server: server.to_string(), state, message });
+    });
+    let mcp = McpManager::start_observed(servers, &root, Some(observer)).await;
+    for warning in mcp.register_tools(&mut registry) {
+        emitter.emit(AgentEvent::Warning { message: warning });
+    }
+    if approval == ApprovalPolicy::ReadOnly {
+        // Every other tool would be refused: the model is not offered them.
+        registry.retain(|spec| spec.annotations.read_only);
+    }
+    let registry = Arc::new(registry);
+    let context = ToolContext::new(config.workspace.clone());
+    let planner = Planner::new(
+        Arc::clone(&provider),
+        profile.registry(),
+        context.clone(),
+        agent_config.clone(),
+    );
+    let shared = Arc::new(Shared::default());
+    let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config);
+    if approval == ApprovalPolicy::Ask && config.interactive {
+        agent = agent.with_approver(Arc::new(AskFrontEnd {
+            events: emitter.clone(),
+            shared: Arc::clone(&shared),
+            registry: Arc::clone(&registry),
+            context,
+        }));
+    }
+
+    let mcp_servers = mcp
+        .statuses()
+        .into_iter()
+        .map(|status| {
+            let (state, message) = describe_state(&status.state);
+            McpServerInfo { name: status.name, state, message }
+        })
+        .collect();
+    let mut session_info = SessionInfo {
+        session_id: None,
+        workspace: root.display().to_string(),
+        provider: info.name.clone(),
+        model: info.model.clone(),
+        context_window: info.context_window,
+        mode: config.mode,
+        tools: registry.names().map(str::to_string).collect(),
+        mcp_servers,
+        rules: guidance.numbered_rules(),
+        skills: guidance.skill_infos(),
+        context_tokens: 0,
+    };
+    let mut task = Task::new(
+        agent,
+        planner,
+        emitter.clone(),
+        sessions,
+        mcp,
+        (config.config, provider_config),
+        config.mode,
+        config.auto_approve_plans,
+        config.workspace,
+    );
+    let mut history = None;
+    let mut plan = None;
+    if let Some(opened) = opened {
+        session_info.session_id = Some(opened.journal.id());
+        if let Some((messages, tokens)) = opened.resumed {
+            history = config.replay_history.then(|| messages.clone());
+            task.agent.replace_history(messages, tokens);
+        }
+        task.agent.set_journal(opened.journal.clone());
+        task.journal = Some(opened.journal);
+        plan = opened.plan;
+    }
+    session_info.context_tokens = task.agent.context_tokens();
+    emitter.emit(AgentEvent::SessionStarted { session: session_info.clone() });
+    if let Some(messages) = history {
+        emitter.emit(AgentEvent::History { messages });
+    }
+    if let Some(plan) = plan {
+        if plan.status == PlanStatus::Completed {
+            emitter.emit(AgentEvent::PlanChanged { plan });
+        } else {
+            emitter.emit(AgentEvent::PlanProposed { plan: plan.clone() });
+            task.plan = Some(plan);
+        }
+    }
+    task.info = session_info;
+    Ok(Session::start(task, shared))
+}
