@@ -1,12 +1,17 @@
 //! A scripted model server on loopback and `axon` configured to use it
-//! through the environment, as a user would.
+//! through the environment, as a user would; and the reading of
+//! `axon run --json` output, every line checked against the published
+//! event schema ([`events`]).
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+mod events;
 
 use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::{Reply, ScriptedServer};
+pub use events::{event_line, events};
 
 pub struct Setup {
     pub runtime: tokio::runtime::Runtime,
