@@ -127,7 +127,6 @@ impl Agent {
         config: AgentConfig,
     ) -> Self {
         let history = History::new(&provider.info().model);
-        history.counter.warm_up();
         Agent {
             provider,
             registry,

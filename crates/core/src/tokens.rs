@@ -76,11 +76,6 @@ impl TokenCounter {
         self.bpe.get().is_some()
     }
 
-    /// Does nothing: the vocabulary is no longer built up front but only
-    /// when a conversation nears its window ([`TokenCounter::load`]). Kept
-    /// so its existing caller compiles until it drops the call.
-    pub fn warm_up(&self) {}
-
     /// `text`'s tokens: exact once loaded, estimated before.
     pub fn text(&self, text: &str) -> u64 {
         match self.bpe.get() {

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axon_protocol::{ToolAnnotations, ToolOutput, ToolSpec};
+use axon_protocol::{Preview, ToolAnnotations, ToolOutput, ToolSpec};
 use axon_tools::{Tool, ToolContext, ToolFuture, ToolRegistry};
 use futures_util::future::join_all;
 use rmcp::model::{
@@ -494,6 +494,16 @@ impl Tool for McpTool {
 
     fn call<'a>(&'a self, _ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
         Box::pin(async move { Ok(self.server.call(&self.tool, args).await) })
+    }
+
+    /// An approval shows the server and its own name for the tool, which
+    /// `mcp_{server}_{tool}` may not (sanitised, shortened, hashed).
+    fn preview(&self, _ctx: &ToolContext, args: &Value) -> Option<Preview> {
+        Some(Preview::Mcp {
+            server: self.server.config.name.clone(),
+            tool: self.tool.clone(),
+            arguments: args.clone(),
+        })
     }
 }
 

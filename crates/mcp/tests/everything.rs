@@ -141,6 +141,16 @@ async fn everything_works_while_broken_servers_fail_cleanly() {
     let via_registry =
         registry.call(&ctx, "mcp_everything_echo", json!({"message": "via registry"})).await;
     assert!(via_registry.text_content().contains("via registry"), "{via_registry:?}");
+    // An approval shows the server and the tool's own name.
+    let preview = registry.preview(&ctx, "mcp_everything_echo", &json!({"message": "hi"}));
+    assert_eq!(
+        preview,
+        axon_protocol::Preview::Mcp {
+            server: "everything".into(),
+            tool: "echo".into(),
+            arguments: json!({"message": "hi"}),
+        }
+    );
 
     // Shutdown closes everything and leaves no process behind.
     manager.shutdown().await;

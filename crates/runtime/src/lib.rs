@@ -21,6 +21,7 @@ mod events;
 pub mod guidance;
 mod journal;
 mod plan_mode;
+pub mod plan_text;
 mod run_tool;
 pub mod servers;
 mod session;

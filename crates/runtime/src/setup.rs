@@ -72,7 +72,13 @@ impl SessionConfig {
         let workspace = Workspace::new(dir)?;
         let dirs = Dirs::from_env()?;
         let config = Effective::load(&dirs, workspace.root())?;
-        Ok(SessionConfig {
+        Ok(SessionConfig::new(workspace, dirs, config))
+    }
+
+    /// `workspace` with the config files already read, every choice at its
+    /// default.
+    pub fn new(workspace: Workspace, dirs: Dirs, config: Effective) -> SessionConfig {
+        SessionConfig {
             workspace,
             dirs,
             config,
@@ -91,7 +97,7 @@ impl SessionConfig {
             record: true,
             secret_vars: Vec::new(),
             connected: None,
-        })
+        }
     }
 
     /// The approval policy in effect.

@@ -88,7 +88,9 @@ fn main() {
                 .sum();
             let resumed = started.elapsed();
             let init = Instant::now();
-            let _ = TokenCounter::for_model("deepseek-chat").text("warm");
+            let counter = TokenCounter::for_model("deepseek-chat");
+            counter.load();
+            let _ = counter.text("warm");
             eprintln!(
                 "{} messages, {tokens} tokens; a cold cl100k tokenizer took {:.1} ms",
                 history.len(),

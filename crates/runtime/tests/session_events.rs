@@ -1,0 +1,277 @@
+//! The runtime driven directly, without a front end: a scripted model,
+//! operations in, and the exact event sequence out (insta snapshots, with
+//! the temporary paths, ids and clocks replaced by placeholders).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use axon_core::ApprovalPolicy;
+use axon_protocol::{AgentEvent, ApprovalDecision, Mode, Op, Preview};
+use axon_runtime::config::{Dirs, Effective};
+use axon_runtime::{Events, Session, SessionConfig};
+use axon_testkit::{Reply, ScriptedServer};
+use axon_tools::Workspace;
+use serde_json::{Value, json};
+
+struct Rig {
+    server: ScriptedServer,
+    workspace: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl Rig {
+    async fn new(script: Vec<Reply>) -> Rig {
+        let server = ScriptedServer::start(script).await.unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let config = format!(
+            "provider = \"scripted\"\n[providers.scripted]\nkind = \"openai\"\nbase_url = \"{}\"\n\
+             model = \"scripted\"\napi_key = \"test-key\"\ncontext_window = 100000\n",
+            server.openai_base()
+        );
+        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        Rig { server, workspace, home }
+    }
+
+    fn config(&self) -> SessionConfig {
+        let dirs = Dirs {
+            config_file: self.home.path().join("config.toml"),
+            data: self.home.path().join("data"),
+            cache: self.home.path().join("cache"),
+        };
+        let workspace = Workspace::new(self.workspace.path()).unwrap();
+        let effective = Effective::load(&dirs, workspace.root()).unwrap();
+        let mut config = SessionConfig::new(workspace, dirs, effective);
+        config.interactive = true;
+        config
+    }
+
+    async fn open(&self, config: SessionConfig) -> (Session, Events) {
+        let (emitter, events) = axon_runtime::channel();
+        let session = axon_runtime::open(config, emitter).await.unwrap();
+        (session, events)
+    }
+
+    /// Every event as one line of JSON, with what differs from run to run
+    /// replaced; streamed tokens joined.
+    fn transcript(&self, events: &[AgentEvent]) -> String {
+        let root = std::fs::canonicalize(self.workspace.path()).unwrap();
+        let root = root.display().to_string();
+        let mut lines: Vec<String> = Vec::new();
+        let mut tokens = String::new();
+        for event in events {
+            if let AgentEvent::Token { text } = event {
+                tokens.push_str(text);
+                continue;
+            }
+            if !tokens.is_empty() {
+                lines.push(format!("token {:?}", std::mem::take(&mut tokens)));
+            }
+            let mut value = serde_json::to_value(event).unwrap();
+            normalise(&mut value, &root);
+            lines.push(value.to_string());
+        }
+        if !tokens.is_empty() {
+            lines.push(format!("token {tokens:?}"));
+        }
+        lines.join("\n")
+    }
+}
+
+fn normalise(value: &mut Value, root: &str) {
+    match value {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match key.as_str() {
+                    "session_id" if !value.is_null() => *value = json!("<id>"),
+                    "created_at" | "updated_at" => *value = json!(0),
+                    "context_tokens" => *value = json!("<n>"),
+                    "id" if value.as_str().is_some_and(|s| s.starts_with("plan-")) => {
+                        *value = json!("<plan>");
+                    }
+                    _ => normalise(value, root),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| normalise(v, root)),
+        Value::String(text) if text.contains(root) => *text = text.replace(root, "<ws>"),
+        _ => {}
+    }
+}
+
+/// Events until the next `turn_completed` (included), answering approval
+/// requests with `answer`.
+async fn until_turn_end(
+    session: &Session,
+    events: &mut Events,
+    mut answer: impl FnMut(&AgentEvent) -> Option<Op>,
+) -> Vec<AgentEvent> {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .expect("the turn ends")
+            .expect("the session is open");
+        if let Some(op) = answer(&event) {
+            session.submit(op);
+        }
+        let done = matches!(event, AgentEvent::TurnCompleted { .. });
+        seen.push(event);
+        if done {
+            return seen;
+        }
+    }
+}
+
+fn opened(events: &mut Events) -> Vec<AgentEvent> {
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        seen.push(event);
+    }
+    seen
+}
+
+fn user(text: &str) -> Op {
+    Op::UserTurn { text: text.to_string(), attachments: Vec::new() }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+#[test]
+fn a_denied_call_is_not_run_and_the_model_is_told() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool("write_file", json!({"path": "a.txt", "content": "x\n"})),
+            Reply::text("I could not write it."),
+        ])
+        .await;
+        let (session, mut events) = rig.open(rig.config()).await;
+        let mut seen = opened(&mut events);
+        session.submit(user("write a.txt"));
+        seen.extend(
+            until_turn_end(&session, &mut events, |event| match event {
+                AgentEvent::ApprovalRequested { call, .. } => Some(Op::Approve {
+                    call_id: call.id.clone(),
+                    decision: ApprovalDecision::Deny { reason: Some("not now".into()) },
+                }),
+                _ => None,
+            })
+            .await,
+        );
+        session.shutdown().await;
+        assert!(!rig.workspace.path().join("a.txt").exists());
+        let told = rig.server.requests()[1].to_string();
+        assert!(told.contains("The user did not allow write_file: not now"), "{told}");
+        insta::assert_snapshot!(rig.transcript(&seen));
+    });
+}
+
+#[test]
+fn an_approved_edit_carried_its_diff_in_the_request() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool(
+                "edit_file",
+                json!({"path": "notes.txt", "old_str": "hello", "new_str": "goodbye"}),
+            ),
+            Reply::text("Done."),
+        ])
+        .await;
+        std::fs::write(rig.workspace.path().join("notes.txt"), "one\nhello\nthree\n").unwrap();
+        let (session, mut events) = rig.open(rig.config()).await;
+        let mut seen = opened(&mut events);
+        session.submit(user("say goodbye"));
+        let workspace = rig.workspace.path().to_path_buf();
+        seen.extend(
+            until_turn_end(&session, &mut events, |event| match event {
+                AgentEvent::ApprovalRequested { call, preview } => {
+                    // Asked before anything was written.
+                    let now = std::fs::read_to_string(workspace.join("notes.txt")).unwrap();
+                    assert_eq!(now, "one\nhello\nthree\n");
+                    assert!(matches!(preview, Preview::Diff { .. }), "{preview:?}");
+                    Some(Op::Approve { call_id: call.id.clone(), decision: ApprovalDecision::Once })
+                }
+                _ => None,
+            })
+            .await,
+        );
+        session.shutdown().await;
+        let after = std::fs::read_to_string(rig.workspace.path().join("notes.txt")).unwrap();
+        assert_eq!(after, "one\ngoodbye\nthree\n");
+        insta::assert_snapshot!(rig.transcript(&seen));
+    });
+}
+
+#[test]
+fn a_cancelled_turn_keeps_its_partial_answer() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![Reply::Stall("Here is the start".into())]).await;
+        let (session, mut events) = rig.open(rig.config()).await;
+        let mut seen = opened(&mut events);
+        session.submit(user("tell me everything"));
+        let mut streamed = String::new();
+        seen.extend(
+            until_turn_end(&session, &mut events, |event| {
+                if let AgentEvent::Token { text } = event {
+                    streamed.push_str(text);
+                    // Cancelled once the whole partial reply is in.
+                    if streamed == "Here is the start" {
+                        return Some(Op::Cancel);
+                    }
+                }
+                None
+            })
+            .await,
+        );
+        // The session goes on: the next request is answered.
+        rig.server.push([Reply::text("Short answer.")]);
+        session.submit(user("briefly then"));
+        seen.extend(until_turn_end(&session, &mut events, |_| None).await);
+        session.shutdown().await;
+        let resent = rig.server.requests()[1].to_string();
+        assert!(resent.contains("Here is the start"), "the partial answer stays: {resent}");
+        insta::assert_snapshot!(rig.transcript(&seen));
+    });
+}
+
+fn plan_call(steps: &[&str]) -> Reply {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|s| json!({"description": s, "expected_outcome": format!("{s} is done")}))
+        .collect();
+    Reply::tool("submit_plan", json!({"steps": steps}))
+}
+
+#[test]
+fn a_plan_with_a_failed_step_is_revised_and_approved_again() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            plan_call(&["first", "second"]),
+            Reply::text("first went fine"),
+            Reply::text("STEP FAILED: the file is missing"),
+            plan_call(&["create the file", "second again"]),
+            Reply::text("created"),
+            Reply::text("second done"),
+        ])
+        .await;
+        let mut config = rig.config();
+        config.approval = Some(ApprovalPolicy::Auto);
+        config.mode = Mode::Plan;
+        let (session, mut events) = rig.open(config).await;
+        let mut seen = opened(&mut events);
+        session.submit(user("do it"));
+        seen.extend(until_turn_end(&session, &mut events, |_| None).await);
+        session.submit(Op::ApprovePlan);
+        seen.extend(until_turn_end(&session, &mut events, |_| None).await);
+        // The revision waits for approval; approved, it runs.
+        session.submit(Op::ApprovePlan);
+        seen.extend(until_turn_end(&session, &mut events, |_| None).await);
+        session.shutdown().await;
+        let revision = rig.server.requests()[3].to_string();
+        assert!(revision.contains("step 2 failed: the file is missing"), "{revision}");
+        insta::assert_snapshot!(rig.transcript(&seen));
+    });
+}
