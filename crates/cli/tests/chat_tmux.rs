@@ -161,6 +161,30 @@ fn an_edit_is_approved_on_its_card_and_the_session_exported() {
 }
 
 #[test]
+fn an_edit_shows_its_diff_on_the_card_before_the_answer() {
+    let setup = common::setup(vec![
+        Reply::tool(
+            "edit_file",
+            json!({"path": "notes.txt", "old_str": "hello", "new_str": "goodbye"}),
+        ),
+        Reply::text("Changed."),
+    ]);
+    let notes = setup.workspace.path().join("notes.txt");
+    std::fs::write(&notes, "one\nhello\nthree\n").unwrap();
+    let tmux = start(&setup);
+    tmux.keys(&["say goodbye", "Enter"]);
+    let screen = tmux.wait_for(&["Allow edit_file?", "- hello", "+ goodbye"]);
+    assert!(screen.contains("one") && screen.contains("three"), "{screen}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "one\nhello\nthree\n", "edited early");
+    std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
+    tmux.keys(&["y"]);
+    tmux.wait_for(&["✓ edit_file", "Changed."]);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "one\ngoodbye\nthree\n");
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}
+
+#[test]
 fn without_a_terminal_the_chat_points_to_axon_run() {
     let setup = common::setup(Vec::new());
     setup
