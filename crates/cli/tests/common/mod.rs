@@ -11,6 +11,9 @@ use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::{Reply, ScriptedServer};
+// Each test binary compiles this module; those that read no events
+// would otherwise warn.
+#[allow(unused_imports)]
 pub use events::{event_line, events};
 
 pub struct Setup {
