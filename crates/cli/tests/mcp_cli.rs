@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -182,10 +184,7 @@ fn server_statuses_are_events_in_json_mode() {
     let mut cmd = axon(dir.path(), home.path());
     run_env(&mut cmd, &server);
     let output = cmd.args(["run", "--yes", "--json", "hi"]).assert().success().get_output().clone();
-    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<serde_json::Value> = common::events(&output.stdout);
     let statuses = |name: &str| -> Vec<String> {
         events
             .iter()

@@ -39,10 +39,7 @@ fn an_unreadable_tool_block_is_a_warning_and_not_part_of_the_answer() {
     let s = setup(script());
     text_protocol(s.home.path());
     let output = s.axon().args(["run", "--json", "look"]).assert().success().get_output().clone();
-    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<Value> = common::events(&output.stdout);
     let warning = events.iter().find(|e| e["type"] == "warning").expect("a warning event");
     assert!(warning["message"].as_str().unwrap().contains("could not be read"), "{warning}");
     let shown: String = events

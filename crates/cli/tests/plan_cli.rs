@@ -6,7 +6,7 @@
 mod common;
 
 use axon_testkit::Reply;
-use common::setup;
+use common::{events, setup};
 use serde_json::{Value, json};
 
 fn plan_call(steps: &[&str]) -> Reply {
@@ -15,10 +15,6 @@ fn plan_call(steps: &[&str]) -> Reply {
         .map(|s| json!({"description": s, "expected_outcome": format!("{s} is done")}))
         .collect();
     Reply::tool("submit_plan", json!({"steps": steps}))
-}
-
-fn events(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 #[test]

@@ -46,10 +46,7 @@ fn json_mode_prints_one_event_per_line() {
     let s = setup(vec![Reply::tool("glob", json!({"pattern": "*"})), Reply::text("nothing here")]);
     let output =
         s.axon().args(["run", "--json", "list files"]).assert().success().get_output().clone();
-    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
-        .collect();
+    let events: Vec<Value> = common::events(&output.stdout);
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     let tokens = kinds.iter().filter(|k| **k == "token").count();
     assert!(tokens >= 2, "{kinds:?}");
