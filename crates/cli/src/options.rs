@@ -50,7 +50,6 @@ impl AgentOptions {
         if self.yes {
             config.approval = Some(ApprovalPolicy::Auto);
             config.workspace_servers = axon_runtime::ServerConsent::Allow;
-            config.auto_approve_plans = true;
         } else if self.read_only {
             config.approval = Some(ApprovalPolicy::ReadOnly);
         }

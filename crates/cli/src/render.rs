@@ -26,6 +26,8 @@ struct State {
     in_thought: bool,
     /// The run is over: closing servers is routine, not news.
     finished: bool,
+    /// The step ids of the plan last printed.
+    plan_steps: Vec<u32>,
 }
 
 impl Renderer {
@@ -92,6 +94,15 @@ impl Renderer {
             AgentEvent::Answer { .. } => self.end_stdout_line(&mut state),
             AgentEvent::PlanProposed { plan } => {
                 self.end_stdout_line(&mut state);
+                state.plan_steps = plan.steps.iter().map(|s| s.id).collect();
+                eprint!("{}", axon_core::plan::describe(&plan));
+            }
+            // A revision that goes on at once: its new steps are shown.
+            AgentEvent::PlanChanged { plan }
+                if plan.steps.iter().map(|s| s.id).ne(state.plan_steps.iter().copied()) =>
+            {
+                self.end_stdout_line(&mut state);
+                state.plan_steps = plan.steps.iter().map(|s| s.id).collect();
                 eprint!("{}", axon_core::plan::describe(&plan));
             }
             AgentEvent::StepStarted { step, description } => {

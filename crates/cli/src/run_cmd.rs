@@ -76,6 +76,43 @@ struct Driver {
     seen: Seen,
     /// Someone at the terminal answers questions.
     interactive: bool,
+    interrupt: Arc<Interrupt>,
+}
+
+/// Ctrl-C, as the run sees it: the session's turn is cancelled by the
+/// watcher; a question waiting at the terminal stops waiting, and no
+/// further operation is sent.
+#[derive(Default)]
+struct Interrupt {
+    pressed: std::sync::atomic::AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl Interrupt {
+    fn press(&self) {
+        self.pressed.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    fn pressed(&self) -> bool {
+        self.pressed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// `question` asked on a blocking thread; `None` once Ctrl-C is pressed
+    /// (the read is abandoned; the process leaves without it).
+    async fn ask<T: Send + 'static>(
+        &self,
+        question: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        let pressed = self.notify.notified();
+        if self.pressed() {
+            return None;
+        }
+        tokio::select! {
+            answer = tokio::task::spawn_blocking(question) => answer.ok(),
+            () = pressed => None,
+        }
+    }
 }
 
 pub async fn run(args: RunArgs) -> u8 {
@@ -114,8 +151,10 @@ pub async fn run(args: RunArgs) -> u8 {
             return exit::USAGE;
         }
     };
-    let watcher = tokio::spawn(watch_ctrl_c(session.handle()));
-    let mut driver = Driver { session, events, renderer, seen: Seen::default(), interactive };
+    let interrupt = Arc::new(Interrupt::default());
+    let watcher = tokio::spawn(watch_ctrl_c(session.handle(), Arc::clone(&interrupt)));
+    let mut driver =
+        Driver { session, events, renderer, seen: Seen::default(), interactive, interrupt };
     driver.drain();
     let code = if args.compact.is_some() {
         match driver.turn(Op::Compact).await {
@@ -158,6 +197,8 @@ fn config(args: &RunArgs, interactive: bool) -> Result<SessionConfig> {
         (None, None, false) => SessionChoice::New,
     };
     config.interactive = interactive;
+    // `--yes` approves the plan, and so the revisions after a failed step.
+    config.auto_approve_plans = args.options.yes;
     if !args.options.yes && interactive {
         config.workspace_servers = ServerConsent::Ask(Arc::new(|server, description| {
             confirm(&format!(
@@ -196,6 +237,9 @@ impl Driver {
 
     /// Sends `op` and renders its events until its turn completes.
     async fn turn(&mut self, op: Op) -> StopReason {
+        if self.interrupt.pressed() {
+            return StopReason::Cancelled;
+        }
         self.session.submit(op);
         while let Some(event) = self.events.recv().await {
             self.note(&event);
@@ -208,9 +252,9 @@ impl Driver {
                 let call_id = call.id.clone();
                 self.renderer.event(event);
                 let decision = if self.interactive {
-                    tokio::task::spawn_blocking(move || ask(&question)).await.unwrap_or(
+                    self.interrupt.ask(move || ask(&question)).await.unwrap_or(
                         ApprovalDecision::Deny {
-                            reason: Some("the question could not be asked".to_string()),
+                            reason: Some("the run was cancelled".to_string()),
                         },
                     )
                 } else {
@@ -262,12 +306,16 @@ impl Driver {
         // rejection keeps it saved for later.
         let mut approved = args.options.yes || args.approve_plan;
         while self.interactive && !approved {
-            match ask_plan() {
-                'y' => approved = true,
-                'e' => {
+            match self.interrupt.ask(ask_plan).await {
+                Some('y') => approved = true,
+                Some('e') => {
                     self.edit().await;
                 }
-                _ => break,
+                Some(_) => break,
+                None => {
+                    eprintln!("axon: cancelled; the plan stays saved in the session");
+                    return CANCELLED;
+                }
             }
         }
         if !approved {
@@ -332,9 +380,10 @@ fn ask_plan() -> char {
 }
 
 /// The first Ctrl-C cancels the run cleanly; a second one leaves at once.
-async fn watch_ctrl_c(session: SessionHandle) {
+async fn watch_ctrl_c(session: SessionHandle, interrupt: Arc<Interrupt>) {
     if tokio::signal::ctrl_c().await.is_ok() {
         session.submit(Op::Cancel);
+        interrupt.press();
         if tokio::signal::ctrl_c().await.is_ok() {
             crate::leave(CANCELLED);
         }

@@ -182,8 +182,14 @@ fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
         // The host approved the call; the agent gets what the server serves.
         session.approval =
             Some(if args.read_only { ApprovalPolicy::ReadOnly } else { ApprovalPolicy::Auto });
+
         match RunTool::new(session) {
             Ok(tool) => {
+                // The agent follows the same rules and skills as `axon run`;
+                // their problems are said once, here.
+                for problem in tool.problems() {
+                    eprintln!("axon: warning: {problem}");
+                }
                 registry.try_register(Arc::new(tool)).context("cannot offer axon_run")?;
             }
             // Asked for by name: not having it is an error, not a note.

@@ -178,7 +178,12 @@ impl Agent {
     }
 
     pub fn set_journal(&mut self, journal: Arc<dyn Journal>) {
-        self.history.set_journal(journal);
+        self.history.set_journal(Some(journal));
+    }
+
+    /// Records nothing from now on (a new conversation not saved yet).
+    pub fn detach_journal(&mut self) {
+        self.history.set_journal(None);
     }
 
     pub fn history(&self) -> &[Message] {

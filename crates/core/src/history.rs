@@ -51,8 +51,8 @@ impl History {
         }
     }
 
-    pub(crate) fn set_journal(&mut self, journal: Arc<dyn Journal>) {
-        self.journal = Some(journal);
+    pub(crate) fn set_journal(&mut self, journal: Option<Arc<dyn Journal>>) {
+        self.journal = journal;
     }
 
     pub(crate) fn messages(&self) -> &[Message] {

@@ -58,20 +58,29 @@ pub enum Op {
         attachments: Vec<Attachment>,
     },
     /// Answers the approval request for `call_id`.
-    Approve { call_id: String, decision: ApprovalDecision },
+    Approve {
+        call_id: String,
+        decision: ApprovalDecision,
+    },
     /// Stops the turn running now; what was said so far is kept.
     Cancel,
-    SetMode { mode: Mode },
+    SetMode {
+        mode: Mode,
+    },
     /// Runs the plan waiting for approval.
     ApprovePlan,
     /// Replaces the plan waiting for approval; it waits again.
-    EditPlan { plan: Plan },
+    EditPlan {
+        plan: Plan,
+    },
     /// Sets the waiting plan aside (it stays saved in the session).
     RejectPlan,
     /// Summarises the oldest part of the conversation.
     Compact,
     /// Another model of the same provider from the next turn on.
-    SwitchModel { model: String },
+    SwitchModel {
+        model: String,
+    },
     /// A new conversation: nothing said before is sent again.
     NewConversation,
     /// Continues a saved session of this workspace (`None`: the latest).

@@ -151,6 +151,17 @@ impl Sessions {
         for warning in &session.warnings {
             self.events.emit(AgentEvent::Warning { message: warning.clone() });
         }
+        let recorded = std::path::Path::new(&session.header.workspace);
+        if recorded != self.workspace {
+            self.events.emit(AgentEvent::Warning {
+                message: format!(
+                    "session {} was recorded in {}; its tools now work in {}",
+                    session.header.id,
+                    recorded.display(),
+                    self.workspace.display()
+                ),
+            });
+        }
         let writer = self.store.append_to(&session, self.redactor.clone())?;
         let journal = Arc::new(SessionJournal::new(writer, self.events.clone()));
         // A session whose model is gone goes on with the current one.

@@ -21,7 +21,6 @@ impl Task {
         usage: Arc<Mutex<Usage>>,
         cancel: &CancellationToken,
     ) -> StopReason {
-        self.journal(goal);
         let request = match self.user_message(goal, attachments) {
             Ok(message) => message.text(),
             Err(e) => {
@@ -29,6 +28,12 @@ impl Task {
                 return StopReason::Error;
             }
         };
+        if attachments.iter().any(|a| matches!(a, Attachment::Image { .. })) {
+            self.events.emit(AgentEvent::Warning {
+                message: "plan mode plans from text: the attached images were left out".to_string(),
+            });
+        }
+        self.journal(goal);
         let emit = self.sink(usage);
         match self.planner.propose(&request, &emit, cancel).await {
             Ok(steps) => {
@@ -111,10 +116,12 @@ impl Task {
                 });
                 return self.wait_again(plan, StopReason::Error);
             }
-            self.revisions += 1;
             let request = revision_request(&plan, step, &reason);
             match self.planner.propose(&request, &emit, cancel).await {
-                Ok(steps) => plan = revise(&plan, steps),
+                Ok(steps) => {
+                    self.revisions += 1;
+                    plan = revise(&plan, steps);
+                }
                 Err(_) if cancel.is_cancelled() => {
                     return self.wait_again(plan, StopReason::Cancelled);
                 }
@@ -133,6 +140,13 @@ impl Task {
                 });
                 return self.wait_again(plan, StopReason::EndTurn);
             }
+            self.events.emit(AgentEvent::Warning {
+                message: format!(
+                    "step {step} failed ({reason}); the plan was revised (revision {} of \
+                     {MAX_REVISIONS}) and goes on",
+                    self.revisions
+                ),
+            });
             self.save_plan(&plan);
             self.events.emit(AgentEvent::PlanChanged { plan: plan.clone() });
         }

@@ -38,8 +38,9 @@ pub struct RunTool {
 }
 
 impl RunTool {
-    /// The tool for sessions like `config` (its provider is built once
-    /// here; an error says why there is none). `Ask` becomes read-only.
+    /// The tool for sessions like `config` (its provider is built, and its
+    /// rules and skills loaded, once here; an error says why there is no
+    /// provider). `Ask` becomes read-only.
     pub fn new(mut config: SessionConfig) -> Result<RunTool> {
         let overrides =
             Overrides { provider: config.provider.clone(), model: config.model.clone() };
@@ -55,7 +56,18 @@ impl RunTool {
         config.record = false;
         config.replay_history = false;
         config.session = crate::SessionChoice::New;
+        // Loaded once: a call must not clone skill repositories again.
+        if config.guidance.is_none() {
+            let root = config.workspace.root().to_path_buf();
+            config.guidance =
+                Some(Arc::new(crate::guidance::load(&config.config, &config.dirs, &root)));
+        }
         Ok(RunTool { config, provider })
+    }
+
+    /// Rules that could not be read and skills that could not be loaded.
+    pub fn problems(&self) -> Vec<String> {
+        self.config.guidance.as_ref().map(|g| g.problems()).unwrap_or_default()
     }
 
     fn changes_things(&self) -> bool {

@@ -288,7 +288,6 @@ impl Task {
         usage: Arc<Mutex<Usage>>,
         cancel: &CancellationToken,
     ) -> StopReason {
-        self.journal(text);
         let message = match self.user_message(text, attachments) {
             Ok(message) => message,
             Err(e) => {
@@ -296,6 +295,7 @@ impl Task {
                 return StopReason::Error;
             }
         };
+        self.journal(text);
         let emit = self.sink(usage);
         match self.agent.run_message(message, &emit, cancel).await {
             RunOutcome::Answered(_) => StopReason::EndTurn,
@@ -405,14 +405,20 @@ impl Task {
     }
 
     fn new_conversation(&mut self) {
+        if let Some(journal) = self.journal.take() {
+            journal.sync();
+        }
+        self.agent.detach_journal();
         self.agent.clear();
-        self.journal = None;
         self.plan = None;
         self.revisions = 0;
         self.info.session_id = None;
         self.info.context_tokens = self.agent.context_tokens();
         self.events.emit(AgentEvent::History { messages: Vec::new() });
         self.events.emit(AgentEvent::SessionStarted { session: self.info.clone() });
+        self.events.emit(AgentEvent::Info {
+            message: "new conversation: nothing said before is sent again".to_string(),
+        });
     }
 
     fn resume(&mut self, id: Option<String>) {
@@ -429,19 +435,29 @@ impl Task {
                 return;
             }
         };
+        if let Some(journal) = self.journal.take() {
+            journal.sync();
+        }
         let (history, tokens) = opened.resumed.unwrap_or_default();
         self.agent.replace_history(history.clone(), tokens);
         self.agent.set_journal(opened.journal.clone());
         let id = opened.journal.id();
         self.journal = Some(opened.journal);
         self.revisions = 0;
-        self.plan = opened.plan.filter(|p| p.status != PlanStatus::Completed);
         self.info.session_id = Some(id.clone());
         self.info.context_tokens = self.agent.context_tokens();
         self.events.emit(AgentEvent::History { messages: history });
         self.events.emit(AgentEvent::SessionStarted { session: self.info.clone() });
-        if let Some(plan) = &self.plan {
-            self.events.emit(AgentEvent::PlanProposed { plan: plan.clone() });
+        self.plan = None;
+        match opened.plan {
+            Some(plan) if plan.status == PlanStatus::Completed => {
+                self.events.emit(AgentEvent::PlanChanged { plan });
+            }
+            Some(plan) => {
+                self.events.emit(AgentEvent::PlanProposed { plan: plan.clone() });
+                self.plan = Some(plan);
+            }
+            None => {}
         }
         self.events.emit(AgentEvent::Info { message: format!("resumed session {id}") });
     }

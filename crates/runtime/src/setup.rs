@@ -19,7 +19,7 @@ use axon_tools::{Profile, ToolContext, Workspace};
 use crate::approver::{AskFrontEnd, Shared};
 use crate::config::{Dirs, Effective, Overrides};
 use crate::events::Emitter;
-use crate::guidance;
+use crate::guidance::{self, Guidance};
 use crate::journal::{SessionChoice, Sessions, secrets};
 use crate::servers::{ServerConsent, describe_state, servers_to_start};
 use crate::session::{Session, Task};
@@ -63,6 +63,9 @@ pub struct SessionConfig {
     /// This provider instead of connecting to the configured one (a front
     /// end that serves many short sessions connects once).
     pub connected: Option<Arc<dyn Provider>>,
+    /// Rules and skills already loaded (and their problems reported), for
+    /// a front end that opens many sessions; else they are loaded here.
+    pub guidance: Option<Arc<Guidance>>,
 }
 
 impl SessionConfig {
@@ -97,6 +100,7 @@ impl SessionConfig {
             record: true,
             secret_vars: Vec::new(),
             connected: None,
+            guidance: None,
         }
     }
 
@@ -159,10 +163,16 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     let approval = config.approval()?;
     let root = config.workspace.root().to_path_buf();
 
-    let guidance = guidance::load(&config.config, &config.dirs, &root);
-    for problem in guidance.problems() {
-        emitter.emit(AgentEvent::Warning { message: problem });
-    }
+    let guidance = match &config.guidance {
+        Some(guidance) => Arc::clone(guidance),
+        None => {
+            let guidance = guidance::load(&config.config, &config.dirs, &root);
+            for problem in guidance.problems() {
+                emitter.emit(AgentEvent::Warning { message: problem });
+            }
+            Arc::new(guidance)
+        }
+    };
     let secret_vars: Vec<&str> = config.secret_vars.iter().map(String::as_str).collect();
     let mut registry = profile.registry_with_env(config.config.env_policy(&secret_vars)?);
     registry.register(axon_core::Todo);

@@ -275,3 +275,35 @@ fn a_plan_with_a_failed_step_is_revised_and_approved_again() {
         insta::assert_snapshot!(rig.transcript(&seen));
     });
 }
+
+#[test]
+fn attachments_are_read_through_the_workspace_and_nothing_outside() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![Reply::text("Seen.")]).await;
+        std::fs::write(rig.workspace.path().join("a.txt"), "attached words\n").unwrap();
+        let outside = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(outside.path(), "outside secret").unwrap();
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        let file = |path: &str| axon_protocol::Attachment::File { path: path.to_string() };
+        session.submit(Op::UserTurn { text: "look".into(), attachments: vec![file("a.txt")] });
+        until_turn_end(&session, &mut events, |_| None).await;
+        let sent = rig.server.requests()[0].to_string();
+        assert!(sent.contains("attached words"), "{sent}");
+        let escape = outside.path().display().to_string();
+        session.submit(Op::UserTurn { text: "and this".into(), attachments: vec![file(&escape)] });
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        session.shutdown().await;
+        assert!(
+            seen.iter().any(
+                |e| matches!(e, AgentEvent::Error { message } if message.contains("cannot attach"))
+            ),
+            "{seen:?}"
+        );
+        assert!(matches!(
+            seen.last(),
+            Some(AgentEvent::TurnCompleted { stop_reason: axon_protocol::StopReason::Error, .. })
+        ));
+        assert_eq!(rig.server.requests().len(), 1, "nothing was sent for the refused attachment");
+    });
+}

@@ -87,6 +87,8 @@ fn cap(text: String) -> String {
     }
     // Room for the note, whose length depends only on the count's digits.
     let room = MAX_PREVIEW_DIFF_BYTES - 160;
+    // A line of multi-byte text may straddle `room`: cut on a character.
+    let room = text.floor_char_boundary(room);
     let cut = text[..room].rfind('\n').map_or(0, |i| i + 1);
     let left_out = text[cut..].lines().count();
     let mut shown = text[..cut].to_string();
@@ -100,6 +102,17 @@ fn cap(text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_diff_of_multibyte_text_is_cut_on_a_character() {
+        // One long line of 3-byte characters: byte `room` falls inside one.
+        let after: String = "字".repeat(30_000);
+        let Preview::Diff { diff, .. } = diff_preview("cjk.txt", "", &after, true, vec![]) else {
+            panic!("not a diff")
+        };
+        assert!(diff.len() <= MAX_PREVIEW_DIFF_BYTES, "{}", diff.len());
+        assert!(diff.contains("more lines of the diff not shown"), "{diff}");
+    }
 
     #[test]
     fn long_diffs_are_cut_at_a_line_and_counted() {

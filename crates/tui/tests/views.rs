@@ -696,7 +696,8 @@ fn session_started_fills_the_status_line() {
     app.on_agent_event(AgentEvent::header("axon test"));
     app.on_agent_event(AgentEvent::SessionStarted { session: session(None) });
     assert_eq!(app.info, Some(session(None)));
-    assert_eq!(app.mode, Mode::Plan);
+    // The mode switch stays the user's: a session's mode does not flip it.
+    assert_eq!(app.mode, Mode::React);
     let opened = screen(&mut app, 120, 6);
     app.on_agent_event(AgentEvent::SessionSaved { session_id: "20261122-101500-abcd".into() });
     app.on_agent_event(AgentEvent::ModelChanged {

@@ -139,7 +139,8 @@ impl App {
             .iter()
             .map(|s| (s.name.clone(), ServerStatus { state: s.state, message: s.message.clone() }))
             .collect();
-        self.mode = session.mode;
+        // The mode switch is the user's: the front end sends it with each
+        // prompt, so a session's own mode (a one-off /plan) never flips it.
         self.info = Some(session);
     }
 }
