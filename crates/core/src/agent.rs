@@ -9,8 +9,9 @@
 //! (trimmed, or summarised with `ContextStrategy::Summarize`); a
 //! context-length error trims the oldest half and retries once.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axon_llm::retry::{RetryClass, RetryPolicy};
@@ -26,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::{ApprovalPolicy, Approver};
 use crate::history::{History, Journal};
+use crate::tokens::TokenCounter;
 
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -105,6 +107,47 @@ pub struct Agent {
     pub(crate) allowed: HashSet<String>,
     /// Where the request being worked on sits in the history.
     pub(crate) prompt_index: usize,
+    /// The system prompt and tools every request carries, built once per
+    /// provider (they are the same on every turn).
+    pub(crate) preamble: OnceLock<Preamble>,
+}
+
+/// What every request sends before the history, and its token counts.
+pub(crate) struct Preamble {
+    pub(crate) system: String,
+    pub(crate) tools: Vec<ToolSpec>,
+    estimated: OnceLock<u64>,
+    exact: OnceLock<u64>,
+}
+
+impl Preamble {
+    fn new(registry: &ToolRegistry, provider: &dyn Provider, system_prompt: &str) -> Self {
+        let specs: Vec<ToolSpec> = registry.specs().cloned().collect();
+        let (system, tools) = match provider.info().tool_protocol {
+            ToolProtocol::Native => (system_prompt.to_string(), specs),
+            ToolProtocol::Text => {
+                (format!("{system_prompt}\n\n{}", text_protocol::instructions(&specs)), Vec::new())
+            }
+        };
+        Preamble { system, tools, estimated: OnceLock::new(), exact: OnceLock::new() }
+    }
+
+    /// Its tokens as `counter` counts now (estimated, or exactly once loaded).
+    pub(crate) fn tokens(&self, counter: &TokenCounter) -> u64 {
+        let slot = if counter.is_loaded() { &self.exact } else { &self.estimated };
+        *slot.get_or_init(|| counter.preamble(&self.system, &self.tools))
+    }
+}
+
+/// The agent's preamble, built on first use; a free function so that the
+/// borrow is of the `preamble` field alone and the history stays mutable.
+pub(crate) fn preamble_of<'a>(
+    cell: &'a OnceLock<Preamble>,
+    registry: &ToolRegistry,
+    provider: &dyn Provider,
+    system_prompt: &str,
+) -> &'a Preamble {
+    cell.get_or_init(|| Preamble::new(registry, provider, system_prompt))
 }
 
 /// One tool call as the loop will handle it.
@@ -136,6 +179,7 @@ impl Agent {
             history,
             allowed: HashSet::new(),
             prompt_index: 0,
+            preamble: OnceLock::new(),
         }
     }
 
@@ -169,6 +213,8 @@ impl Agent {
     /// tools stay.
     pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
         self.provider = provider;
+        // Its tool protocol may differ: the preamble is built again.
+        self.preamble = OnceLock::new();
     }
 
     /// Where every message, usage report and compaction is recorded.
@@ -199,8 +245,7 @@ impl Agent {
     /// Estimated tokens the next request would send, corrected by what the
     /// provider has reported.
     pub fn context_tokens(&self) -> u64 {
-        let (system, tools) = self.preamble();
-        let fixed = self.history.counter.preamble(&system, &tools);
+        let fixed = self.preamble().tokens(&self.history.counter);
         self.history.counter.corrected(fixed + self.history.raw_tokens())
     }
 
@@ -303,23 +348,16 @@ impl Agent {
     }
 
     /// The system prompt and tool list every request carries.
-    pub(crate) fn preamble(&self) -> (String, Vec<ToolSpec>) {
-        let specs: Vec<ToolSpec> = self.registry.specs().cloned().collect();
-        match self.provider.info().tool_protocol {
-            ToolProtocol::Native => (self.config.system_prompt.clone(), specs),
-            ToolProtocol::Text => (
-                format!("{}\n\n{}", self.config.system_prompt, text_protocol::instructions(&specs)),
-                Vec::new(),
-            ),
-        }
+    pub(crate) fn preamble(&self) -> &Preamble {
+        preamble_of(&self.preamble, &self.registry, &*self.provider, &self.config.system_prompt)
     }
 
     fn request(&self) -> ProviderRequest<'_> {
-        let (system, tools) = self.preamble();
+        let preamble = self.preamble();
         ProviderRequest {
-            system,
+            system: Cow::Borrowed(&preamble.system),
             messages: self.history.messages(),
-            tools,
+            tools: Cow::Borrowed(&preamble.tools),
             max_output_tokens: self.config.max_output_tokens,
             temperature: None,
         }
@@ -337,8 +375,8 @@ impl Agent {
         let mut attempts = 0;
         loop {
             let request = self.request();
-            let estimate = self.history.counter.preamble(&request.system, &request.tools)
-                + self.history.raw_tokens();
+            let estimate =
+                self.preamble().tokens(&self.history.counter) + self.history.raw_tokens();
             let error = match self.stream_turn(&request, estimate, emit, cancel).await {
                 Ok(turn) => return Ok(turn),
                 Err(Err(partial)) => return Err(TurnEnd::Cancelled(partial)),

@@ -34,8 +34,15 @@ impl Agent {
             return;
         }
         let budget = context::budget(window);
-        let (system, tools) = self.preamble();
-        let tokens = self.history.count_exactly_past(&system, &tools, context::exact_from(window));
+        let preamble = crate::agent::preamble_of(
+            &self.preamble,
+            &self.registry,
+            &*self.provider,
+            &self.config.system_prompt,
+        );
+        let tokens = self
+            .history
+            .count_exactly_past(&|counter| preamble.tokens(counter), context::exact_from(window));
         if tokens <= budget {
             return;
         }
@@ -60,7 +67,7 @@ impl Agent {
                 }
             }
         }
-        let fixed = self.history.counter.preamble(&system, &tools);
+        let fixed = self.preamble().tokens(&self.history.counter);
         let (dropped, keep) = self.history.fit(fixed, budget, self.prompt_index);
         self.prompt_index = keep;
         if dropped > 0 {
@@ -116,9 +123,9 @@ impl Agent {
             "Here is the earlier part of the conversation:\n\n{transcript}\n\nWrite the handoff summary."
         ))];
         let request = ProviderRequest {
-            system: SUMMARY_SYSTEM.to_string(),
+            system: SUMMARY_SYSTEM.into(),
             messages: &messages,
-            tools: Vec::new(),
+            tools: Default::default(),
             max_output_tokens: Some(2048),
             temperature: None,
         };

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axon_protocol::{Message, ToolSpec, Usage};
+use axon_protocol::{Message, Usage};
 
 use crate::context;
 use crate::tokens::TokenCounter;
@@ -137,25 +137,24 @@ impl History {
         self.tokens.iter().sum()
     }
 
-    /// The corrected tokens of a request with the preamble of `system` and
-    /// `tools` and this history, counted exactly if that is past
+    /// The corrected tokens of a request with a preamble of
+    /// `preamble(counter)` tokens and this history, counted exactly if that is past
     /// `threshold`: the tokenizer is then loaded, every message counted
     /// again with it, and the correction learned from reports carried over
     /// to the exact counts. Once switched it stays exact: the memory is
     /// paid, and a conversation that has grown this far tends to grow.
     pub(crate) fn count_exactly_past(
         &mut self,
-        system: &str,
-        tools: &[ToolSpec],
+        preamble: &dyn Fn(&TokenCounter) -> u64,
         threshold: u64,
     ) -> u64 {
-        let counted = self.counter.preamble(system, tools) + self.raw_tokens();
+        let counted = preamble(&self.counter) + self.raw_tokens();
         if self.counter.is_loaded() || self.counter.corrected(counted) <= threshold {
             return self.counter.corrected(counted);
         }
         self.counter.load();
         self.tokens = self.messages.iter().map(|m| self.counter.message(m)).collect();
-        let exact = self.counter.preamble(system, tools) + self.raw_tokens();
+        let exact = preamble(&self.counter) + self.raw_tokens();
         self.counter.carry_correction(counted, exact);
         self.counter.corrected(exact)
     }
@@ -208,12 +207,13 @@ mod tests {
         let mut history = History::new("deepseek-chat");
         history.push(Message::user("What does this crate do?"));
         history.push(Message::assistant("It keeps the conversation within the window."));
-        history.count_exactly_past("You are axon.", &[], exact_from(window));
+        history.count_exactly_past(&|c| c.preamble("You are axon.", &[]), exact_from(window));
         assert!(!history.counter.is_loaded(), "a short conversation is only estimated");
 
         let mut grew = 0;
         loop {
-            let sent = history.count_exactly_past("You are axon.", &[], exact_from(window));
+            let sent = history
+                .count_exactly_past(&|c| c.preamble("You are axon.", &[]), exact_from(window));
             if history.counter.is_loaded() {
                 // What it returns is now the exact count (no reports, so
                 // no correction).

@@ -48,19 +48,20 @@ impl Provider for AnthropicProvider {
         let max_tokens = request.max_output_tokens.or(connection.max_output_tokens);
         let request = ProviderRequest { max_output_tokens: max_tokens, ..request.clone() };
         let body = request_body(&connection.info.model, &request, connection.thinking_budget);
+        let body = http::encode(&body);
         http::spawn_call(move |emit| async move {
-            if let Err(e) = read_answer(&connection, &emit, &body).await {
+            let result = match body {
+                Ok(body) => read_answer(&connection, &emit, &body).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = result {
                 emit.send(Err(e)).await;
             }
         })
     }
 }
 
-async fn read_answer(
-    connection: &Connection,
-    emit: &Emitter,
-    body: &Value,
-) -> Result<(), LlmError> {
+async fn read_answer(connection: &Connection, emit: &Emitter, body: &[u8]) -> Result<(), LlmError> {
     let mut sse = connection.post(emit, body).await?;
     let mut blocks = BlockTracker::default();
     loop {

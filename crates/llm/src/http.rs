@@ -89,20 +89,14 @@ impl Connection {
 
     /// Posts `body`, retrying as the policy allows, and returns the SSE
     /// reader of the successful response.
-    pub(crate) async fn post(
-        &self,
-        emit: &Emitter,
-        body: &serde_json::Value,
-    ) -> Result<SseReader, LlmError> {
-        // Serialised once: every retry sends the very same bytes.
-        let bytes = serde_json::to_vec(body)
-            .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
+    pub(crate) async fn post(&self, emit: &Emitter, bytes: &[u8]) -> Result<SseReader, LlmError> {
+        // Encoded once (`encode`): every retry sends the very same bytes.
         let response = send(emit, &self.endpoint, &self.policy, || {
             let mut request = self
                 .client
                 .post(&self.endpoint.url)
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(bytes.clone());
+                .body(bytes.to_vec());
             if let Some(key) = &self.api_key {
                 request = match self.auth {
                     Auth::Bearer => request.bearer_auth(key),
@@ -117,6 +111,12 @@ impl Connection {
         .await?;
         Ok(SseReader::new(response, self.idle, &self.endpoint))
     }
+}
+
+/// A request body as the bytes every attempt sends.
+pub(crate) fn encode(body: &impl serde::Serialize) -> Result<Vec<u8>, LlmError> {
+    serde_json::to_vec(body)
+        .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))
 }
 
 /// Where a provider's requests go, for requests and for error messages.

@@ -23,6 +23,7 @@ mod discover;
 mod error;
 mod http;
 pub mod openai;
+mod openai_wire;
 pub mod overflow;
 mod presets;
 mod providers;
@@ -63,10 +64,11 @@ pub enum ToolProtocol {
 /// a provider encodes it once, so the agent never copies it per turn.
 #[derive(Debug, Clone, Default)]
 pub struct ProviderRequest<'a> {
-    pub system: String,
+    /// Borrowed from the agent, which builds it once, like the tools.
+    pub system: std::borrow::Cow<'a, str>,
     pub messages: &'a [Message],
     /// Empty when the text protocol describes the tools in `system`.
-    pub tools: Vec<ToolSpec>,
+    pub tools: std::borrow::Cow<'a, [ToolSpec]>,
     pub max_output_tokens: Option<u32>,
     pub temperature: Option<f32>,
 }

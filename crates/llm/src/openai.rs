@@ -9,11 +9,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axon_protocol::{ContentPart, Message, Role, Usage};
+use axon_protocol::Usage;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::http::{self, Auth, Connection, Emitter, Settings};
+use crate::openai_wire::Body;
 use crate::{
     EventStream, FinishReason, LlmError, Provider, ProviderEvent, ProviderInfo, ProviderRequest,
 };
@@ -37,23 +38,23 @@ impl Provider for OpenAiProvider {
 
     fn stream(&self, request: &ProviderRequest<'_>) -> EventStream {
         let connection = Arc::clone(&self.connection);
-        let mut body = request_body(&connection.info.model, request);
-        if let (None, Some(max)) = (request.max_output_tokens, connection.max_output_tokens) {
-            body["max_tokens"] = json!(max);
-        }
+        // Encoded here, from the borrowed history: the call's task owns
+        // only the bytes.
+        let body = Body::new(&connection.info.model, request, connection.max_output_tokens);
+        let body = http::encode(&body);
         http::spawn_call(move |emit| async move {
-            if let Err(e) = read_answer(&connection, &emit, &body).await {
+            let result = match body {
+                Ok(body) => read_answer(&connection, &emit, &body).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = result {
                 emit.send(Err(e)).await;
             }
         })
     }
 }
 
-async fn read_answer(
-    connection: &Connection,
-    emit: &Emitter,
-    body: &Value,
-) -> Result<(), LlmError> {
+async fn read_answer(connection: &Connection, emit: &Emitter, body: &[u8]) -> Result<(), LlmError> {
     let mut sse = connection.post(emit, body).await?;
     let mut calls = CallTracker::default();
     let mut finish: Option<FinishReason> = None;
@@ -190,97 +191,10 @@ fn finish_reason(reason: &str) -> FinishReason {
     }
 }
 
-/// The JSON body of a streaming chat-completions request.
+/// The JSON body of a streaming chat-completions request (what
+/// [`OpenAiProvider`] sends, as a `Value`).
 pub fn request_body(model: &str, request: &ProviderRequest<'_>) -> Value {
-    let mut messages = Vec::new();
-    if !request.system.is_empty() {
-        messages.push(json!({"role": "system", "content": request.system}));
-    }
-    messages.extend(request.messages.iter().map(wire_message));
-    let mut body = json!({
-        "model": model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.input_schema,
-                }})
-            })
-            .collect();
-    }
-    if let Some(max) = request.max_output_tokens {
-        body["max_tokens"] = json!(max);
-    }
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
-    }
-    body
-}
-
-fn wire_message(message: &Message) -> Value {
-    match message.role {
-        Role::System => json!({"role": "system", "content": message.text()}),
-        Role::User => json!({"role": "user", "content": user_content(&message.content)}),
-        Role::Tool => json!({
-            "role": "tool",
-            "tool_call_id": message.tool_call_id.clone().unwrap_or_default(),
-            "content": message.text(),
-        }),
-        Role::Assistant => {
-            // Reasoning is never sent back: DeepSeek rejects it in input.
-            let text = message.text();
-            // `null` content is allowed only beside tool calls; an empty
-            // answer must still be a string or later requests are refused.
-            let content = if text.is_empty() && !message.tool_calls.is_empty() {
-                Value::Null
-            } else {
-                json!(text)
-            };
-            let mut wire = json!({"role": "assistant", "content": content});
-            if !message.tool_calls.is_empty() {
-                wire["tool_calls"] = message
-                    .tool_calls
-                    .iter()
-                    .map(|call| {
-                        let arguments = match &call.arguments {
-                            // Malformed arguments go back exactly as the model wrote them.
-                            Value::String(raw) => raw.clone(),
-                            other => other.to_string(),
-                        };
-                        json!({"id": call.id, "type": "function",
-                               "function": {"name": call.name, "arguments": arguments}})
-                    })
-                    .collect();
-            }
-            wire
-        }
-    }
-}
-
-/// Plain text stays a string (every server accepts that); images make it a
-/// list of parts.
-fn user_content(parts: &[ContentPart]) -> Value {
-    let has_media = parts.iter().any(|p| matches!(p, ContentPart::Image { .. }));
-    if !has_media {
-        return json!(parts.iter().filter_map(ContentPart::as_text).collect::<String>());
-    }
-    parts
-        .iter()
-        .filter_map(|part| match part {
-            ContentPart::Text { text } => Some(json!({"type": "text", "text": text})),
-            ContentPart::Image { media_type, data } => Some(json!({
-                "type": "image_url",
-                "image_url": {"url": format!("data:{media_type};base64,{data}")},
-            })),
-            _ => None,
-        })
-        .collect()
+    serde_json::to_value(Body::new(model, request, None)).unwrap_or(Value::Null)
 }
 
 #[derive(Debug, Deserialize)]
@@ -358,6 +272,8 @@ struct CompletionDetails {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axon_protocol::{ContentPart, Message};
+    use serde_json::json;
 
     fn events_of(chunks: &[&str]) -> Vec<ProviderEvent> {
         let mut calls = CallTracker::default();
@@ -432,5 +348,28 @@ mod tests {
             ])
         );
         assert_eq!(body["stream_options"]["include_usage"], true);
+    }
+
+    #[test]
+    fn the_body_takes_the_default_output_limit_and_images_as_parts() {
+        let mut user = Message::user("see");
+        user.content
+            .push(ContentPart::Image { media_type: "image/png".into(), data: "AAA".into() });
+        let messages = [user];
+        let request = ProviderRequest { messages: &messages, ..Default::default() };
+        let body = |request: &ProviderRequest<'_>, default| {
+            serde_json::to_value(Body::new("m", request, default)).unwrap()
+        };
+        let sent = body(&request, Some(100));
+        assert_eq!(sent["max_tokens"], 100);
+        assert!(sent.get("tools").is_none() && sent.get("temperature").is_none(), "{sent}");
+        assert_eq!(
+            sent["messages"][0]["content"],
+            json!([{"type": "text", "text": "see"},
+                   {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAA"}}])
+        );
+        let own = ProviderRequest { max_output_tokens: Some(5), ..request.clone() };
+        assert_eq!(body(&own, Some(100))["max_tokens"], 5);
+        assert!(body(&request, None).get("max_tokens").is_none());
     }
 }
