@@ -9,19 +9,11 @@ use axon_testkit::Reply;
 use common::{events, setup};
 use serde_json::{Value, json};
 
-fn plan_call(steps: &[&str]) -> Reply {
-    let steps: Vec<Value> = steps
-        .iter()
-        .map(|s| json!({"description": s, "expected_outcome": format!("{s} is done")}))
-        .collect();
-    Reply::tool("submit_plan", json!({"steps": steps}))
-}
-
 #[test]
 fn a_plan_approved_with_yes_runs_its_steps_in_order() {
     let s = setup(vec![
         Reply::tool("glob", json!({"pattern": "*"})),
-        plan_call(&["inspect", "change", "verify"]),
+        Reply::submit_plan(&["inspect", "change", "verify"]),
         Reply::text("inspected"),
         Reply::text("changed"),
         Reply::text("verified"),
@@ -69,10 +61,10 @@ fn a_plan_approved_with_yes_runs_its_steps_in_order() {
 #[test]
 fn a_failed_step_is_revised_keeping_the_completed_ones() {
     let s = setup(vec![
-        plan_call(&["first", "second", "third"]),
+        Reply::submit_plan(&["first", "second", "third"]),
         Reply::text("first went fine"),
         Reply::text("STEP FAILED: the file is missing"),
-        plan_call(&["create the file", "second again"]),
+        Reply::submit_plan(&["create the file", "second again"]),
         Reply::text("created"),
         Reply::text("second done"),
     ]);
@@ -114,7 +106,7 @@ fn a_failed_step_is_revised_keeping_the_completed_ones() {
 
 #[test]
 fn without_yes_the_plan_waits_and_runs_once_approved() {
-    let s = setup(vec![plan_call(&["only step"]), Reply::text("did it")]);
+    let s = setup(vec![Reply::submit_plan(&["only step"]), Reply::text("did it")]);
     let output = s.axon().args(["run", "--plan", "tidy up"]).assert().code(4).get_output().clone();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("[ ] 1. only step (expected: only step is done)"), "{stderr}");
@@ -131,7 +123,7 @@ fn without_yes_the_plan_waits_and_runs_once_approved() {
 
 #[test]
 fn a_saved_plan_can_be_edited_before_it_runs() {
-    let s = setup(vec![plan_call(&["only step"]), Reply::text("did the edited one")]);
+    let s = setup(vec![Reply::submit_plan(&["only step"]), Reply::text("did the edited one")]);
     let output = s.axon().args(["run", "--plan", "tidy up"]).assert().code(4).get_output().clone();
     let stderr = String::from_utf8_lossy(&output.stderr);
     let id =

@@ -237,22 +237,14 @@ fn a_cancelled_turn_keeps_its_partial_answer() {
     });
 }
 
-fn plan_call(steps: &[&str]) -> Reply {
-    let steps: Vec<Value> = steps
-        .iter()
-        .map(|s| json!({"description": s, "expected_outcome": format!("{s} is done")}))
-        .collect();
-    Reply::tool("submit_plan", json!({"steps": steps}))
-}
-
 #[test]
 fn a_plan_with_a_failed_step_is_revised_and_approved_again() {
     runtime().block_on(async {
         let rig = Rig::new(vec![
-            plan_call(&["first", "second"]),
+            Reply::submit_plan(&["first", "second"]),
             Reply::text("first went fine"),
             Reply::text("STEP FAILED: the file is missing"),
-            plan_call(&["create the file", "second again"]),
+            Reply::submit_plan(&["create the file", "second again"]),
             Reply::text("created"),
             Reply::text("second done"),
         ])

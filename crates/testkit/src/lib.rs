@@ -63,6 +63,16 @@ impl Reply {
         }
     }
 
+    /// Plan mode's `submit_plan` with these step descriptions, each
+    /// expecting "STEP is done".
+    pub fn submit_plan(steps: &[&str]) -> Self {
+        let steps: Vec<Value> = steps
+            .iter()
+            .map(|s| json!({"description": s, "expected_outcome": format!("{s} is done")}))
+            .collect();
+        Reply::tool("submit_plan", json!({"steps": steps}))
+    }
+
     pub fn error(status: u16, body: &str) -> Self {
         Reply::Error { status, headers: Vec::new(), body: body.to_string() }
     }
