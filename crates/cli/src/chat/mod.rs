@@ -180,7 +180,8 @@ async fn ui(
                     session.submit(Op::SetMode { mode });
                 }
                 app.turn_started();
-                session.submit(Op::UserTurn { text, attachments: Vec::new() });
+                let attachments = files::mentioned(&text, &app.files);
+                session.submit(Op::UserTurn { text, attachments });
             }
             Action::Approve { call_id, answer } => {
                 let decision = match answer {
