@@ -21,12 +21,8 @@ impl Task {
         usage: Arc<Mutex<Usage>>,
         cancel: &CancellationToken,
     ) -> StopReason {
-        let request = match self.user_message(goal, attachments) {
-            Ok(message) => message.text(),
-            Err(e) => {
-                self.events.emit(AgentEvent::Error { message: e });
-                return StopReason::Error;
-            }
+        let Some(request) = self.user_message(goal, attachments).map(|m| m.text()) else {
+            return StopReason::Error;
         };
         if attachments.iter().any(|a| matches!(a, Attachment::Image { .. })) {
             self.events.emit(AgentEvent::Warning {

@@ -121,53 +121,11 @@ pub(crate) struct Task {
     pub(crate) auto_approve_plans: bool,
     pub(crate) workspace: Workspace,
     pub(crate) info: SessionInfo,
-    turns: u32,
+    /// Turns begun so far, numbering `turn_started`.
+    pub(crate) turns: u32,
 }
 
 impl Task {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        agent: Agent,
-        planner: Planner,
-        events: Emitter,
-        sessions: Sessions,
-        mcp: McpManager,
-        models: (Effective, ProviderConfig),
-        mode: Mode,
-        auto_approve_plans: bool,
-        workspace: Workspace,
-    ) -> Task {
-        let info = SessionInfo {
-            session_id: None,
-            workspace: workspace.root().display().to_string(),
-            provider: String::new(),
-            model: String::new(),
-            context_window: 0,
-            mode,
-            tools: Vec::new(),
-            mcp_servers: Vec::new(),
-            rules: Vec::new(),
-            skills: Vec::new(),
-            context_tokens: 0,
-        };
-        Task {
-            agent,
-            planner,
-            events,
-            sessions,
-            mcp,
-            models,
-            journal: None,
-            plan: None,
-            revisions: 0,
-            mode,
-            auto_approve_plans,
-            workspace,
-            info,
-            turns: 0,
-        }
-    }
-
     async fn serve(
         mut self,
         mut queue: mpsc::UnboundedReceiver<(Op, CancellationToken)>,
@@ -288,12 +246,8 @@ impl Task {
         usage: Arc<Mutex<Usage>>,
         cancel: &CancellationToken,
     ) -> StopReason {
-        let message = match self.user_message(text, attachments) {
-            Ok(message) => message,
-            Err(e) => {
-                self.events.emit(AgentEvent::Error { message: e });
-                return StopReason::Error;
-            }
+        let Some(message) = self.user_message(text, attachments) else {
+            return StopReason::Error;
         };
         self.journal(text);
         let emit = self.sink(usage);
@@ -306,12 +260,19 @@ impl Task {
     }
 
     /// The user's message: the text, then each attachment (files of the
-    /// workspace read through its handle, so nothing outside it is).
-    pub(crate) fn user_message(
-        &self,
-        text: &str,
-        attachments: &[Attachment],
-    ) -> Result<Message, String> {
+    /// workspace read through its handle, so nothing outside it is). An
+    /// attachment that cannot be read is an `error` event and `None`.
+    pub(crate) fn user_message(&self, text: &str, attachments: &[Attachment]) -> Option<Message> {
+        match self.message_with(text, attachments) {
+            Ok(message) => Some(message),
+            Err(message) => {
+                self.events.emit(AgentEvent::Error { message });
+                None
+            }
+        }
+    }
+
+    fn message_with(&self, text: &str, attachments: &[Attachment]) -> Result<Message, String> {
         let mut message = Message::user(text);
         for attachment in attachments {
             match attachment {

@@ -266,42 +266,49 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         skills: guidance.skill_infos(),
         context_tokens: 0,
     };
-    let mut task = Task::new(
-        agent,
-        planner,
-        emitter.clone(),
-        sessions,
-        mcp,
-        (config.config, provider_config),
-        config.mode,
-        config.auto_approve_plans,
-        config.workspace,
-    );
     let mut history = None;
+    let mut journal = None;
     let mut plan = None;
     if let Some(opened) = opened {
         session_info.session_id = Some(opened.journal.id());
         if let Some((messages, tokens)) = opened.resumed {
             history = config.replay_history.then(|| messages.clone());
-            task.agent.replace_history(messages, tokens);
+            agent.replace_history(messages, tokens);
         }
-        task.agent.set_journal(opened.journal.clone());
-        task.journal = Some(opened.journal);
+        agent.set_journal(opened.journal.clone());
+        journal = Some(opened.journal);
         plan = opened.plan;
     }
-    session_info.context_tokens = task.agent.context_tokens();
+    session_info.context_tokens = agent.context_tokens();
     emitter.emit(AgentEvent::SessionStarted { session: session_info.clone() });
     if let Some(messages) = history {
         emitter.emit(AgentEvent::History { messages });
     }
-    if let Some(plan) = plan {
+    // A completed plan is shown as it ended; any other waits for approval.
+    let plan = plan.and_then(|plan| {
         if plan.status == PlanStatus::Completed {
             emitter.emit(AgentEvent::PlanChanged { plan });
+            None
         } else {
             emitter.emit(AgentEvent::PlanProposed { plan: plan.clone() });
-            task.plan = Some(plan);
+            Some(plan)
         }
-    }
-    task.info = session_info;
+    });
+    let task = Task {
+        agent,
+        planner,
+        events: emitter,
+        sessions,
+        mcp,
+        models: (config.config, provider_config),
+        journal,
+        plan,
+        revisions: 0,
+        mode: config.mode,
+        auto_approve_plans: config.auto_approve_plans,
+        workspace: config.workspace,
+        info: session_info,
+        turns: 0,
+    };
     Ok(Session::start(task, shared))
 }
