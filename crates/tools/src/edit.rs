@@ -9,14 +9,16 @@
 //! The tool and its preview share everything up to the write (`plan`), the
 //! replacement being one pure function of the old text and the arguments,
 //! so a preview shows exactly the content the edit would write, or the
-//! refusal the edit would give.
+//! refusal the edit would give. With an editor's buffers attached, both
+//! start from the editor's text of the file and the edit is written
+//! through the editor.
 
 use axon_protocol::{Preview, ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use similar::TextDiffConfig;
 
-use crate::atomic::atomic_write;
+use crate::buffers::{Text, read_whole, write_whole};
 use crate::error::ToolError;
 use crate::preview::{diff_preview, invalid, unified_diff};
 use crate::read::{hard_link_note, open_regular};
@@ -24,7 +26,6 @@ use crate::registry::{ToolContext, TypedTool};
 use crate::resolved::Resolved;
 use crate::text::{clip_line, looks_binary};
 use crate::workspace::Workspace;
-use crate::write::write_error;
 
 /// Lines of diff shown before it is cut.
 const MAX_DIFF_LINES: usize = 80;
@@ -87,7 +88,7 @@ impl TypedTool for EditFile {
 fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError> {
     let planned = plan(workspace, args)?;
     let Planned { place, rel, original, updated, replaced, link_note } = planned;
-    atomic_write(&place, updated.as_bytes()).map_err(|e| write_error(&rel, &e))?;
+    write_whole(workspace, &place, &rel, &updated)?;
 
     let noun = if replaced == 1 { "replacement" } else { "replacements" };
     let note = if link_note.is_empty() {
@@ -134,9 +135,10 @@ struct Planned {
 }
 
 /// Everything edit_file does before writing: the checks, the read (through
-/// the workspace handle, bounded) and the replacement. The tool and its
-/// preview both go through here, so they refuse the same calls with the
-/// same words and agree on the new content.
+/// the workspace handle, bounded; the editor's text when buffers are
+/// attached) and the replacement. The tool and its preview both go through
+/// here, so they refuse the same calls with the same words and agree on the
+/// new content.
 fn plan(workspace: &Workspace, args: &EditFileArgs) -> Result<Planned, ToolError> {
     if args.old_str.is_empty() {
         return Err(ToolError::failed(
@@ -148,7 +150,7 @@ fn plan(workspace: &Workspace, args: &EditFileArgs) -> Result<Planned, ToolError
     }
     let place = workspace.resolve(&args.path)?;
     let rel = workspace.relative(place.path());
-    let (mut file, meta) = open_regular(&place, &rel)?;
+    let (file, meta) = open_regular(&place, &rel)?;
     if meta.len() > MAX_EDIT_BYTES {
         return Err(ToolError::failed(format!(
             "'{rel}' is {} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use shell \
@@ -157,15 +159,22 @@ fn plan(workspace: &Workspace, args: &EditFileArgs) -> Result<Planned, ToolError
         )));
     }
     // The size was checked on the handle, but the file may grow while it
-    // is read: no more than the limit is ever held.
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, MAX_EDIT_BYTES + 1), &mut bytes)
+    // is read, and the editor's text may be larger: no more than the limit
+    // is ever held from the disk.
+    let Text { bytes, from_editor } = read_whole(workspace, &place, file, &meta, MAX_EDIT_BYTES)
         .map_err(|e| ToolError::io("read", &rel, &e))?;
-    drop(file);
     if bytes.len() as u64 > MAX_EDIT_BYTES {
-        return Err(ToolError::failed(format!(
-            "'{rel}' grew past {MAX_EDIT_BYTES} bytes while it was read; too large for edit_file"
-        )));
+        return Err(ToolError::failed(if from_editor {
+            format!(
+                "The editor's text of '{rel}' is larger than {MAX_EDIT_BYTES} bytes; too large \
+                 for edit_file"
+            )
+        } else {
+            format!(
+                "'{rel}' grew past {MAX_EDIT_BYTES} bytes while it was read; too large for \
+                 edit_file"
+            )
+        }));
     }
     // Whatever is said of the content, the hard-link warning comes first.
     let link_note = hard_link_note(&rel, &meta);

@@ -3,7 +3,10 @@
 //! - [`Workspace`] is the path jail: every path a tool touches is resolved by
 //!   [`Workspace::resolve`] into a [`Resolved`], whose operations all start
 //!   from the workspace's directory handle, and nothing else joins user paths.
-//! - [`atomic_write`] is the only way a tool writes a file.
+//! - [`atomic_write`] is the only way a tool writes a file on the disk.
+//! - [`Buffers`], attached to the workspace, let the file tools read an
+//!   editor's text of a file (unsaved changes included) and write through
+//!   the editor, after the same jail checks.
 //! - [`ToolRegistry`] holds tools, validates every call's arguments against
 //!   the tool's JSON Schema before it runs, and turns every failure into a
 //!   [`ToolOutput`](axon_protocol::ToolOutput) with `is_error` set: a tool
@@ -14,6 +17,7 @@
 //! [`Profile::Vault`] for a notes vault (seed 000's Obsidian tools).
 
 mod atomic;
+mod buffers;
 mod edit;
 pub mod env_policy;
 mod error;
@@ -34,6 +38,7 @@ mod workspace;
 mod write;
 
 pub use atomic::{atomic_replace, atomic_write, atomic_write_path};
+pub use buffers::Buffers;
 pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
 pub use process::kill_process_group;

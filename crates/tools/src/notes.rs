@@ -7,12 +7,15 @@
 //! (`< > : " | ? *`) are refused so a vault stays portable.
 //!
 //! `create_note`'s preview is write_file's, reached through the same path
-//! handling and reworded errors as the note itself.
+//! handling and reworded errors as the note itself. With an editor's
+//! buffers attached, notes are read from and written through the editor as
+//! files are (see the `buffers` module).
 
 use axon_protocol::{ContentPart, Preview, ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::buffers::{Text, read_whole};
 use crate::error::{PathError, ToolError};
 use crate::preview::invalid;
 use crate::read::{hard_link_note, open_regular, require_folder};
@@ -108,8 +111,7 @@ fn read_note(workspace: &Workspace, requested: &str) -> Result<ToolOutput, ToolE
 fn read_text(workspace: &Workspace, place: &Resolved) -> Result<String, ToolError> {
     let rel = workspace.relative(place.path());
     let (file, meta) = open_regular(place, &rel)?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_NOTE_BYTES + 1), &mut bytes)
+    let Text { bytes, .. } = read_whole(workspace, place, file, &meta, MAX_NOTE_BYTES)
         .map_err(|e| ToolError::io("read", &rel, &e))?;
     if bytes.len() as u64 > MAX_NOTE_BYTES {
         return Err(ToolError::failed(format!(
@@ -186,7 +188,7 @@ impl TypedTool for CreateNote {
     async fn run(&self, ctx: &ToolContext, args: CreateNoteArgs) -> Result<ToolOutput, ToolError> {
         let (note, absolute) = note_target(&args.path)?;
         ctx.blocking(Self::NAME, move |workspace| {
-            write_text(workspace, &note, args.content.as_bytes(), args.mode)
+            write_text(workspace, &note, &args.content, args.mode)
                 .map_err(|e| outside_vault(e, absolute))
         })
         .await

@@ -3,6 +3,9 @@
 //! The file is streamed, so a huge file costs only the lines shown plus a
 //! line count. Output stops at a line or byte budget with a note saying how to
 //! read on; ranges past the end clamp silently; binary files are refused.
+//! With an editor's buffers attached, the editor's text of the file is shown
+//! instead of the disk's, numbered the same way (the file is still opened
+//! and judged through the jail first).
 
 use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader};
@@ -12,6 +15,7 @@ use axon_protocol::{ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::buffers::{MAX_BUFFER_BYTES, editor_text};
 use crate::error::ToolError;
 use crate::registry::{ToolContext, TypedTool};
 use crate::resolved::{Opened, Resolved};
@@ -77,10 +81,24 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
             meta.len()
         )));
     }
+    // The editor's text, when it has one, is numbered exactly as the disk's.
+    match editor_text(workspace, &place, &meta, head, MAX_BUFFER_BYTES) {
+        Some(text) => number_lines(io::Cursor::new(text.as_bytes()), &rel, &meta, args),
+        None => number_lines(reader, &rel, &meta, args),
+    }
+}
 
+/// The lines of `reader` (the content of `rel`) that `args` asks for, each
+/// as `N | text`, within the line and byte budgets.
+fn number_lines(
+    mut reader: impl BufRead,
+    rel: &str,
+    meta: &Metadata,
+    args: &ReadFileArgs,
+) -> Result<String, ToolError> {
     let start = args.start_line.unwrap_or(1).max(1);
     let end = args.end_line.unwrap_or(u64::MAX);
-    let mut out = hard_link_note(&rel, &meta);
+    let mut out = hard_link_note(rel, meta);
     let mut line = Vec::new();
     let mut total = 0u64;
     let mut shown = 0u64;
@@ -90,7 +108,7 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
         let wanted = total + 1 >= start && total < end && !cut_short;
         let cap = if wanted { MAX_LINE_BYTES } else { 0 };
         let Some(length) = read_line_capped(&mut reader, &mut line, cap)
-            .map_err(|e| ToolError::io("read", &rel, &e))?
+            .map_err(|e| ToolError::io("read", rel, &e))?
         else {
             break;
         };

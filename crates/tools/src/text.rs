@@ -1,7 +1,7 @@
 //! Text helpers shared by the tools: binary detection and output limits.
 
 /// How many leading bytes are checked for a NUL, as git and ripgrep do.
-const BINARY_SNIFF_BYTES: usize = 8192;
+pub(crate) const BINARY_SNIFF_BYTES: usize = 8192;
 
 /// A file whose first bytes contain a NUL is treated as binary.
 pub(crate) fn looks_binary(bytes: &[u8]) -> bool {

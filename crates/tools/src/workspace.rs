@@ -16,6 +16,7 @@
 //!   followed. The check is a courtesy; the handle is the guarantee.
 
 use std::ffi::OsString;
+use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -24,6 +25,7 @@ use std::sync::Arc;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 
+use crate::buffers::Buffers;
 use crate::error::PathError;
 pub use crate::resolved::Resolved;
 
@@ -33,11 +35,23 @@ const MAX_COMPONENT_BYTES: usize = 255;
 const MAX_PATH_BYTES: usize = 4096;
 
 /// A folder the tools are confined to.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Workspace {
     root: PathBuf,
     /// The root, opened once: every file operation starts from this handle.
     dir: Arc<Dir>,
+    /// The editor's view of the files, when one is attached.
+    buffers: Option<Arc<dyn Buffers>>,
+}
+
+impl fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Workspace")
+            .field("root", &self.root)
+            .field("dir", &self.dir)
+            .field("buffers", &if self.buffers.is_some() { "attached" } else { "none" })
+            .finish()
+    }
 }
 
 impl Workspace {
@@ -62,7 +76,21 @@ impl Workspace {
                 format!("cannot open workspace folder '{}': {e}", root.display()),
             )
         })?;
-        Ok(Workspace { root: canonical, dir: Arc::new(dir) })
+        Ok(Workspace { root: canonical, dir: Arc::new(dir), buffers: None })
+    }
+
+    /// This workspace with an editor's `buffers` attached: the file tools
+    /// then read the editor's text of a file and write through the editor,
+    /// every path still judged by the jail first. Replaces buffers attached
+    /// before.
+    pub fn with_buffers(mut self, buffers: Arc<dyn Buffers>) -> Workspace {
+        self.buffers = Some(buffers);
+        self
+    }
+
+    /// The editor's buffers, when attached.
+    pub(crate) fn buffers(&self) -> Option<&dyn Buffers> {
+        self.buffers.as_deref()
     }
 
     /// The canonical root folder.

@@ -2,6 +2,10 @@
 //! folders. Both modes go through [`atomic_replace`], so an interrupted write
 //! leaves the old content or the new one.
 //!
+//! With an editor's buffers attached, the new content goes through the
+//! editor instead (an append adds to the editor's text of the file), after
+//! the same checks and with the parent folders created the same way.
+//!
 //! Its preview makes the same checks the write makes before writing (the
 //! target, then the parent folders, looked at without creating them) and
 //! diffs the file as it is against the file as it would be.
@@ -14,6 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::atomic::atomic_replace;
+use crate::buffers::{MAX_BUFFER_BYTES, Text, read_whole, write_whole};
 use crate::error::ToolError;
 use crate::preview::{diff_preview, invalid, note_preview};
 use crate::read::hard_link_note;
@@ -66,7 +71,7 @@ impl TypedTool for WriteFile {
 
     async fn run(&self, ctx: &ToolContext, args: WriteFileArgs) -> Result<ToolOutput, ToolError> {
         ctx.blocking(Self::NAME, move |workspace| {
-            write_text(workspace, &args.path, args.content.as_bytes(), args.mode)
+            write_text(workspace, &args.path, &args.content, args.mode)
         })
         .await
         .map(ToolOutput::text)
@@ -112,7 +117,7 @@ fn is_absent(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
 }
 
-fn not_regular(rel: &str) -> ToolError {
+pub(crate) fn not_regular(rel: &str) -> ToolError {
     ToolError::failed(format!(
         "'{rel}' is not a regular file (a pipe, socket or device); only files can be written"
     ))
@@ -123,11 +128,17 @@ fn not_regular(rel: &str) -> ToolError {
 pub(crate) fn write_text(
     workspace: &Workspace,
     user_path: &str,
-    data: &[u8],
+    data: &str,
     mode: WriteMode,
 ) -> Result<String, ToolError> {
     let Target { place, rel, existed } = target(workspace, user_path)?;
     create_parents(workspace, &place)?;
+    if workspace.buffers().is_some()
+        && let Some(summary) = write_through_editor(workspace, &place, &rel, existed, data, mode)?
+    {
+        return Ok(summary);
+    }
+    let data = data.as_bytes();
     let appending = mode == WriteMode::Append;
     let mut appended = false;
     let mut links = 1;
@@ -151,6 +162,68 @@ pub(crate) fn write_text(
         file.write_all(data)
     })
     .map_err(|e| write_error(&rel, &e))?;
+    Ok(summary(&rel, data.len(), appended, existed, links, &written))
+}
+
+/// The write with an editor's buffers attached: the whole new text (for an
+/// append, the old text as the tools read it, the editor's, followed by
+/// `data`) goes through [`write_whole`]. `None` when an append's old
+/// content cannot be held as text (binary, not UTF-8, or larger than
+/// [`MAX_BUFFER_BYTES`] on disk): it is then streamed on the disk, as
+/// without buffers.
+fn write_through_editor(
+    workspace: &Workspace,
+    place: &Resolved,
+    rel: &str,
+    existed: bool,
+    data: &str,
+    mode: WriteMode,
+) -> Result<Option<String>, ToolError> {
+    let old = if mode == WriteMode::Append && existed {
+        match place.open_read() {
+            Ok(Opened::File(file, meta)) => Some((file, meta)),
+            Ok(Opened::Dir) => {
+                return Err(ToolError::failed(format!("'{rel}' is a folder; give a file path")));
+            }
+            Ok(Opened::Special) => return Err(not_regular(rel)),
+            // Gone since it was checked: the append creates it.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(write_error(rel, &e)),
+        }
+    } else {
+        None
+    };
+    let (appended, links, text) = match old {
+        Some((file, meta)) => {
+            let Text { bytes, .. } = read_whole(workspace, place, file, &meta, MAX_BUFFER_BYTES)
+                .map_err(|e| ToolError::io("read", rel, &e))?;
+            if bytes.len() as u64 > MAX_BUFFER_BYTES || looks_binary(&bytes) {
+                return Ok(None);
+            }
+            let Ok(mut text) = String::from_utf8(bytes) else {
+                return Ok(None);
+            };
+            text.push_str(data);
+            (true, meta.nlink(), text)
+        }
+        None => (false, 1, data.to_string()),
+    };
+    write_whole(workspace, place, rel, &text)?;
+    let mut written = Tally::default();
+    written.add(text.as_bytes());
+    Ok(Some(summary(rel, data.len(), appended, existed, links, &written)))
+}
+
+/// The one-line summary of a write: `added` bytes given, `written` the
+/// whole new content, `links` the old file's hard links.
+fn summary(
+    rel: &str,
+    added: usize,
+    appended: bool,
+    existed: bool,
+    links: u64,
+    written: &Tally,
+) -> String {
     let note = if links > 1 {
         format!(
             " [note: it had {links} hard links; its content may also have been reachable from \
@@ -160,11 +233,11 @@ pub(crate) fn write_text(
         String::new()
     };
     let size = format!("{} bytes, {} lines", written.bytes, written.lines());
-    Ok(match (appended, existed) {
-        (true, _) => format!("Appended {} bytes to '{rel}' (now {size}){note}", data.len()),
+    match (appended, existed) {
+        (true, _) => format!("Appended {added} bytes to '{rel}' (now {size}){note}"),
         (false, true) => format!("Overwrote '{rel}' ({size})"),
         (false, false) => format!("Created '{rel}' ({size})"),
-    })
+    }
 }
 
 /// Size and line count of what was written, counted as it streams by.
@@ -270,10 +343,11 @@ pub(crate) fn preview_write(
                 .to_string(),
         );
     }
-    let mut old = Vec::new();
-    file.take(MAX_PREVIEW_SOURCE_BYTES + 1)
-        .read_to_end(&mut old)
-        .map_err(|e| ToolError::io("read", &rel, &e))?;
+    // The old content as the write would take it: the editor's, when it
+    // has the file.
+    let Text { bytes: old, .. } =
+        read_whole(workspace, &place, file, &meta, MAX_PREVIEW_SOURCE_BYTES)
+            .map_err(|e| ToolError::io("read", &rel, &e))?;
     let what = match mode {
         WriteMode::Overwrite => format!("its content would be replaced by {new_size}"),
         WriteMode::Append => format!("{new_size} would be added to its end"),
