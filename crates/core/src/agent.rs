@@ -121,8 +121,14 @@ pub(crate) struct Preamble {
 }
 
 impl Preamble {
-    fn new(registry: &ToolRegistry, provider: &dyn Provider, system_prompt: &str) -> Self {
-        let specs: Vec<ToolSpec> = registry.specs().cloned().collect();
+    fn new(registry: &ToolRegistry, provider: &dyn Provider, config: &AgentConfig) -> Self {
+        let system_prompt = &config.system_prompt;
+        // A read-only session refuses every other tool: the model is not
+        // offered them (the policy can change mid-session, so this is
+        // decided here rather than by removing them from the registry).
+        let read_only = config.approval == ApprovalPolicy::ReadOnly;
+        let specs: Vec<ToolSpec> =
+            registry.specs().filter(|s| !read_only || s.annotations.read_only).cloned().collect();
         let (system, tools) = match provider.info().tool_protocol {
             ToolProtocol::Native => (system_prompt.to_string(), specs),
             ToolProtocol::Text => {
@@ -145,9 +151,9 @@ pub(crate) fn preamble_of<'a>(
     cell: &'a OnceLock<Preamble>,
     registry: &ToolRegistry,
     provider: &dyn Provider,
-    system_prompt: &str,
+    config: &AgentConfig,
 ) -> &'a Preamble {
-    cell.get_or_init(|| Preamble::new(registry, provider, system_prompt))
+    cell.get_or_init(|| Preamble::new(registry, provider, config))
 }
 
 /// One tool call as the loop will handle it.
@@ -217,6 +223,20 @@ impl Agent {
         self.preamble = OnceLock::new();
     }
 
+    /// Another standing rule for calls that change things, from the next
+    /// call on (a front end's mode switch).
+    pub fn set_approval(&mut self, approval: ApprovalPolicy) {
+        if self.config.approval != approval {
+            self.config.approval = approval;
+            // The tools offered depend on it.
+            self.preamble = OnceLock::new();
+        }
+    }
+
+    pub fn approval(&self) -> ApprovalPolicy {
+        self.config.approval
+    }
+
     /// Where every message, usage report and compaction is recorded.
     pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Self {
         self.set_journal(journal);
@@ -251,6 +271,10 @@ impl Agent {
 
     pub fn provider(&self) -> &Arc<dyn Provider> {
         &self.provider
+    }
+
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
     }
 
     /// Runs one user request to its end, reporting every step to `emit`.
@@ -349,7 +373,7 @@ impl Agent {
 
     /// The system prompt and tool list every request carries.
     pub(crate) fn preamble(&self) -> &Preamble {
-        preamble_of(&self.preamble, &self.registry, &*self.provider, &self.config.system_prompt)
+        preamble_of(&self.preamble, &self.registry, &*self.provider, &self.config)
     }
 
     fn request(&self) -> ProviderRequest<'_> {

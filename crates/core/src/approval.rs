@@ -18,6 +18,26 @@ pub enum ApprovalPolicy {
     Ask,
 }
 
+impl From<axon_protocol::ApprovalMode> for ApprovalPolicy {
+    fn from(mode: axon_protocol::ApprovalMode) -> Self {
+        match mode {
+            axon_protocol::ApprovalMode::Ask => ApprovalPolicy::Ask,
+            axon_protocol::ApprovalMode::Auto => ApprovalPolicy::Auto,
+            axon_protocol::ApprovalMode::ReadOnly => ApprovalPolicy::ReadOnly,
+        }
+    }
+}
+
+impl From<ApprovalPolicy> for axon_protocol::ApprovalMode {
+    fn from(policy: ApprovalPolicy) -> Self {
+        match policy {
+            ApprovalPolicy::Ask => axon_protocol::ApprovalMode::Ask,
+            ApprovalPolicy::Auto => axon_protocol::ApprovalMode::Auto,
+            ApprovalPolicy::ReadOnly => axon_protocol::ApprovalMode::ReadOnly,
+        }
+    }
+}
+
 /// A front end's answer to one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {

@@ -38,7 +38,7 @@ impl Agent {
             &self.preamble,
             &self.registry,
             &*self.provider,
-            &self.config.system_prompt,
+            &self.config,
         );
         let tokens = self
             .history

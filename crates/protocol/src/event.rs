@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::Message;
-use crate::op::Mode;
+use crate::op::{ApprovalMode, Mode};
 use crate::plan::Plan;
 use crate::preview::Preview;
 use crate::tool::{ToolCall, ToolOutput};
@@ -129,6 +129,9 @@ pub struct SessionInfo {
     pub model: String,
     pub context_window: u64,
     pub mode: Mode,
+    /// Which calls that change things run.
+    #[serde(default)]
+    pub approval: ApprovalMode,
     /// The tools the model is offered, MCP tools included.
     pub tools: Vec<String>,
     pub mcp_servers: Vec<McpServerInfo>,

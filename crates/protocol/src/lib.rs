@@ -23,7 +23,7 @@ pub use event::{
     StopReason, Usage,
 };
 pub use message::{ContentPart, Message, Role};
-pub use op::{ApprovalDecision, Attachment, Mode, Op};
+pub use op::{ApprovalDecision, ApprovalMode, Attachment, Mode, Op};
 pub use plan::{Plan, PlanStatus, PlanStep, StepStatus};
 pub use preview::Preview;
 pub use tool::{ToolAnnotations, ToolCall, ToolOutput, ToolSpec};

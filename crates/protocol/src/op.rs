@@ -16,6 +16,20 @@ pub enum Mode {
     Plan,
 }
 
+/// Which tool calls that change files or run commands may run (those that
+/// only read always do).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalMode {
+    /// Each one waits for the user's `approve`.
+    #[default]
+    Ask,
+    /// They run.
+    Auto,
+    /// They are refused (and not offered to the model).
+    ReadOnly,
+}
+
 /// Something sent along with a prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -66,6 +80,11 @@ pub enum Op {
     Cancel,
     SetMode {
         mode: Mode,
+    },
+    /// Another approval mode from the next tool call on. Switching to
+    /// `ask` in a session no one answers refuses such calls instead.
+    SetApproval {
+        approval: ApprovalMode,
     },
     /// Runs the plan waiting for approval.
     ApprovePlan,

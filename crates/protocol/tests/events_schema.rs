@@ -13,7 +13,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use axon_protocol::{
-    AgentEvent, ContentPart, McpServerInfo, McpState, Message, Mode, Op, Plan, PlanStatus,
+    AgentEvent, ApprovalMode, ContentPart, McpServerInfo, McpState, Message, Mode, Op, Plan,
+    PlanStatus,
     PlanStep, Preview, SCHEMA_VERSION, SessionInfo, SkillInfo, SkillState, StepStatus, StopReason,
     ToolCall, ToolOutput, Usage,
 };
@@ -167,6 +168,7 @@ fn samples() -> Vec<AgentEvent> {
                 model: "gpt-4.1".into(),
                 context_window: 1_047_576,
                 mode: Mode::React,
+                approval: ApprovalMode::Ask,
                 tools: vec!["read_file".into(), "mcp_files_list".into()],
                 mcp_servers: vec![
                     McpServerInfo { name: "files".into(), state: McpState::Ready, message: None },
@@ -208,6 +210,7 @@ fn samples() -> Vec<AgentEvent> {
                 model: "claude-sonnet-4-5".into(),
                 context_window: 200_000,
                 mode: Mode::Plan,
+                approval: ApprovalMode::Ask,
                 tools: vec![],
                 mcp_servers: vec![],
                 rules: vec![],

@@ -18,6 +18,10 @@ pub enum SessionChoice {
     /// A new session, saved once something is said.
     #[default]
     New,
+    /// A new session, saved under this id (from
+    /// `axon_store::new_session_id`) once something is said: a front end
+    /// that must name the session before that (an editor).
+    NewAs(String),
     /// The latest session of this workspace.
     Latest,
     /// Session ID (or a unique start of it).
@@ -113,17 +117,25 @@ pub struct Sessions {
     pub redactor: Redactor,
     pub workspace: std::path::PathBuf,
     pub events: Emitter,
+    /// The id the next new session is saved under (a front end that named
+    /// it up front); else a fresh one.
+    pub next_id: Option<String>,
 }
 
 impl Sessions {
     /// A new session titled `title`; `None` when the session is not
     /// recorded.
-    pub fn create(&self, title: &str, (provider, model): (&str, &str)) -> Result<Option<Opened>> {
+    pub fn create(
+        &mut self,
+        title: &str,
+        (provider, model): (&str, &str),
+    ) -> Result<Option<Opened>> {
         if !self.record {
             return Ok(None);
         }
-        let writer =
-            self.store.create(title, &self.workspace, provider, model, self.redactor.clone())?;
+        let id = self.next_id.take().unwrap_or_else(axon_store::new_session_id);
+        let redactor = self.redactor.clone();
+        let writer = self.store.create_as(&id, title, &self.workspace, provider, model, redactor)?;
         Ok(Some(Opened {
             journal: Arc::new(SessionJournal::new(writer, self.events.clone())),
             resumed: None,
@@ -138,7 +150,7 @@ impl Sessions {
         (provider, model): (&str, &str),
     ) -> Result<Option<Opened>> {
         let session: Session = match choice {
-            SessionChoice::New => return Ok(None),
+            SessionChoice::New | SessionChoice::NewAs(_) => return Ok(None),
             SessionChoice::Latest => match self.store.latest(&self.workspace)? {
                 Some(session) => session,
                 None => bail!(

@@ -153,6 +153,7 @@ impl Task {
                     self.mode = mode;
                     self.info.mode = mode;
                 }
+                Op::SetApproval { approval } => self.set_approval(approval.into()),
                 Op::SwitchModel { model } => self.switch_model(&model).await,
                 Op::NewConversation => self.new_conversation(),
                 Op::Resume { id } => self.resume(id),
@@ -363,6 +364,12 @@ impl Task {
                 .events
                 .emit(AgentEvent::Error { message: format!("cannot switch the model: {e:#}") }),
         }
+    }
+
+    fn set_approval(&mut self, approval: axon_core::ApprovalPolicy) {
+        self.agent.set_approval(approval);
+        self.info.approval = approval.into();
+        self.info.tools = crate::setup::offered(self.agent.registry(), approval);
     }
 
     fn new_conversation(&mut self) {

@@ -49,6 +49,9 @@ pub struct SessionConfig {
     /// Whether the workspace's own MCP servers (commands a repository asks
     /// to run) may start.
     pub workspace_servers: ServerConsent,
+    /// MCP servers the front end brings (an editor's own list): started
+    /// with the user's, since the user configured them there.
+    pub client_servers: Vec<ServerConfig>,
     /// Start MCP servers at all (a compaction needs none).
     pub start_servers: bool,
     /// Send the resumed conversation as a `history` event.
@@ -94,6 +97,7 @@ impl SessionConfig {
             mode: Mode::React,
             interactive: false,
             workspace_servers: ServerConsent::Refuse,
+            client_servers: Vec::new(),
             start_servers: true,
             replay_history: false,
             auto_approve_plans: false,
@@ -133,6 +137,16 @@ pub fn choose_profile(chosen: Option<Profile>, config: &Effective) -> Result<Pro
         (None, Some("vault")) => Profile::Vault,
         (None, Some(other)) => bail!("unknown profile '{other}' in the config; use code or vault"),
     })
+}
+
+/// The tools the model is offered under `approval`: a read-only session
+/// offers only those that read.
+pub(crate) fn offered(registry: &axon_tools::ToolRegistry, approval: ApprovalPolicy) -> Vec<String> {
+    registry
+        .specs()
+        .filter(|s| approval != ApprovalPolicy::ReadOnly || s.annotations.read_only)
+        .map(|s| s.name.clone())
+        .collect()
 }
 
 fn context_strategy(config: &Effective) -> Result<ContextStrategy> {
@@ -194,7 +208,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         servers_to_start(
             approval,
             &config.workspace_servers,
-            config.config.user_servers.clone(),
+            config.config.user_servers.iter().chain(&config.client_servers).cloned().collect(),
             config.config.workspace_servers.clone(),
             &emitter,
         )
@@ -209,6 +223,10 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         redactor,
         workspace: root.clone(),
         events: emitter.clone(),
+        next_id: match &config.session {
+            SessionChoice::NewAs(id) => Some(id.clone()),
+            _ => None,
+        },
     };
     let info = provider.info().clone();
     let opened = sessions.continue_(&config.session, (&info.name, &info.model))?;
@@ -222,10 +240,6 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     for warning in mcp.register_tools(&mut registry) {
         emitter.emit(AgentEvent::Warning { message: warning });
     }
-    if approval == ApprovalPolicy::ReadOnly {
-        // Every other tool would be refused: the model is not offered them.
-        registry.retain(|spec| spec.annotations.read_only);
-    }
     let registry = Arc::new(registry);
     let context = ToolContext::new(config.workspace.clone());
     let planner = Planner::new(
@@ -236,7 +250,9 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     );
     let shared = Arc::new(Shared::default());
     let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config);
-    if approval == ApprovalPolicy::Ask && config.interactive {
+    // Installed whenever someone can answer: the approval mode may turn
+    // to `ask` later in the session.
+    if config.interactive {
         agent = agent.with_approver(Arc::new(AskFrontEnd {
             events: emitter.clone(),
             shared: Arc::clone(&shared),
@@ -260,7 +276,8 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         model: info.model.clone(),
         context_window: info.context_window,
         mode: config.mode,
-        tools: registry.names().map(str::to_string).collect(),
+        approval: approval.into(),
+        tools: offered(&registry, approval),
         mcp_servers,
         rules: guidance.numbered_rules(),
         skills: guidance.skill_infos(),

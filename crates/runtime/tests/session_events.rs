@@ -299,3 +299,62 @@ fn attachments_are_read_through_the_workspace_and_nothing_outside() {
         assert_eq!(rig.server.requests().len(), 1, "nothing was sent for the refused attachment");
     });
 }
+
+#[test]
+fn the_approval_mode_switches_mid_session() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool("write_file", json!({"path": "a.txt", "content": "x\n"})),
+            Reply::text("refused"),
+            Reply::tool("write_file", json!({"path": "b.txt", "content": "y\n"})),
+            Reply::text("written"),
+        ])
+        .await;
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        session.submit(Op::SetApproval { approval: axon_protocol::ApprovalMode::ReadOnly });
+        session.submit(user("write a.txt"));
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        assert!(
+            !seen.iter().any(|e| matches!(e, AgentEvent::ApprovalRequested { .. })),
+            "a read-only session asks nothing"
+        );
+        assert!(!rig.workspace.path().join("a.txt").exists());
+        let first = &rig.server.requests()[0];
+        let offered: Vec<&str> =
+            first["tools"].as_array().unwrap().iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+        assert!(offered.contains(&"read_file") && !offered.contains(&"write_file"), "{offered:?}");
+        assert!(rig.server.requests()[1].to_string().contains("this session is read-only"));
+
+        session.submit(Op::SetApproval { approval: axon_protocol::ApprovalMode::Auto });
+        session.submit(Op::NewConversation);
+        session.submit(user("write b.txt"));
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        assert!(!seen.iter().any(|e| matches!(e, AgentEvent::ApprovalRequested { .. })));
+        let started = seen.iter().rev().find_map(|e| match e {
+            AgentEvent::SessionStarted { session } => Some(session.clone()),
+            _ => None,
+        });
+        assert_eq!(started.unwrap().approval, axon_protocol::ApprovalMode::Auto);
+        assert_eq!(std::fs::read_to_string(rig.workspace.path().join("b.txt")).unwrap(), "y\n");
+        session.shutdown().await;
+    });
+}
+
+#[test]
+fn a_session_named_up_front_is_saved_under_that_name() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![Reply::text("hello")]).await;
+        let id = axon_store::new_session_id();
+        let mut config = rig.config();
+        config.session = axon_runtime::SessionChoice::NewAs(id.clone());
+        let (session, mut events) = rig.open(config).await;
+        opened(&mut events);
+        session.submit(user("hi"));
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        session.shutdown().await;
+        assert!(seen.contains(&AgentEvent::SessionSaved { session_id: id.clone() }), "{seen:?}");
+        let store = axon_store::SessionStore::new(&rig.home.path().join("data"));
+        assert_eq!(store.open(&id).unwrap().history().len(), 2);
+    });
+}

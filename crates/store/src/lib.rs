@@ -36,4 +36,5 @@ pub use record::{Header, Record, SESSION_VERSION};
 pub use redact::Redactor;
 pub use store::{
     Session, SessionStore, SessionSummary, SessionWriter, StoreError, civil_from_days,
+    new_session_id,
 };

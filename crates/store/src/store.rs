@@ -29,6 +29,8 @@ pub enum StoreError {
     NotFound(String),
     #[error("'{prefix}' matches several sessions ({}); give more of the id", .matches.join(", "))]
     Ambiguous { prefix: String, matches: Vec<String> },
+    #[error("'{0}' is not a session id (letters, digits and '-' only)")]
+    BadId(String),
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
@@ -80,9 +82,27 @@ impl SessionStore {
         model: &str,
         redactor: Redactor,
     ) -> Result<SessionWriter, StoreError> {
+        self.create_as(&new_session_id(), title, workspace, provider, model, redactor)
+    }
+
+    /// Starts a new session file under `id`, one [`new_session_id`] made
+    /// earlier (a front end that names the session before anything is
+    /// said in it, as an editor does).
+    pub fn create_as(
+        &self,
+        id: &str,
+        title: &str,
+        workspace: &Path,
+        provider: &str,
+        model: &str,
+        redactor: Redactor,
+    ) -> Result<SessionWriter, StoreError> {
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(StoreError::BadId(id.to_string()));
+        }
         std::fs::create_dir_all(&self.dir).map_err(io("create", &self.dir))?;
         let created_at = now_ms();
-        let id = new_id(created_at);
+        let id = id.to_string();
         let header = Header {
             version: SESSION_VERSION,
             id: id.clone(),
@@ -205,6 +225,11 @@ impl SessionStore {
 
 /// Ids sort by creation time and are unique without coordination:
 /// `YYYYMMDD-HHMMSS-xxxx` (UTC) with a random suffix.
+/// A fresh session id: the time it was made and four random characters.
+pub fn new_session_id() -> String {
+    new_id(now_ms())
+}
+
 fn new_id(created_at: i64) -> String {
     let secs = created_at.div_euclid(1000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));

@@ -5,7 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use axon_protocol::{
-    AgentEvent, ContentPart, McpServerInfo, McpState, Message, Plan, PlanStatus, PlanStep, Preview,
+    AgentEvent, ApprovalMode, ContentPart, McpServerInfo, McpState, Message, Plan, PlanStatus,
+    PlanStep, Preview,
     SessionInfo, SkillInfo, SkillState, StepStatus, StopReason, ToolCall, ToolOutput, Usage,
 };
 use axon_tui::{Action, Answer, App, Level, Mode, PlanDecision, Theme, draw};
@@ -670,6 +671,7 @@ fn session(id: Option<&str>) -> SessionInfo {
         model: "claude-sonnet-4-5".into(),
         context_window: 200_000,
         mode: Mode::Plan,
+        approval: ApprovalMode::Ask,
         tools: vec!["read_file".into(), "mcp_files_search".into()],
         mcp_servers: vec![
             McpServerInfo { name: "files".into(), state: McpState::Ready, message: None },
