@@ -75,6 +75,13 @@ pub trait Buffers: Send + Sync {
     /// Makes `text` the content of `path` through the editor.
     /// `Err(message)` fails the tool call with that message.
     fn write(&self, path: &Path, text: &str) -> Result<(), String>;
+
+    /// Whether writes go through the editor at all; `false` for an editor
+    /// that only reads (its files are then written on the disk, as with
+    /// no editor).
+    fn writes(&self) -> bool {
+        true
+    }
 }
 
 /// Largest file, by its size on disk, a tool asks the editor for: a larger
@@ -151,7 +158,7 @@ pub(crate) fn write_whole(
     text: &str,
 ) -> Result<(), ToolError> {
     let on_disk = || atomic_write(place, text.as_bytes()).map_err(|e| write_error(rel, &e));
-    let Some(buffers) = workspace.buffers() else {
+    let Some(buffers) = workspace.buffers().filter(|b| b.writes()) else {
         return on_disk();
     };
     if !editor_may_write(workspace, place, rel)? {

@@ -133,7 +133,7 @@ pub(crate) fn write_text(
 ) -> Result<String, ToolError> {
     let Target { place, rel, existed } = target(workspace, user_path)?;
     create_parents(workspace, &place)?;
-    if workspace.buffers().is_some()
+    if workspace.buffers().is_some_and(|b| b.writes())
         && let Some(summary) = write_through_editor(workspace, &place, &rel, existed, data, mode)?
     {
         return Ok(summary);

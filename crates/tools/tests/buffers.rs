@@ -30,6 +30,8 @@ struct Editor {
     texts: Mutex<HashMap<PathBuf, String>>,
     calls: Mutex<Vec<Call>>,
     write_error: Mutex<Option<String>>,
+    /// An editor that only reads: its files are written on the disk.
+    read_only: bool,
 }
 
 impl Editor {
@@ -59,6 +61,10 @@ impl Buffers for Editor {
         }
         self.texts.lock().unwrap().insert(path.to_path_buf(), text.to_string());
         Ok(())
+    }
+
+    fn writes(&self) -> bool {
+        !self.read_only
     }
 }
 
@@ -368,4 +374,18 @@ fn debug_says_whether_buffers_are_attached() {
     assert!(format!("{plain:?}").contains("buffers: \"none\""), "{plain:?}");
     let attached = plain.clone().with_buffers(Arc::new(Editor::default()));
     assert!(format!("{attached:?}").contains("buffers: \"attached\""), "{attached:?}");
+}
+
+#[test]
+fn an_editor_that_only_reads_leaves_writes_to_the_disk() {
+    let editor = Arc::new(Editor { read_only: true, ..Editor::default() });
+    let ws = attached(Profile::Code, editor.clone());
+    ws.write("src.rs", "fn main() {}\n");
+    editor.open(ws.path("src.rs"), "fn main() {}\n// unsaved\n");
+    let args = json!({"path": "src.rs", "old_str": "// unsaved", "new_str": "// edited"});
+    expect_ok(&ws.call("edit_file", args));
+    expect_ok(&ws.call("write_file", json!({"path": "new.txt", "content": "n\n"})));
+    assert_eq!(editor.writes(), [], "nothing was written through the editor");
+    assert_eq!(ws.read("src.rs"), "fn main() {}\n// edited\n", "the buffer's edit went to disk");
+    assert_eq!(ws.read("new.txt"), "n\n");
 }
