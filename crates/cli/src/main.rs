@@ -3,6 +3,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod acp_cmd;
 mod chat;
 mod config_cmd;
 mod guidance_cmd;
@@ -60,6 +61,9 @@ enum Command {
     /// List and call the built-in tools directly, without a model.
     #[command(subcommand)]
     Tool(tool_cmd::ToolCommand),
+    /// Serve the Agent Client Protocol on stdio, for editors (Zed,
+    /// JetBrains, Neovim, Emacs) and note apps (Obsidian).
+    Acp(acp_cmd::AcpArgs),
 }
 
 /// Exit codes shared by every subcommand.
@@ -167,6 +171,7 @@ fn main() -> ExitCode {
             Command::Config(command) => config_cmd::run(command),
             Command::Mcp(command) => mcp_cmd::run(command).await,
             Command::Tool(command) => tool_cmd::run(command).await,
+            Command::Acp(args) => acp_cmd::run(args).await,
         }
     });
     // A cancelled tool may still be walking a tree on a blocking thread;

@@ -11,7 +11,7 @@ use clap::Args;
 use crate::tool_cmd::ProfileArg;
 
 /// The `--provider` help: the providers known by name.
-fn provider_help() -> String {
+pub(crate) fn provider_help() -> String {
     format!(
         "Provider: one of {} or one defined under [providers.NAME] in the config",
         axon_llm::provider_names()

@@ -1,0 +1,634 @@
+//! The agent side of ACP: reads the client's lines, answers its requests,
+//! and opens one axon runtime session per `session/new` (or `load`,
+//! `resume`).
+//!
+//! Requests are served concurrently (a long `session/prompt` never holds up
+//! a `session/cancel` or another session); each session's order is the
+//! runtime's. When the client closes its end, every session is cancelled
+//! and shut down (its MCP servers and commands stopped) before `serve`
+//! returns.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, CancelNotification,
+    ClientCapabilities, CloseSessionRequest, ContentBlock, EmbeddedResourceResource,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest,
+    PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
+    SessionCloseCapabilities, SessionInfo as AcpSessionInfo, SessionListCapabilities, SessionMode,
+    SessionModeState, SessionResumeCapabilities, SetSessionModeRequest,
+};
+use axon_core::ApprovalPolicy;
+use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
+use axon_protocol::{ApprovalMode, Attachment, Mode, Op};
+use axon_runtime::{SessionChoice, SessionConfig};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+
+use crate::commands::{self, Command};
+use crate::fs::EditorFiles;
+use crate::rpc::{self, AUTH_REQUIRED, Incoming, METHOD_NOT_FOUND, Outgoing, Peer, RpcError};
+use crate::session::AcpSession;
+use crate::{Link, Log, Options};
+
+/// How long closing sessions may take once the client is gone, before the
+/// caller kills what is left.
+const CLOSE_GRACE: Duration = Duration::from_millis(800);
+
+/// The modes an editor can pick, as `(id, name, description)`.
+const MODES: [(&str, &str, &str); 4] = [
+    ("ask", "Ask", "Ask before changing files or running commands"),
+    ("auto", "Auto", "Change files and run commands without asking"),
+    ("read-only", "Read only", "Read and answer; never change anything"),
+    ("plan", "Plan", "Propose a plan first; run it once you approve"),
+];
+
+struct Agent {
+    options: Options,
+    link: Link,
+    client: Mutex<ClientCapabilities>,
+    sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+}
+
+/// Serves ACP on `input`/`output` until the client closes `input`.
+pub async fn serve<R, W>(options: Options, input: R, output: W, log: Log) -> anyhow::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out, writer) = Outgoing::start(output);
+    let peer = Arc::new(Peer::new(out.clone()));
+    let agent = Arc::new(Agent {
+        options,
+        link: Link { out: out.clone(), peer: Arc::clone(&peer), log },
+        client: Mutex::new(ClientCapabilities::default()),
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let mut lines = BufReader::new(input).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match rpc::parse(&line) {
+            Incoming::Request { id, method, params } => {
+                let agent = Arc::clone(&agent);
+                tokio::spawn(async move {
+                    if let Some(answer) = agent.request(&id, &method, params).await {
+                        agent.link.out.respond(id, answer);
+                    }
+                });
+            }
+            Incoming::Notification { method, params } => agent.notification(&method, params),
+            Incoming::Response { id, result } => peer.settle(&id, result),
+            Incoming::Invalid { id, error } => out.respond(id, Err(error)),
+        }
+    }
+    peer.close();
+    let sessions: Vec<Arc<AcpSession>> = {
+        let mut map = agent.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        map.drain().map(|(_, s)| s).collect()
+    };
+    let closing = futures_join(sessions.iter().map(|s| s.close()));
+    let _ = tokio::time::timeout(CLOSE_GRACE, closing).await;
+    drop(sessions);
+    drop(agent);
+    drop(out);
+    let _ = tokio::time::timeout(CLOSE_GRACE, writer).await;
+    Ok(())
+}
+
+async fn futures_join<F: std::future::Future<Output = ()>>(futures: impl Iterator<Item = F>) {
+    for future in futures {
+        future.await;
+    }
+}
+
+impl Agent {
+    /// Answers one request; `None` when the answer is sent later (a
+    /// prompt, answered when its turn ends).
+    async fn request(
+        self: &Arc<Self>,
+        id: &Value,
+        method: &str,
+        params: Value,
+    ) -> Option<Result<Value, RpcError>> {
+        let answer = match method {
+            "initialize" => self.initialize(params),
+            "authenticate" => authenticate(params),
+            "session/new" | "session/load" | "session/resume" => {
+                let opened = match method {
+                    "session/new" => self.new_session(params).await,
+                    _ => self.load(params, method == "session/load").await,
+                };
+                return match opened {
+                    Ok((answer, session)) => {
+                        // The commands are published after the answer that
+                        // names the session.
+                        self.link.out.respond(id.clone(), Ok(answer));
+                        session.notify(commands::available(session.info().as_ref()));
+                        None
+                    }
+                    Err(e) => Some(Err(e)),
+                };
+            }
+            "session/list" => self.list(params),
+            "session/close" => self.close(params).await,
+            "session/set_mode" => self.set_mode(params),
+            "session/prompt" => return self.prompt(id, params),
+            _ => Err(RpcError::new(METHOD_NOT_FOUND, format!("method not found: {method}"))),
+        };
+        Some(answer)
+    }
+
+    fn notification(&self, method: &str, params: Value) {
+        if method == "session/cancel"
+            && let Ok(cancel) = rpc::params::<CancelNotification>(params)
+            && let Some(session) = self.session(&cancel.session_id.0)
+        {
+            session.cancel();
+        }
+    }
+
+    fn session(&self, id: &str) -> Option<Arc<AcpSession>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
+    }
+
+    fn known_session(&self, id: &str) -> Result<Arc<AcpSession>, RpcError> {
+        self.session(id).ok_or_else(|| {
+            RpcError::invalid_params(format!(
+                "unknown session {id}: open it with session/new or session/load first"
+            ))
+        })
+    }
+
+    fn initialize(&self, params: Value) -> Result<Value, RpcError> {
+        let request: InitializeRequest = rpc::params(params)?;
+        *self.client.lock().unwrap_or_else(PoisonError::into_inner) =
+            request.client_capabilities.clone();
+        let capabilities = AgentCapabilities::new()
+            .load_session(true)
+            .prompt_capabilities(
+                PromptCapabilities::new().image(true).audio(false).embedded_context(true),
+            )
+            .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
+            .session_capabilities(
+                SessionCapabilities::new()
+                    .list(SessionListCapabilities::new())
+                    .resume(SessionResumeCapabilities::new())
+                    .close(SessionCloseCapabilities::new()),
+            );
+        let response = InitializeResponse::new(1.into())
+            .agent_capabilities(capabilities)
+            .auth_methods(auth_methods())
+            .agent_info(
+                Implementation::new("axon", env!("CARGO_PKG_VERSION")).title("axon".to_string()),
+            );
+        to_value(&response)
+    }
+
+    async fn new_session(
+        self: &Arc<Self>,
+        params: Value,
+    ) -> Result<(Value, Arc<AcpSession>), RpcError> {
+        let request: NewSessionRequest = rpc::params(params)?;
+        let id = axon_store::new_session_id();
+        let session = self
+            .open(&request.cwd, request.mcp_servers, SessionChoice::NewAs(id.clone()), false, &id)
+            .await?;
+        self.opened(&session);
+        Ok((json!({"sessionId": id, "modes": modes(&session.mode())}), session))
+    }
+
+    async fn load(
+        self: &Arc<Self>,
+        params: Value,
+        replay: bool,
+    ) -> Result<(Value, Arc<AcpSession>), RpcError> {
+        let (id, cwd, servers) = if replay {
+            let request: LoadSessionRequest = rpc::params(params)?;
+            (request.session_id.0.to_string(), request.cwd, request.mcp_servers)
+        } else {
+            let request: ResumeSessionRequest = rpc::params(params)?;
+            (request.session_id.0.to_string(), request.cwd, request.mcp_servers)
+        };
+        // The client may load a session it has open: the old one goes.
+        let open = self.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+        if let Some(open) = open {
+            open.close().await;
+        }
+        let session = self.open(&cwd, servers, SessionChoice::Id(id.clone()), replay, &id).await?;
+        self.opened(&session);
+        Ok((json!({"modes": modes(&session.mode())}), session))
+    }
+
+    /// A session is open: requests may name it.
+    fn opened(&self, session: &Arc<AcpSession>) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(session.id.clone(), Arc::clone(session));
+    }
+
+    async fn open(
+        &self,
+        cwd: &Path,
+        servers: Vec<McpServer>,
+        choice: SessionChoice,
+        replay: bool,
+        id: &str,
+    ) -> Result<Arc<AcpSession>, RpcError> {
+        let cwd = if cwd.is_absolute() { cwd.to_path_buf() } else { self.options.dir.join(cwd) };
+        let mut config = SessionConfig::load(&cwd).map_err(|e| {
+            RpcError::invalid_params(format!("cannot open {}: {e:#}", cwd.display()))
+        })?;
+        config.profile = self.options.profile.or(config.profile);
+        config.provider = self.options.provider.clone();
+        config.model = self.options.model.clone();
+        config.max_iterations = self.options.max_iterations;
+        config.interactive = true;
+        config.session = choice;
+        config.replay_history = replay;
+        config.client_servers = client_servers(servers)?;
+        let client = self.client.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if client.fs.read_text_file || client.fs.write_text_file {
+            let files = EditorFiles {
+                session_id: id.to_string(),
+                peer: Arc::clone(&self.link.peer),
+                runtime: tokio::runtime::Handle::current(),
+                read: client.fs.read_text_file,
+                write: client.fs.write_text_file,
+            };
+            config.workspace = config.workspace.with_buffers(Arc::new(files));
+        }
+        let approval = config.approval().map_err(|e| RpcError::internal(format!("{e:#}")))?;
+        let root = config.workspace.root().to_path_buf();
+        let (emitter, mut events) = axon_runtime::channel();
+        let session = match axon_runtime::open(config, emitter).await {
+            Ok(session) => session,
+            Err(e) => {
+                while let Ok(event) = events.try_recv() {
+                    if let axon_protocol::AgentEvent::Warning { message } = event {
+                        (self.link.log)(&message);
+                    }
+                }
+                let message = format!("{e:#}");
+                let code = if message.contains("no API key") {
+                    AUTH_REQUIRED
+                } else if message.contains("no session matches") {
+                    rpc::INVALID_PARAMS
+                } else {
+                    rpc::INTERNAL_ERROR
+                };
+                return Err(RpcError::new(code, message));
+            }
+        };
+        Ok(AcpSession::start(
+            id.to_string(),
+            session,
+            events,
+            &root,
+            mode_id(approval, Mode::React).to_string(),
+            replay,
+            &self.link,
+        ))
+    }
+
+    fn list(&self, params: Value) -> Result<Value, RpcError> {
+        let request: ListSessionsRequest = rpc::params(params)?;
+        let dirs = axon_runtime::config::Dirs::from_env()
+            .map_err(|e| RpcError::internal(format!("{e:#}")))?;
+        let store = axon_store::SessionStore::new(&dirs.data);
+        let sessions = store
+            .list(request.cwd.as_deref())
+            .map_err(|e| RpcError::internal(e.to_string()))?
+            .into_iter()
+            .map(|s| {
+                AcpSessionInfo::new(s.id, PathBuf::from(s.workspace))
+                    .title(s.title)
+                    .updated_at(rfc3339(s.updated_at))
+            })
+            .collect();
+        to_value(&ListSessionsResponse::new(sessions))
+    }
+
+    async fn close(&self, params: Value) -> Result<Value, RpcError> {
+        let request: CloseSessionRequest = rpc::params(params)?;
+        let id = request.session_id.0.to_string();
+        let session = self.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+        match session {
+            Some(session) => {
+                session.close().await;
+                Ok(json!({}))
+            }
+            None => Err(RpcError::invalid_params(format!("unknown session {id}"))),
+        }
+    }
+
+    fn set_mode(&self, params: Value) -> Result<Value, RpcError> {
+        let request: SetSessionModeRequest = rpc::params(params)?;
+        let session = self.known_session(&request.session_id.0)?;
+        let mode = request.mode_id.0.to_string();
+        let (approval, plan) = match mode.as_str() {
+            "ask" => (Some(ApprovalMode::Ask), false),
+            "auto" => (Some(ApprovalMode::Auto), false),
+            "read-only" => (Some(ApprovalMode::ReadOnly), false),
+            "plan" => (None, true),
+            other => {
+                return Err(RpcError::invalid_params(format!(
+                    "unknown mode `{other}`: use ask, auto, read-only or plan"
+                )));
+            }
+        };
+        switch_mode(&session, &mode, approval, plan);
+        Ok(json!({}))
+    }
+
+    /// Starts a prompt's work; the answer is sent when its turn ends.
+    fn prompt(&self, id: &Value, params: Value) -> Option<Result<Value, RpcError>> {
+        let request: PromptRequest = match rpc::params(params) {
+            Ok(request) => request,
+            Err(e) => return Some(Err(e)),
+        };
+        let session = match self.known_session(&request.session_id.0) {
+            Ok(session) => session,
+            Err(e) => return Some(Err(e)),
+        };
+        let root = session.info().map(|i| PathBuf::from(i.workspace)).unwrap_or_default();
+        let (text, attachments) = prompt_parts(&request.prompt, &root);
+        let info = session.info();
+        let op = match commands::parse(&text, info.as_ref()) {
+            None => Op::UserTurn { text, attachments },
+            Some(Command::Compact) => Op::Compact,
+            Some(Command::Show(text)) => {
+                session.notify(crate::updates::message_chunk(&text));
+                return Some(Ok(json!({"stopReason": "end_turn"})));
+            }
+            Some(Command::Plan(task)) => {
+                switch_mode(&session, "plan", None, true);
+                if task.is_empty() {
+                    session.notify(crate::updates::message_chunk(
+                        "Plan mode: the next prompt gets a plan to approve before anything changes.",
+                    ));
+                    return Some(Ok(json!({"stopReason": "end_turn"})));
+                }
+                Op::UserTurn { text: task, attachments }
+            }
+            Some(Command::Skill { name, task }) => {
+                Op::UserTurn { text: commands::skill_prompt(&name, &task), attachments }
+            }
+        };
+        session.prompt(id.clone(), op);
+        None
+    }
+}
+
+/// Switches a session's mode and tells the editor.
+fn switch_mode(session: &AcpSession, mode: &str, approval: Option<ApprovalMode>, plan: bool) {
+    if let Some(approval) = approval {
+        session.submit(Op::SetApproval { approval });
+    }
+    session.submit(Op::SetMode { mode: if plan { Mode::Plan } else { Mode::React } });
+    session.set_mode(mode);
+    session.notify(agent_client_protocol_schema::v1::SessionUpdate::CurrentModeUpdate(
+        agent_client_protocol_schema::v1::CurrentModeUpdate::new(mode.to_string()),
+    ));
+}
+
+/// The mode id of a session's approval policy and mode.
+fn mode_id(approval: ApprovalPolicy, mode: Mode) -> &'static str {
+    match (mode, approval) {
+        (Mode::Plan, _) => "plan",
+        (Mode::React, ApprovalPolicy::Ask) => "ask",
+        (Mode::React, ApprovalPolicy::Auto) => "auto",
+        (Mode::React, ApprovalPolicy::ReadOnly) => "read-only",
+    }
+}
+
+fn modes(current: &str) -> Value {
+    let available: Vec<SessionMode> = MODES
+        .iter()
+        .map(|(id, name, description)| {
+            SessionMode::new(id.to_string(), name.to_string()).description(description.to_string())
+        })
+        .collect();
+    serde_json::to_value(SessionModeState::new(current.to_string(), available))
+        .unwrap_or(Value::Null)
+}
+
+/// The prompt's text, and what comes with it: embedded resources and files
+/// the editor links (those in the workspace, read through its jail),
+/// images.
+fn prompt_parts(blocks: &[ContentBlock], root: &Path) -> (String, Vec<Attachment>) {
+    let mut text = String::new();
+    let mut attachments = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(t) => {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(&t.text);
+            }
+            ContentBlock::Image(image) => attachments.push(Attachment::Image {
+                media_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            }),
+            ContentBlock::Resource(resource) => match &resource.resource {
+                EmbeddedResourceResource::TextResourceContents(contents) => {
+                    attachments.push(Attachment::Text {
+                        name: display_uri(&contents.uri, root),
+                        text: contents.text.clone(),
+                    });
+                }
+                EmbeddedResourceResource::BlobResourceContents(contents) => {
+                    text.push_str(&format!(
+                        "\n(attached binary resource {}, not shown)",
+                        contents.uri
+                    ));
+                }
+                _ => {}
+            },
+            ContentBlock::ResourceLink(link) => match workspace_file(&link.uri, root) {
+                Some(path) => attachments.push(Attachment::File { path }),
+                None => text.push_str(&format!("\n(linked: {})", link.uri)),
+            },
+            _ => {}
+        }
+    }
+    (text, attachments)
+}
+
+/// A `file://` URI of a file in the workspace, as a workspace path.
+fn workspace_file(uri: &str, root: &Path) -> Option<String> {
+    let path = uri.strip_prefix("file://")?;
+    let path = percent_decode(path);
+    let relative = Path::new(&path).strip_prefix(root).ok()?;
+    Some(relative.to_string_lossy().into_owned())
+}
+
+fn display_uri(uri: &str, root: &Path) -> String {
+    workspace_file(uri, root).unwrap_or_else(|| uri.to_string())
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = text.get(i + 1..i + 3)
+            && let Ok(byte) = u8::from_str_radix(hex, 16)
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The editor's MCP servers as axon's server configs.
+fn client_servers(servers: Vec<McpServer>) -> Result<Vec<ServerConfig>, RpcError> {
+    servers
+        .into_iter()
+        .map(|server| {
+            let (name, transport) = match server {
+                McpServer::Stdio(stdio) => (
+                    stdio.name,
+                    Transport::Stdio {
+                        command: stdio.command.to_string_lossy().into_owned(),
+                        args: stdio.args,
+                        env: stdio.env.into_iter().map(|v| (v.name, v.value)).collect(),
+                        cwd: None,
+                    },
+                ),
+                McpServer::Http(http) => (
+                    http.name,
+                    Transport::Http {
+                        url: http.url,
+                        headers: http.headers.into_iter().map(|h| (h.name, h.value)).collect(),
+                        bearer_token_env: None,
+                    },
+                ),
+                McpServer::Sse(sse) => {
+                    return Err(RpcError::invalid_params(format!(
+                        "MCP server {}: the SSE transport is not supported; use streamable HTTP",
+                        sse.name
+                    )));
+                }
+                _ => {
+                    return Err(RpcError::invalid_params("an MCP server of an unknown transport"));
+                }
+            };
+            Ok(ServerConfig {
+                name,
+                transport,
+                enabled: true,
+                startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+                tool_timeout: None,
+                enabled_tools: None,
+                disabled_tools: Vec::new(),
+                source: "the editor".to_string(),
+            })
+        })
+        .collect()
+}
+
+/// One method per provider that needs a key: its environment variable.
+fn auth_methods() -> Vec<AuthMethod> {
+    axon_llm::PROVIDERS
+        .iter()
+        .filter(|p| p.requires_key)
+        .map(|p| {
+            AuthMethod::Agent(
+                AuthMethodAgent::new(p.name, format!("{} API key", p.name)).description(format!(
+                    "Set {} in the environment the editor starts axon with (the agent server's `env`)",
+                    p.key_var
+                )),
+            )
+        })
+        .collect()
+}
+
+/// Whether the key `methodId` names is there; if not, which variable to set.
+fn authenticate(params: Value) -> Result<Value, RpcError> {
+    let request: AuthenticateRequest = rpc::params(params)?;
+    let method = request.method_id.0.to_string();
+    let Some(provider) = axon_llm::known_provider(&method) else {
+        return Err(RpcError::invalid_params(format!(
+            "unknown auth method `{method}`: use one of {}",
+            axon_llm::provider_names()
+        )));
+    };
+    let present = [provider.key_var, "AXON_API_KEY"]
+        .iter()
+        .any(|var| std::env::var(var).is_ok_and(|v| !v.trim().is_empty()));
+    if present || !provider.requires_key {
+        Ok(json!({}))
+    } else {
+        Err(RpcError::new(
+            AUTH_REQUIRED,
+            format!(
+                "{} is not set: add it to the `env` of axon's agent server entry in the editor, then restart the agent",
+                provider.key_var
+            ),
+        ))
+    }
+}
+
+fn to_value(value: &impl serde::Serialize) -> Result<Value, RpcError> {
+    serde_json::to_value(value).map_err(|e| RpcError::internal(e.to_string()))
+}
+
+/// Milliseconds since the epoch as an RFC 3339 UTC time.
+fn rfc3339(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = axon_store::civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linked_workspace_files_become_attachments() {
+        let root = Path::new("/home/me/project");
+        let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
+            {"type": "text", "text": "explain"},
+            {"type": "resource_link", "name": "main.rs", "uri": "file:///home/me/project/src/main%20x.rs"},
+            {"type": "resource_link", "name": "passwd", "uri": "file:///etc/passwd"},
+            {"type": "resource", "resource": {"uri": "file:///home/me/project/a.md", "text": "unsaved"}}
+        ]))
+        .unwrap_or_default();
+        let (text, attachments) = prompt_parts(&blocks, root);
+        assert_eq!(text, "explain\n(linked: file:///etc/passwd)");
+        assert_eq!(
+            attachments,
+            vec![
+                Attachment::File { path: "src/main x.rs".into() },
+                Attachment::Text { name: "a.md".into(), text: "unsaved".into() },
+            ]
+        );
+    }
+
+    #[test]
+    fn times_are_rfc3339() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_700_000_000_123), "2023-11-14T22:13:20Z");
+    }
+
+    #[test]
+    fn modes_name_approval_and_plan() {
+        assert_eq!(mode_id(ApprovalPolicy::Auto, Mode::React), "auto");
+        assert_eq!(mode_id(ApprovalPolicy::ReadOnly, Mode::React), "read-only");
+        assert_eq!(mode_id(ApprovalPolicy::Ask, Mode::Plan), "plan");
+    }
+}

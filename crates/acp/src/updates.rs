@@ -1,0 +1,449 @@
+//! From axon's events to ACP `session/update`s: one [`Mapper`] per
+//! session, pure (no I/O), so every mapping is tested without a client.
+//!
+//! - Tool calls get the editor's vocabulary: a kind (read, edit, execute,
+//!   search, fetch, think, other), a short title, absolute locations the
+//!   editor can follow, the raw arguments, and for edits `diff` content
+//!   (hunks of the approval preview when there was one, else the edit's own
+//!   old and new text).
+//! - A call is announced once: `pending` when it waits for permission,
+//!   `in_progress` when it runs, then `completed` or `failed` with its
+//!   result as text.
+//! - `todo` is the editor's plan, not a tool card; so are plan mode's steps.
+//! - A stored conversation replays as the same updates ([`Mapper::replay`]).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol_schema::v1::{
+    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+};
+use axon_protocol::{
+    AgentEvent, ContentPart, Message, Plan as AxonPlan, Preview, Role, StepStatus, ToolCall,
+    ToolOutput,
+};
+use serde_json::Value;
+
+/// Characters of a tool result shown on its card; the model gets it all.
+const MAX_RESULT_CHARS: usize = 16_000;
+
+/// Per-session mapping state.
+pub struct Mapper {
+    root: PathBuf,
+    /// Calls announced to the editor, and the diffs to show when they end.
+    calls: HashMap<String, Vec<Diff>>,
+    /// `todo` calls whose list becomes the plan once they succeed.
+    todos: HashMap<String, Value>,
+}
+
+impl Mapper {
+    /// For a session whose workspace is `root`.
+    pub fn new(root: &Path) -> Self {
+        Mapper { root: root.to_path_buf(), calls: HashMap::new(), todos: HashMap::new() }
+    }
+
+    /// The updates an event makes, in order. Events with nothing to show
+    /// an editor (the session's own bookkeeping) make none.
+    pub fn event(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
+        match event {
+            AgentEvent::Token { text } => vec![message_chunk(text)],
+            AgentEvent::Thought { text } => {
+                vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(text.as_str().into()))]
+            }
+            AgentEvent::TurnRestarted { reason } => {
+                vec![message_chunk(&format!(
+                    "\n\n_(the reply broke off: {reason}; asking again)_\n\n"
+                ))]
+            }
+            AgentEvent::Action { call } => self.action(call),
+            AgentEvent::Observation { call_id, output, .. } => self.observation(call_id, output),
+            AgentEvent::PlanProposed { plan } | AgentEvent::PlanChanged { plan } => {
+                vec![SessionUpdate::Plan(plan_update(plan))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// A call waiting for permission: the `tool_call` to announce it (or
+    /// nothing when it already was) and the call as the permission request
+    /// carries it.
+    pub fn ask(
+        &mut self,
+        call: &ToolCall,
+        preview: &Preview,
+    ) -> (Vec<SessionUpdate>, ToolCallUpdate) {
+        let mut diffs = match preview {
+            Preview::Diff { path, diff, created } => hunks(&self.root.join(path), diff, *created),
+            _ => Vec::new(),
+        };
+        if diffs.is_empty() {
+            diffs = self.diffs_from_arguments(call);
+        }
+        let described = describe(&self.root, call, Some(preview));
+        let mut content: Vec<ToolCallContent> =
+            diffs.iter().cloned().map(ToolCallContent::Diff).collect();
+        if let Some(text) = preview_text(preview) {
+            content.push(text_content(&text));
+        }
+        let fields = ToolCallUpdateFields::new()
+            .title(described.title.clone())
+            .kind(described.kind)
+            .status(ToolCallStatus::Pending)
+            .locations(described.locations.clone())
+            .raw_input(call.arguments.clone())
+            .content(content.clone());
+        let asked = ToolCallUpdate::new(call.id.clone(), fields);
+        if self.calls.contains_key(&call.id) {
+            return (Vec::new(), asked);
+        }
+        self.calls.insert(call.id.clone(), diffs);
+        let announce = described
+            .tool_call(&call.id, call.arguments.clone())
+            .status(ToolCallStatus::Pending)
+            .content(content);
+        (vec![SessionUpdate::ToolCall(announce)], asked)
+    }
+
+    fn action(&mut self, call: &ToolCall) -> Vec<SessionUpdate> {
+        if call.name == "todo" {
+            self.todos.insert(call.id.clone(), call.arguments.clone());
+            return Vec::new();
+        }
+        if self.calls.contains_key(&call.id) {
+            let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
+            return vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call.id.clone(),
+                fields,
+            ))];
+        }
+        let diffs = self.diffs_from_arguments(call);
+        let described = describe(&self.root, call, None);
+        self.calls.insert(call.id.clone(), diffs);
+        vec![SessionUpdate::ToolCall(
+            described
+                .tool_call(&call.id, call.arguments.clone())
+                .status(ToolCallStatus::InProgress),
+        )]
+    }
+
+    fn observation(&mut self, call_id: &str, output: &ToolOutput) -> Vec<SessionUpdate> {
+        if let Some(arguments) = self.todos.remove(call_id) {
+            return match (output.is_error, todo_plan(&arguments)) {
+                (false, Some(plan)) => vec![SessionUpdate::Plan(plan)],
+                _ => Vec::new(),
+            };
+        }
+        let diffs = self.calls.remove(call_id).unwrap_or_default();
+        vec![SessionUpdate::ToolCallUpdate(finished(call_id, output, diffs))]
+    }
+
+    /// Edits whose text the arguments carry: `edit_file`'s old and new
+    /// text, a new note's content.
+    fn diffs_from_arguments(&self, call: &ToolCall) -> Vec<Diff> {
+        let arg = |name: &str| call.arguments.get(name).and_then(Value::as_str);
+        let Some(path) = arg("path") else { return Vec::new() };
+        let path = self.root.join(path);
+        match call.name.as_str() {
+            "edit_file" => match (arg("old_str"), arg("new_str")) {
+                (Some(old), Some(new)) => vec![Diff::new(path, new).old_text(old.to_string())],
+                _ => Vec::new(),
+            },
+            "create_note" => arg("content").map(|c| vec![Diff::new(path, c)]).unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A stored conversation as the updates that show it: the user's and
+    /// the model's messages as chunks, each tool call with its result.
+    pub fn replay(&mut self, messages: &[Message]) -> Vec<SessionUpdate> {
+        let results: HashMap<&str, &Message> = messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .filter_map(|m| m.tool_call_id.as_deref().map(|id| (id, m)))
+            .collect();
+        let mut updates = Vec::new();
+        for message in messages {
+            match message.role {
+                Role::User => {
+                    for part in &message.content {
+                        if let ContentPart::Text { text } = part {
+                            updates.push(SessionUpdate::UserMessageChunk(ContentChunk::new(
+                                text.as_str().into(),
+                            )));
+                        }
+                    }
+                }
+                Role::Assistant => {
+                    for part in &message.content {
+                        match part {
+                            ContentPart::Text { text } if !text.is_empty() => {
+                                updates.push(message_chunk(text));
+                            }
+                            ContentPart::Thinking { text, .. } if !text.is_empty() => {
+                                updates.push(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                                    text.as_str().into(),
+                                )));
+                            }
+                            _ => {}
+                        }
+                    }
+                    for call in &message.tool_calls {
+                        updates.extend(self.replay_call(call, results.get(call.id.as_str())));
+                    }
+                }
+                Role::Tool | Role::System => {}
+            }
+        }
+        updates
+    }
+
+    fn replay_call(&mut self, call: &ToolCall, result: Option<&&Message>) -> Vec<SessionUpdate> {
+        let output =
+            result.map(|m| ToolOutput { content: m.content.clone(), is_error: m.is_error });
+        if call.name == "todo" {
+            return match (&output, todo_plan(&call.arguments)) {
+                (Some(output), Some(plan)) if !output.is_error => vec![SessionUpdate::Plan(plan)],
+                _ => Vec::new(),
+            };
+        }
+        let described = describe(&self.root, call, None);
+        let mut announce = described.tool_call(&call.id, call.arguments.clone());
+        let Some(output) = output else {
+            // The call never got a result (the session stopped mid-call).
+            return vec![SessionUpdate::ToolCall(announce.status(ToolCallStatus::Failed))];
+        };
+        let finished = finished(&call.id, &output, self.diffs_from_arguments(call));
+        announce.update(finished.fields);
+        vec![SessionUpdate::ToolCall(announce)]
+    }
+}
+
+/// The usage update at the end of a turn.
+pub fn usage(used: u64, size: u64) -> SessionUpdate {
+    SessionUpdate::UsageUpdate(UsageUpdate::new(used, size))
+}
+
+pub fn message_chunk(text: &str) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)))
+}
+
+fn text_content(text: &str) -> ToolCallContent {
+    ToolCallContent::from(ContentBlock::from(text))
+}
+
+/// The `tool_call_update` of a call that ended.
+fn finished(call_id: &str, output: &ToolOutput, diffs: Vec<Diff>) -> ToolCallUpdate {
+    let status = if output.is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+    let mut content: Vec<ToolCallContent> = Vec::new();
+    if !output.is_error {
+        content.extend(diffs.into_iter().map(ToolCallContent::Diff));
+    }
+    let text = output.text_content();
+    if !text.is_empty() {
+        content.push(text_content(&clip(&text)));
+    }
+    let fields = ToolCallUpdateFields::new().status(status).content(content);
+    ToolCallUpdate::new(call_id.to_string(), fields)
+}
+
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_RESULT_CHARS) {
+        Some((cut, _)) => {
+            format!("{}\n… ({} more characters)", &text[..cut], text[cut..].chars().count())
+        }
+        None => text.to_string(),
+    }
+}
+
+/// What the approval card says besides a diff: the command, the server.
+fn preview_text(preview: &Preview) -> Option<String> {
+    match preview {
+        Preview::Command { command, workdir } if workdir.is_empty() || workdir == "." => {
+            Some(format!("```sh\n{command}\n```"))
+        }
+        Preview::Command { command, workdir } => {
+            Some(format!("```sh\n{command}\n```\nin {workdir}"))
+        }
+        Preview::Invalid { message } => Some(format!("This call would fail: {message}")),
+        Preview::Diff { .. } | Preview::Mcp { .. } | Preview::Arguments { .. } => None,
+    }
+}
+
+/// A tool call's title, kind and locations.
+struct Described {
+    title: String,
+    kind: ToolKind,
+    locations: Vec<ToolCallLocation>,
+}
+
+impl Described {
+    fn tool_call(&self, id: &str, arguments: Value) -> AcpToolCall {
+        AcpToolCall::new(id.to_string(), self.title.clone())
+            .kind(self.kind)
+            .locations(self.locations.clone())
+            .raw_input(arguments)
+    }
+}
+
+fn describe(root: &Path, call: &ToolCall, preview: Option<&Preview>) -> Described {
+    let arg = |name: &str| call.arguments.get(name).and_then(Value::as_str);
+    let number = |name: &str| call.arguments.get(name).and_then(Value::as_u64);
+    let at = |path: &str, line: Option<u64>| {
+        let location = ToolCallLocation::new(root.join(path));
+        vec![match line.and_then(|l| u32::try_from(l).ok()) {
+            Some(line) => location.line(line),
+            None => location,
+        }]
+    };
+    let path = arg("path").unwrap_or(".");
+    let (title, kind, locations) = match call.name.as_str() {
+        "read_file" => {
+            let line = number("offset");
+            let title = match (line, number("limit")) {
+                (Some(from), Some(n)) => {
+                    format!("Read {path} (lines {from}-{})", from + n.saturating_sub(1))
+                }
+                (Some(from), None) => format!("Read {path} (from line {from})"),
+                _ => format!("Read {path}"),
+            };
+            (title, ToolKind::Read, at(path, line))
+        }
+        "read_note" => (format!("Read {path}"), ToolKind::Read, at(path, None)),
+        "list_dir" | "list_folder" => (format!("List {path}"), ToolKind::Read, at(path, None)),
+        "search" => {
+            let pattern = arg("pattern").or(arg("query")).unwrap_or("");
+            let title = match arg("path") {
+                Some(path) => format!("Search `{pattern}` in {path}"),
+                None => format!("Search `{pattern}`"),
+            };
+            let locations = arg("path").map(|p| at(p, None)).unwrap_or_default();
+            (title, ToolKind::Search, locations)
+        }
+        "glob" => {
+            (format!("Find `{}`", arg("pattern").unwrap_or("")), ToolKind::Search, Vec::new())
+        }
+        "write_file" => {
+            let verb = if arg("mode") == Some("append") { "Append to" } else { "Write" };
+            (format!("{verb} {path}"), ToolKind::Edit, at(path, first_changed_line(preview)))
+        }
+        "edit_file" => {
+            (format!("Edit {path}"), ToolKind::Edit, at(path, first_changed_line(preview)))
+        }
+        "create_note" => (format!("Create {path}"), ToolKind::Edit, at(path, None)),
+        "shell" => {
+            let command = arg("command").unwrap_or("");
+            let first = command.lines().next().unwrap_or("");
+            let shown: String = first.chars().take(80).collect();
+            let more = if shown.len() < command.len() { " …" } else { "" };
+            (format!("`{shown}{more}`"), ToolKind::Execute, Vec::new())
+        }
+        "load_skill" => {
+            (format!("Load skill {}", arg("name").unwrap_or("")), ToolKind::Read, Vec::new())
+        }
+        "submit_plan" => ("Propose a plan".to_string(), ToolKind::Think, Vec::new()),
+        name => match preview {
+            Some(Preview::Mcp { server, tool, .. }) => {
+                let kind = if tool.contains("fetch") { ToolKind::Fetch } else { ToolKind::Other };
+                (format!("{server}: {tool}"), kind, Vec::new())
+            }
+            _ => {
+                let kind = if name.contains("fetch") { ToolKind::Fetch } else { ToolKind::Other };
+                (name.to_string(), kind, Vec::new())
+            }
+        },
+    };
+    Described { title, kind, locations }
+}
+
+/// The first line a diff preview changes, for the editor to jump to.
+fn first_changed_line(preview: Option<&Preview>) -> Option<u64> {
+    let Some(Preview::Diff { diff, .. }) = preview else { return None };
+    diff.lines().find_map(|line| {
+        let rest = line.strip_prefix("@@ ")?;
+        let new = rest.split_whitespace().find(|part| part.starts_with('+'))?;
+        new.trim_start_matches('+').split(',').next()?.parse().ok()
+    })
+}
+
+/// A unified diff as the editor's diff content: one per hunk, each with the
+/// hunk's old lines (context and removed) and new lines (context and added).
+/// A new file is one diff with no old text.
+fn hunks(path: &Path, diff: &str, created: bool) -> Vec<Diff> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    for line in diff.lines() {
+        if line.starts_with("@@") {
+            if let Some((old, new)) = current.take() {
+                out.push((old, new));
+            }
+            current = Some((String::new(), String::new()));
+            continue;
+        }
+        let Some((old, new)) = current.as_mut() else { continue };
+        if let Some(added) = line.strip_prefix('+') {
+            new.push_str(added);
+            new.push('\n');
+        } else if let Some(removed) = line.strip_prefix('-') {
+            old.push_str(removed);
+            old.push('\n');
+        } else if let Some(context) = line.strip_prefix(' ') {
+            old.push_str(context);
+            old.push('\n');
+            new.push_str(context);
+            new.push('\n');
+        }
+    }
+    out.extend(current);
+    if created {
+        let text: String = out.into_iter().map(|(_, new)| new).collect();
+        return vec![Diff::new(path, text)];
+    }
+    out.into_iter().map(|(old, new)| Diff::new(path, new).old_text(old)).collect()
+}
+
+fn plan_update(plan: &AxonPlan) -> Plan {
+    let entries = plan
+        .steps
+        .iter()
+        .map(|step| {
+            let status = match step.status {
+                StepStatus::Pending => PlanEntryStatus::Pending,
+                StepStatus::Running => PlanEntryStatus::InProgress,
+                StepStatus::Completed | StepStatus::Failed | StepStatus::Skipped => {
+                    PlanEntryStatus::Completed
+                }
+            };
+            let content = match step.status {
+                StepStatus::Failed => format!("{} (failed)", step.description),
+                StepStatus::Skipped => format!("{} (skipped)", step.description),
+                _ => step.description.clone(),
+            };
+            PlanEntry::new(content, PlanEntryPriority::Medium, status)
+        })
+        .collect();
+    Plan::new(entries)
+}
+
+/// The `todo` tool's list as a plan.
+fn todo_plan(arguments: &Value) -> Option<Plan> {
+    let items = arguments.get("items")?.as_array()?;
+    let entries = items
+        .iter()
+        .filter_map(|item| {
+            let content = item.get("content")?.as_str()?;
+            let status = match item.get("status")?.as_str()? {
+                "in_progress" => PlanEntryStatus::InProgress,
+                "completed" => PlanEntryStatus::Completed,
+                _ => PlanEntryStatus::Pending,
+            };
+            Some(PlanEntry::new(content, PlanEntryPriority::Medium, status))
+        })
+        .collect();
+    Some(Plan::new(entries))
+}
+
+#[cfg(test)]
+#[path = "updates_tests.rs"]
+mod tests;

@@ -1,0 +1,254 @@
+//! The mapping from axon's events to ACP updates, checked on the wire
+//! shape the editor receives.
+
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+
+use super::*;
+use axon_protocol::{PlanStatus, PlanStep};
+
+fn root() -> PathBuf {
+    PathBuf::from("/home/me/project")
+}
+
+fn wire(updates: &[SessionUpdate]) -> Vec<Value> {
+    updates.iter().map(|u| serde_json::to_value(u).unwrap()).collect()
+}
+
+fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
+    ToolCall { id: id.into(), name: name.into(), arguments }
+}
+
+#[test]
+fn a_read_is_announced_running_then_completed_with_its_text() {
+    let mut mapper = Mapper::new(&root());
+    let read = call("c1", "read_file", json!({"path": "src/main.rs", "offset": 10, "limit": 5}));
+    let started = wire(&mapper.event(&AgentEvent::Action { call: read }));
+    assert_eq!(
+        started,
+        [json!({"sessionUpdate": "tool_call", "toolCallId": "c1",
+                "title": "Read src/main.rs (lines 10-14)", "kind": "read", "status": "in_progress",
+                "locations": [{"path": "/home/me/project/src/main.rs", "line": 10}],
+                "rawInput": {"path": "src/main.rs", "offset": 10, "limit": 5}})]
+    );
+    let done = wire(&mapper.event(&AgentEvent::Observation {
+        call_id: "c1".into(),
+        name: "read_file".into(),
+        output: ToolOutput::text("10 | fn main() {}"),
+    }));
+    assert_eq!(
+        done,
+        [json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed",
+                "content": [{"type": "content", "content": {"type": "text", "text": "10 | fn main() {}"}}]})]
+    );
+}
+
+#[test]
+fn an_edit_asked_about_carries_its_hunks_and_is_announced_once() {
+    let mut mapper = Mapper::new(&root());
+    let edit = call("e1", "edit_file", json!({"path": "a.rs", "old_str": "two", "new_str": "2"}));
+    let preview = Preview::Diff {
+        path: "a.rs".into(),
+        diff: "--- a/a.rs\n+++ b/a.rs\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n".into(),
+        created: false,
+    };
+    let (announce, asked) = mapper.ask(&edit, &preview);
+    let diff = json!({"type": "diff", "path": "/home/me/project/a.rs",
+                      "oldText": "one\ntwo\nthree\n", "newText": "one\n2\nthree\n"});
+    assert_eq!(
+        wire(&announce),
+        [json!({"sessionUpdate": "tool_call", "toolCallId": "e1", "title": "Edit a.rs",
+                "kind": "edit",
+                "locations": [{"path": "/home/me/project/a.rs", "line": 1}],
+                "rawInput": {"path": "a.rs", "old_str": "two", "new_str": "2"},
+                "content": [diff.clone()]})]
+    );
+    let asked = serde_json::to_value(&asked).unwrap();
+    // A new tool call's status is `pending` when absent (the schema's
+    // default, which it leaves out); the permission request says it.
+    assert_eq!(asked["toolCallId"], "e1");
+    assert_eq!(asked["status"], "pending");
+    assert_eq!(asked["content"], json!([diff.clone()]));
+
+    let running = wire(&mapper.event(&AgentEvent::Action { call: edit }));
+    assert_eq!(
+        running,
+        [json!({"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "in_progress"})]
+    );
+    let done = wire(&mapper.event(&AgentEvent::Observation {
+        call_id: "e1".into(),
+        name: "edit_file".into(),
+        output: ToolOutput::text("Edited 'a.rs'"),
+    }));
+    assert_eq!(done[0]["status"], "completed");
+    assert_eq!(done[0]["content"][0], diff);
+}
+
+#[test]
+fn an_edit_run_without_asking_shows_its_own_old_and_new_text() {
+    let mut mapper = Mapper::new(&root());
+    let edit = call("e2", "edit_file", json!({"path": "a.rs", "old_str": "x", "new_str": "y"}));
+    mapper.event(&AgentEvent::Action { call: edit });
+    let done = wire(&mapper.event(&AgentEvent::Observation {
+        call_id: "e2".into(),
+        name: "edit_file".into(),
+        output: ToolOutput::text("Edited 'a.rs'"),
+    }));
+    assert_eq!(
+        done[0]["content"][0],
+        json!({"type": "diff", "path": "/home/me/project/a.rs", "oldText": "x", "newText": "y"})
+    );
+}
+
+#[test]
+fn a_new_file_is_one_diff_without_old_text_and_a_failure_shows_no_diff() {
+    let mut mapper = Mapper::new(&root());
+    let write = call("w1", "write_file", json!({"path": "n.txt", "content": "a\nb\n"}));
+    let preview = Preview::Diff {
+        path: "n.txt".into(),
+        diff: "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n".into(),
+        created: true,
+    };
+    let (announce, _) = mapper.ask(&write, &preview);
+    assert_eq!(
+        wire(&announce)[0]["content"],
+        json!([{"type": "diff", "path": "/home/me/project/n.txt", "newText": "a\nb\n"}])
+    );
+    mapper.event(&AgentEvent::Action { call: write });
+    let failed = wire(&mapper.event(&AgentEvent::Observation {
+        call_id: "w1".into(),
+        name: "write_file".into(),
+        output: ToolOutput::error("disk full"),
+    }));
+    assert_eq!(failed[0]["status"], "failed");
+    assert_eq!(
+        failed[0]["content"],
+        json!([{"type": "content", "content": {"type": "text", "text": "disk full"}}])
+    );
+}
+
+#[test]
+fn a_command_is_executed_and_its_card_shows_the_command() {
+    let mut mapper = Mapper::new(&root());
+    let shell = call("s1", "shell", json!({"command": "cargo test\necho done"}));
+    let preview = Preview::Command { command: "cargo test\necho done".into(), workdir: ".".into() };
+    let (announce, _) = mapper.ask(&shell, &preview);
+    let announce = &wire(&announce)[0];
+    assert_eq!(announce["kind"], "execute");
+    assert_eq!(announce["title"], "`cargo test …`");
+    assert_eq!(announce["content"][0]["content"]["text"], "```sh\ncargo test\necho done\n```");
+}
+
+#[test]
+fn the_todo_list_is_the_plan_not_a_tool_card() {
+    let mut mapper = Mapper::new(&root());
+    let todo = call(
+        "t1",
+        "todo",
+        json!({"items": [{"content": "read", "status": "completed"},
+                         {"content": "fix", "status": "in_progress"},
+                         {"content": "test", "status": "pending"}]}),
+    );
+    assert!(mapper.event(&AgentEvent::Action { call: todo }).is_empty());
+    let plan = wire(&mapper.event(&AgentEvent::Observation {
+        call_id: "t1".into(),
+        name: "todo".into(),
+        output: ToolOutput::text("ok"),
+    }));
+    assert_eq!(
+        plan,
+        [json!({"sessionUpdate": "plan", "entries": [
+            {"content": "read", "priority": "medium", "status": "completed"},
+            {"content": "fix", "priority": "medium", "status": "in_progress"},
+            {"content": "test", "priority": "medium", "status": "pending"}]})]
+    );
+}
+
+#[test]
+fn plan_mode_steps_are_plan_entries() {
+    let mut mapper = Mapper::new(&root());
+    let step = |id, description: &str, status| PlanStep {
+        id,
+        description: description.into(),
+        expected_outcome: String::new(),
+        status,
+        result: None,
+    };
+    let plan = AxonPlan {
+        id: "p".into(),
+        goal: "g".into(),
+        steps: vec![
+            step(1, "one", StepStatus::Completed),
+            step(2, "two", StepStatus::Failed),
+            step(3, "three", StepStatus::Running),
+        ],
+        status: PlanStatus::Executing,
+        created_at: 0,
+        updated_at: 0,
+    };
+    let update = wire(&mapper.event(&AgentEvent::PlanChanged { plan }));
+    let statuses: Vec<(&str, &str)> = update[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["content"].as_str().unwrap(), e["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [("one", "completed"), ("two (failed)", "completed"), ("three", "in_progress")]
+    );
+}
+
+#[test]
+fn streamed_text_and_reasoning_are_chunks() {
+    let mut mapper = Mapper::new(&root());
+    let updates = wire(
+        &[
+            mapper.event(&AgentEvent::Thought { text: "hmm".into() }),
+            mapper.event(&AgentEvent::Token { text: "Hi".into() }),
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        updates,
+        [
+            json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi"}})
+        ]
+    );
+}
+
+#[test]
+fn a_stored_conversation_replays_as_chunks_and_finished_calls() {
+    let mut mapper = Mapper::new(&root());
+    let mut asked = Message::assistant("Let me look.");
+    asked.tool_calls = vec![call("c1", "read_file", json!({"path": "a.txt"}))];
+    let messages = vec![
+        Message::user("what is in a.txt?"),
+        asked,
+        Message::tool_result("c1", ToolOutput::text("1 | hello")),
+        Message::assistant("It says hello."),
+    ];
+    let updates = wire(&mapper.replay(&messages));
+    assert_eq!(
+        updates,
+        [
+            json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "what is in a.txt?"}}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Let me look."}}),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read a.txt", "kind": "read",
+                   "status": "completed", "locations": [{"path": "/home/me/project/a.txt"}],
+                   "rawInput": {"path": "a.txt"},
+                   "content": [{"type": "content", "content": {"type": "text", "text": "1 | hello"}}]}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "It says hello."}}),
+        ]
+    );
+}
+
+#[test]
+fn long_results_are_clipped_on_a_character() {
+    let text = "é".repeat(MAX_RESULT_CHARS + 5);
+    let clipped = clip(&text);
+    assert!(clipped.starts_with(&"é".repeat(MAX_RESULT_CHARS)));
+    assert!(clipped.ends_with("(5 more characters)"), "{}", &clipped[clipped.len() - 40..]);
+}
