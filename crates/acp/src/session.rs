@@ -276,6 +276,7 @@ impl Pump {
             StopReason::EndTurn => Ok(json!({"stopReason": "end_turn"})),
             StopReason::MaxIterations => Ok(json!({"stopReason": "max_turn_requests"})),
             StopReason::Cancelled => Ok(json!({"stopReason": "cancelled"})),
+            StopReason::Refusal => Ok(json!({"stopReason": "refusal"})),
             StopReason::Error => Err(RpcError::internal(
                 error.unwrap_or_else(|| "the turn failed; axon's log on stderr says why".into()),
             )),

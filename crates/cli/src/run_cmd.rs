@@ -168,7 +168,8 @@ pub async fn run(args: RunArgs) -> u8 {
         let op = Op::UserTurn { text: prompt, attachments: Vec::new() };
         match driver.turn(op).await {
             StopReason::EndTurn => exit::OK,
-            StopReason::Error => exit::FAILED,
+            // The refusal was shown as a warning; the task was not done.
+            StopReason::Error | StopReason::Refusal => exit::FAILED,
             StopReason::MaxIterations => ITERATION_LIMIT,
             StopReason::Cancelled => {
                 eprintln!("axon: cancelled");

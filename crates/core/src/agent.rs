@@ -91,6 +91,9 @@ pub enum RunOutcome {
     Cancelled(String),
     /// A provider error that retrying could not fix.
     Failed(String),
+    /// The model declined (a refusal, or its provider's content filter
+    /// stopped the reply); the text it gave.
+    Refused(String),
 }
 
 /// Receives every event of a run, in order.
@@ -323,6 +326,7 @@ impl Agent {
                     return RunOutcome::Failed(message);
                 }
             };
+            let turn_refused = turn.finish == Some(FinishReason::ContentFilter);
             if turn.finish == Some(FinishReason::Length) {
                 emit(AgentEvent::Warning {
                     message: "the model reached its output limit; its reply may be cut short"
@@ -343,9 +347,18 @@ impl Agent {
                     });
                 }
             }
+            let refused = turn_refused;
             self.history.push(assistant);
             if calls.is_empty() {
                 emit(AgentEvent::Answer { text: text.clone() });
+                if refused {
+                    emit(AgentEvent::Warning {
+                        message: "the model declined to answer (a refusal, or its provider's \
+                                  content filter stopped the reply)"
+                            .to_string(),
+                    });
+                    return RunOutcome::Refused(text);
+                }
                 return RunOutcome::Answered(text);
             }
             last_text = text;

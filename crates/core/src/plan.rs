@@ -215,6 +215,7 @@ impl Planner {
                 "the model ran out of iterations before submitting a plan".to_string()
             }
             RunOutcome::Answered(_) => "the model answered without calling submit_plan".to_string(),
+            RunOutcome::Refused(_) => "the model declined to make a plan".to_string(),
         })
     }
 }
@@ -261,6 +262,9 @@ pub async fn execute(
                 (StepStatus::Failed, "the step ran out of iterations".to_string())
             }
             RunOutcome::Failed(e) => (StepStatus::Failed, e),
+            RunOutcome::Refused(_) => {
+                (StepStatus::Failed, "the model declined this step".to_string())
+            }
             RunOutcome::Cancelled(_) => {
                 plan.steps[index].status = StepStatus::Pending;
                 changed(plan);

@@ -93,6 +93,9 @@ pub enum StopReason {
     /// The iteration limit ended it before an answer.
     MaxIterations,
     Cancelled,
+    /// The model declined: a refusal, or its provider's content filter
+    /// stopped the reply.
+    Refusal,
     /// A provider error, or a plan step that failed and could not be revised.
     Error,
 }

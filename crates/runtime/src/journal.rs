@@ -135,7 +135,8 @@ impl Sessions {
         }
         let id = self.next_id.take().unwrap_or_else(axon_store::new_session_id);
         let redactor = self.redactor.clone();
-        let writer = self.store.create_as(&id, title, &self.workspace, provider, model, redactor)?;
+        let writer =
+            self.store.create_as(&id, title, &self.workspace, provider, model, redactor)?;
         Ok(Some(Opened {
             journal: Arc::new(SessionJournal::new(writer, self.events.clone())),
             resumed: None,

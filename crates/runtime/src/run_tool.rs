@@ -150,6 +150,10 @@ impl TypedTool for RunTool {
                 failure.unwrap_or_else(|| "it stopped without saying why".to_string())
             )),
             StopReason::Cancelled => ToolOutput::error("The run was cancelled."),
+            StopReason::Refusal => ToolOutput::error(format!(
+                "The agent's model declined the task. What it said:\n{}",
+                answer.unwrap_or(last)
+            )),
         })
     }
 }

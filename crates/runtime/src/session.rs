@@ -257,6 +257,7 @@ impl Task {
             RunOutcome::Failed(_) => StopReason::Error,
             RunOutcome::IterationLimit(_) => StopReason::MaxIterations,
             RunOutcome::Cancelled(_) => StopReason::Cancelled,
+            RunOutcome::Refused(_) => StopReason::Refusal,
         }
     }
 

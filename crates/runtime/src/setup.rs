@@ -141,7 +141,10 @@ pub fn choose_profile(chosen: Option<Profile>, config: &Effective) -> Result<Pro
 
 /// The tools the model is offered under `approval`: a read-only session
 /// offers only those that read.
-pub(crate) fn offered(registry: &axon_tools::ToolRegistry, approval: ApprovalPolicy) -> Vec<String> {
+pub(crate) fn offered(
+    registry: &axon_tools::ToolRegistry,
+    approval: ApprovalPolicy,
+) -> Vec<String> {
     registry
         .specs()
         .filter(|s| approval != ApprovalPolicy::ReadOnly || s.annotations.read_only)

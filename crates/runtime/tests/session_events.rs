@@ -321,8 +321,12 @@ fn the_approval_mode_switches_mid_session() {
         );
         assert!(!rig.workspace.path().join("a.txt").exists());
         let first = &rig.server.requests()[0];
-        let offered: Vec<&str> =
-            first["tools"].as_array().unwrap().iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+        let offered: Vec<&str> = first["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect();
         assert!(offered.contains(&"read_file") && !offered.contains(&"write_file"), "{offered:?}");
         assert!(rig.server.requests()[1].to_string().contains("this session is read-only"));
 
@@ -356,5 +360,27 @@ fn a_session_named_up_front_is_saved_under_that_name() {
         assert!(seen.contains(&AgentEvent::SessionSaved { session_id: id.clone() }), "{seen:?}");
         let store = axon_store::SessionStore::new(&rig.home.path().join("data"));
         assert_eq!(store.open(&id).unwrap().history().len(), 2);
+    });
+}
+
+#[test]
+fn a_refusal_ends_the_turn_as_a_refusal() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![Reply::Refusal("I can't help with that.".into())]).await;
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        session.submit(user("do something bad"));
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        session.shutdown().await;
+        let Some(AgentEvent::TurnCompleted { stop_reason, .. }) = seen.last() else {
+            panic!("{seen:?}")
+        };
+        assert_eq!(*stop_reason, axon_protocol::StopReason::Refusal);
+        assert!(
+            seen.iter().any(
+                |e| matches!(e, AgentEvent::Warning { message } if message.contains("declined"))
+            ),
+            "{seen:?}"
+        );
     });
 }

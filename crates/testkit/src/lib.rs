@@ -42,6 +42,9 @@ pub enum Reply {
     Corrupt(String),
     /// No response at all: the connection is accepted and left hanging.
     Silent,
+    /// Text, then the model declines: `content_filter` (OpenAI) or
+    /// `refusal` (Anthropic) as the reason it stopped.
+    Refusal(String),
 }
 
 impl Reply {
@@ -365,9 +368,13 @@ fn openai_events(reply: &Reply, first_id: u64) -> (Vec<String>, Ending) {
             events.push("data: {\"choices\": [{\"delta\": {\"content\": \"x\"\n\n".to_string());
             return (events, Ending::Close);
         }
-        None => {}
+        Some(Fault::Refuse) | None => {}
     }
-    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+    let finish = match (&fault, calls.is_empty()) {
+        (Some(Fault::Refuse), _) => "content_filter",
+        (_, true) => "stop",
+        (_, false) => "tool_calls",
+    };
     events.push(chunk(json!({}), json!(finish)));
     events.push(data(json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
                             "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}})));
@@ -448,9 +455,13 @@ fn anthropic_events(reply: &Reply, first_id: u64) -> (Vec<String>, Ending) {
             );
             return (events, Ending::Close);
         }
-        None => {}
+        Some(Fault::Refuse) | None => {}
     }
-    let stop = if calls.is_empty() { "end_turn" } else { "tool_use" };
+    let stop = match (&fault, calls.is_empty()) {
+        (Some(Fault::Refuse), _) => "refusal",
+        (_, true) => "end_turn",
+        (_, false) => "tool_use",
+    };
     events.push(event(
         "message_delta",
         json!({"type": "message_delta",
@@ -464,6 +475,7 @@ enum Fault {
     Truncate,
     Stall,
     Corrupt,
+    Refuse,
 }
 
 type Parts<'a> = (&'a str, &'a str, &'a [(String, String)], Option<Fault>);
@@ -477,6 +489,7 @@ fn parts(reply: &Reply) -> Parts<'_> {
         Reply::Truncated(text) => (text, "", &[], Some(Fault::Truncate)),
         Reply::Stall(text) => (text, "", &[], Some(Fault::Stall)),
         Reply::Corrupt(text) => (text, "", &[], Some(Fault::Corrupt)),
+        Reply::Refusal(text) => (text, "", &[], Some(Fault::Refuse)),
         Reply::Error { .. } | Reply::Silent => ("", "", &[], None),
     }
 }
