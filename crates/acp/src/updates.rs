@@ -32,8 +32,12 @@ const MAX_RESULT_CHARS: usize = 16_000;
 /// Per-session mapping state.
 pub struct Mapper {
     root: PathBuf,
-    /// Calls announced to the editor, and the diffs to show when they end.
-    calls: HashMap<String, Vec<Diff>>,
+    /// Calls announced to the editor and not ended, by the model's id.
+    calls: HashMap<String, Live>,
+    /// How often each of the model's call ids was announced: ids repeat
+    /// (the text tool protocol numbers each reply's blocks from 1), the
+    /// editor's must not.
+    used: HashMap<String, u32>,
     /// `todo` calls whose list becomes the plan once they succeed.
     todos: HashMap<String, Value>,
 }
@@ -41,7 +45,19 @@ pub struct Mapper {
 impl Mapper {
     /// For a session whose workspace is `root`.
     pub fn new(root: &Path) -> Self {
-        Mapper { root: root.to_path_buf(), calls: HashMap::new(), todos: HashMap::new() }
+        Mapper {
+            root: root.to_path_buf(),
+            calls: HashMap::new(),
+            used: HashMap::new(),
+            todos: HashMap::new(),
+        }
+    }
+
+    /// The editor's id for a new call with the model's id `id`.
+    fn fresh_id(&mut self, id: &str) -> String {
+        let n = self.used.entry(id.to_string()).or_insert(0);
+        *n += 1;
+        if *n == 1 { id.to_string() } else { format!("{id}.{n}") }
     }
 
     /// The updates an event makes, in order. Events with nothing to show
@@ -94,13 +110,14 @@ impl Mapper {
             .locations(described.locations.clone())
             .raw_input(call.arguments.clone())
             .content(content.clone());
-        let asked = ToolCallUpdate::new(call.id.clone(), fields);
-        if self.calls.contains_key(&call.id) {
-            return (Vec::new(), asked);
+        if let Some(live) = self.calls.get(&call.id) {
+            return (Vec::new(), ToolCallUpdate::new(live.acp_id.clone(), fields));
         }
-        self.calls.insert(call.id.clone(), diffs);
+        let acp_id = self.fresh_id(&call.id);
+        let asked = ToolCallUpdate::new(acp_id.clone(), fields);
+        self.calls.insert(call.id.clone(), Live { acp_id: acp_id.clone(), diffs });
         let announce = described
-            .tool_call(&call.id, call.arguments.clone())
+            .tool_call(&acp_id, call.arguments.clone())
             .status(ToolCallStatus::Pending)
             .content(content);
         (vec![SessionUpdate::ToolCall(announce)], asked)
@@ -111,20 +128,19 @@ impl Mapper {
             self.todos.insert(call.id.clone(), call.arguments.clone());
             return Vec::new();
         }
-        if self.calls.contains_key(&call.id) {
+        if let Some(live) = self.calls.get(&call.id) {
             let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
             return vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                call.id.clone(),
+                live.acp_id.clone(),
                 fields,
             ))];
         }
         let diffs = self.diffs_from_arguments(call);
         let described = describe(&self.root, call, None);
-        self.calls.insert(call.id.clone(), diffs);
+        let acp_id = self.fresh_id(&call.id);
+        self.calls.insert(call.id.clone(), Live { acp_id: acp_id.clone(), diffs });
         vec![SessionUpdate::ToolCall(
-            described
-                .tool_call(&call.id, call.arguments.clone())
-                .status(ToolCallStatus::InProgress),
+            described.tool_call(&acp_id, call.arguments.clone()).status(ToolCallStatus::InProgress),
         )]
     }
 
@@ -135,8 +151,8 @@ impl Mapper {
                 _ => Vec::new(),
             };
         }
-        let diffs = self.calls.remove(call_id).unwrap_or_default();
-        vec![SessionUpdate::ToolCallUpdate(finished(call_id, output, diffs))]
+        let Some(live) = self.calls.remove(call_id) else { return Vec::new() };
+        vec![SessionUpdate::ToolCallUpdate(finished(&live.acp_id, output, live.diffs))]
     }
 
     /// Edits whose text the arguments carry: `edit_file`'s old and new
@@ -158,14 +174,11 @@ impl Mapper {
     /// A stored conversation as the updates that show it: the user's and
     /// the model's messages as chunks, each tool call with its result.
     pub fn replay(&mut self, messages: &[Message]) -> Vec<SessionUpdate> {
-        let results: HashMap<&str, &Message> = messages
-            .iter()
-            .filter(|m| m.role == Role::Tool)
-            .filter_map(|m| m.tool_call_id.as_deref().map(|id| (id, m)))
-            .collect();
         let mut updates = Vec::new();
-        for message in messages {
+        for (index, message) in messages.iter().enumerate() {
             match message.role {
+                // The text tool protocol's results, sent as a user message.
+                Role::User if message.text().starts_with(axon_core::TEXT_RESULTS_HEADER) => {}
                 Role::User => {
                     for part in &message.content {
                         if let ContentPart::Text { text } = part {
@@ -189,6 +202,12 @@ impl Mapper {
                             _ => {}
                         }
                     }
+                    // A call's result is among the tool messages right after it.
+                    let results: HashMap<&str, &Message> = messages[index + 1..]
+                        .iter()
+                        .take_while(|m| m.role == Role::Tool)
+                        .filter_map(|m| m.tool_call_id.as_deref().map(|id| (id, m)))
+                        .collect();
                     for call in &message.tool_calls {
                         updates.extend(self.replay_call(call, results.get(call.id.as_str())));
                     }
@@ -209,15 +228,23 @@ impl Mapper {
             };
         }
         let described = describe(&self.root, call, None);
-        let mut announce = described.tool_call(&call.id, call.arguments.clone());
+        let acp_id = self.fresh_id(&call.id);
+        let mut announce = described.tool_call(&acp_id, call.arguments.clone());
         let Some(output) = output else {
             // The call never got a result (the session stopped mid-call).
             return vec![SessionUpdate::ToolCall(announce.status(ToolCallStatus::Failed))];
         };
-        let finished = finished(&call.id, &output, self.diffs_from_arguments(call));
+        let finished = finished(&acp_id, &output, self.diffs_from_arguments(call));
         announce.update(finished.fields);
         vec![SessionUpdate::ToolCall(announce)]
     }
+}
+
+/// A call announced to the editor: its id there, and the diffs to show
+/// when it ends.
+struct Live {
+    acp_id: String,
+    diffs: Vec<Diff>,
 }
 
 /// The usage update at the end of a turn.

@@ -252,3 +252,44 @@ fn long_results_are_clipped_on_a_character() {
     assert!(clipped.starts_with(&"é".repeat(MAX_RESULT_CHARS)));
     assert!(clipped.ends_with("(5 more characters)"), "{}", &clipped[clipped.len() - 40..]);
 }
+
+#[test]
+fn repeated_model_call_ids_get_their_own_cards() {
+    // The text tool protocol numbers each reply's blocks from 1.
+    let mut mapper = Mapper::new(&root());
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let read = call("block_1", "read_file", json!({"path": "a.txt"}));
+        let started = wire(&mapper.event(&AgentEvent::Action { call: read }));
+        let done = wire(&mapper.event(&AgentEvent::Observation {
+            call_id: "block_1".into(),
+            name: "read_file".into(),
+            output: ToolOutput::text("1 | a"),
+        }));
+        assert_eq!(started[0]["toolCallId"], done[0]["toolCallId"]);
+        ids.push(started[0]["toolCallId"].clone());
+    }
+    assert_eq!(ids, [json!("block_1"), json!("block_1.2")]);
+}
+
+#[test]
+fn a_replayed_call_gets_the_result_that_followed_it() {
+    let mut mapper = Mapper::new(&root());
+    let turn = |text: &str| {
+        let mut asked = Message::assistant("");
+        asked.tool_calls = vec![call("block_1", "read_file", json!({"path": "a.txt"}))];
+        [asked, Message::tool_result("block_1", ToolOutput::text(text))]
+    };
+    let messages: Vec<Message> = [turn("first"), turn("second")].concat();
+    let updates = wire(&mapper.replay(&messages));
+    let shown: Vec<(&str, &str)> = updates
+        .iter()
+        .map(|u| {
+            (
+                u["toolCallId"].as_str().unwrap(),
+                u["content"][0]["content"]["text"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(shown, [("block_1", "first"), ("block_1.2", "second")]);
+}

@@ -173,7 +173,7 @@ impl Agent {
                 }
             }
             ToolProtocol::Text => {
-                let mut text = String::from("Results of your tool calls, in order:\n");
+                let mut text = format!("{TEXT_RESULTS_HEADER}\n");
                 for (n, (planned, output)) in calls.iter().zip(outputs).enumerate() {
                     let name = if planned.call.name.is_empty() {
                         "(unreadable block)"
@@ -192,6 +192,10 @@ impl Agent {
         }
     }
 }
+
+/// How the results of a text-protocol turn's calls begin, in the user
+/// message that carries them.
+pub const TEXT_RESULTS_HEADER: &str = "Results of your tool calls, in order:";
 
 fn observation(call: &ToolCall, output: &ToolOutput) -> AgentEvent {
     AgentEvent::Observation {
