@@ -1,0 +1,247 @@
+//! `axon acp` spoken to in raw JSON-RPC lines, for what no SDK sends on
+//! purpose: unknown methods, ill-typed params, lines that are not JSON,
+//! unknown sessions; and for what a client cannot see through an SDK:
+//! sessions in one process stay apart, and closing stdin ends the agent and
+//! the commands it started.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use axon_testkit::Reply;
+use common::{Setup, setup};
+use serde_json::{Value, json};
+
+/// Generous: the machine may be busy with other tests.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// `axon acp` with raw lines in and parsed lines out.
+struct Raw {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    /// Every line read so far, for failure messages.
+    seen: Vec<Value>,
+    next_id: u64,
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Raw {
+    /// Starts `axon acp` in the workspace and initializes it.
+    fn start(s: &Setup) -> Raw {
+        let mut command = s.std_command();
+        command.arg("acp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        let mut child = command.spawn().unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+                if sender.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut raw = Raw { child, stdin, lines, seen: Vec::new(), next_id: 100 };
+        let init = raw.request(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
+        raw
+    }
+
+    fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and waits for the response with its id.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        self.until(&format!("the response to {method}"), |m| {
+            m["id"] == id && m.get("method").is_none()
+        })
+    }
+
+    /// The next line `pred` accepts; fails after [`PATIENCE`].
+    fn until(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(value) => {
+                    self.seen.push(value.clone());
+                    if pred(&value) {
+                        return value;
+                    }
+                }
+                Err(e) => panic!("no {what} ({e}); seen: {:#?}", self.seen),
+            }
+        }
+    }
+
+    fn new_session(&mut self, s: &Setup) -> String {
+        let cwd = s.workspace.path().canonicalize().unwrap();
+        let response = self.request("session/new", json!({"cwd": cwd, "mcpServers": []}));
+        response["result"]["sessionId"].as_str().unwrap_or_else(|| panic!("{response}")).to_string()
+    }
+
+    fn prompt(&mut self, session: &str, text: &str) -> Value {
+        self.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+    }
+}
+
+/// A request the agent still answers: it kept serving.
+fn still_serving(raw: &mut Raw, s: &Setup) {
+    let id = raw.new_session(s);
+    assert!(!id.is_empty());
+}
+
+#[test]
+fn an_unknown_method_is_method_not_found() {
+    let s = setup(vec![]);
+    let mut raw = Raw::start(&s);
+    let response = raw.request("session/teleport", json!({}));
+    assert_eq!(response["error"]["code"], -32601, "{response}");
+    still_serving(&mut raw, &s);
+}
+
+#[test]
+fn an_ill_typed_cwd_is_invalid_params_naming_the_field() {
+    let s = setup(vec![]);
+    let mut raw = Raw::start(&s);
+    let response = raw.request("session/new", json!({"cwd": 5, "mcpServers": []}));
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(message.contains("cwd"), "{response}");
+    still_serving(&mut raw, &s);
+}
+
+#[test]
+fn a_line_that_is_not_json_is_a_parse_error_and_serving_goes_on() {
+    let s = setup(vec![]);
+    let mut raw = Raw::start(&s);
+    raw.send_line("this is {not json");
+    let response = raw.until("a parse error", |m| m.get("error").is_some());
+    assert_eq!(response["error"]["code"], -32700, "{response}");
+    assert_eq!(response["id"], Value::Null, "{response}");
+    still_serving(&mut raw, &s);
+}
+
+#[test]
+fn a_prompt_to_an_unknown_session_is_an_error_and_serving_goes_on() {
+    let s = setup(vec![]);
+    let mut raw = Raw::start(&s);
+    let response = raw.prompt("no-such-session", "hello?");
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(message.contains("unknown session"), "{response}");
+    still_serving(&mut raw, &s);
+    assert!(s.server.requests().is_empty(), "the model was asked");
+}
+
+#[test]
+fn two_sessions_in_one_process_do_not_share_a_conversation() {
+    let s = setup(vec![Reply::text("first answer"), Reply::text("second answer")]);
+    let mut raw = Raw::start(&s);
+    let a = raw.new_session(&s);
+    let b = raw.new_session(&s);
+    assert_ne!(a, b);
+    let first = raw.prompt(&a, "alpha-prompt-111");
+    assert_eq!(first["result"]["stopReason"], "end_turn", "{first}");
+    let second = raw.prompt(&b, "beta-prompt-222");
+    assert_eq!(second["result"]["stopReason"], "end_turn", "{second}");
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 2);
+    let asked = requests[1].to_string();
+    assert!(asked.contains("beta-prompt-222"), "{asked}");
+    assert!(!asked.contains("alpha-prompt-111") && !asked.contains("first answer"), "{asked}");
+    // Each session's updates carry its own id.
+    let b_texts: String = raw
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "session/update" && m["params"]["sessionId"] == b.as_str())
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|m| m["params"]["update"]["content"]["text"].as_str())
+        .collect();
+    assert_eq!(b_texts, "second answer");
+}
+
+/// The pids whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        // A process may end while it is read; then it is not there.
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        if String::from_utf8_lossy(&cmdline).contains(marker) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits until `done` holds, polling; false if [`PATIENCE`] runs out.
+fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + PATIENCE;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+#[test]
+fn closing_stdin_ends_the_agent_and_the_command_it_runs() {
+    // The marker is sleep's own argument (a unique fraction of a second),
+    // so it is on the command line whether or not a shell stays in between.
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let marker = format!("1000.{}{:09}", std::process::id(), nanos.subsec_nanos());
+    let s = setup(vec![Reply::tool("shell", json!({"command": format!("sleep {marker}")}))]);
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    let mode = raw.request("session/set_mode", json!({"sessionId": session, "modeId": "auto"}));
+    assert!(mode.get("result").is_some(), "{mode}");
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "session/prompt",
+                "params": {"sessionId": session, "prompt": [{"type": "text", "text": "wait"}]}})
+        .to_string(),
+    );
+    let started = eventually(|| !processes_with(&marker).is_empty());
+    assert!(started, "the sleep never started; seen: {:#?}", raw.seen);
+
+    drop(raw.stdin.take());
+    let exited = eventually(|| raw.child.try_wait().unwrap().is_some());
+    let gone = eventually(|| processes_with(&marker).is_empty());
+    // Whatever happened, end what this test started before judging.
+    let left = processes_with(&marker);
+    for pid in &left {
+        let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    }
+    assert!(exited && gone, "after stdin closed: axon exited: {exited}; still running: {left:?}");
+}
