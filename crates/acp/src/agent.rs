@@ -22,10 +22,10 @@ use agent_client_protocol_schema::v1::{
     SessionCloseCapabilities, SessionInfo as AcpSessionInfo, SessionListCapabilities, SessionMode,
     SessionModeState, SessionResumeCapabilities, SetSessionModeRequest,
 };
-use axon_core::ApprovalPolicy;
-use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
 use axon_protocol::{ApprovalMode, Attachment, Mode, Op};
-use axon_runtime::{SessionChoice, SessionConfig};
+use axon_runtime::{
+    DEFAULT_STARTUP_TIMEOUT, ServerConfig, SessionChoice, SessionConfig, Transport,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
@@ -195,7 +195,7 @@ impl Agent {
         params: Value,
     ) -> Result<(Value, Arc<AcpSession>), RpcError> {
         let request: NewSessionRequest = rpc::params(params)?;
-        let id = axon_store::new_session_id();
+        let id = axon_runtime::new_session_id();
         let session = self
             .open(&request.cwd, request.mcp_servers, SessionChoice::NewAs(id.clone()), false, &id)
             .await?;
@@ -264,7 +264,8 @@ impl Agent {
             };
             config.workspace = config.workspace.with_buffers(Arc::new(files));
         }
-        let approval = config.approval().map_err(|e| RpcError::internal(format!("{e:#}")))?;
+        let approval: ApprovalMode =
+            config.approval().map_err(|e| RpcError::internal(format!("{e:#}")))?.into();
         let root = config.workspace.root().to_path_buf();
         let (emitter, mut events) = axon_runtime::channel();
         let session = match axon_runtime::open(config, emitter).await {
@@ -301,7 +302,7 @@ impl Agent {
         let request: ListSessionsRequest = rpc::params(params)?;
         let dirs = axon_runtime::config::Dirs::from_env()
             .map_err(|e| RpcError::internal(format!("{e:#}")))?;
-        let store = axon_store::SessionStore::new(&dirs.data);
+        let store = axon_runtime::SessionStore::new(&dirs.data);
         let sessions = store
             .list(request.cwd.as_deref())
             .map_err(|e| RpcError::internal(e.to_string()))?
@@ -399,12 +400,12 @@ fn switch_mode(session: &AcpSession, mode: &str, approval: Option<ApprovalMode>,
 }
 
 /// The mode id of a session's approval policy and mode.
-fn mode_id(approval: ApprovalPolicy, mode: Mode) -> &'static str {
+fn mode_id(approval: ApprovalMode, mode: Mode) -> &'static str {
     match (mode, approval) {
         (Mode::Plan, _) => "plan",
-        (Mode::React, ApprovalPolicy::Ask) => "ask",
-        (Mode::React, ApprovalPolicy::Auto) => "auto",
-        (Mode::React, ApprovalPolicy::ReadOnly) => "read-only",
+        (Mode::React, ApprovalMode::Ask) => "ask",
+        (Mode::React, ApprovalMode::Auto) => "auto",
+        (Mode::React, ApprovalMode::ReadOnly) => "read-only",
     }
 }
 
@@ -542,7 +543,7 @@ fn client_servers(servers: Vec<McpServer>) -> Result<Vec<ServerConfig>, RpcError
 
 /// One method per provider that needs a key: its environment variable.
 fn auth_methods() -> Vec<AuthMethod> {
-    axon_llm::PROVIDERS
+    axon_runtime::PROVIDERS
         .iter()
         .filter(|p| p.requires_key)
         .map(|p| {
@@ -560,10 +561,10 @@ fn auth_methods() -> Vec<AuthMethod> {
 fn authenticate(params: Value) -> Result<Value, RpcError> {
     let request: AuthenticateRequest = rpc::params(params)?;
     let method = request.method_id.0.to_string();
-    let Some(provider) = axon_llm::known_provider(&method) else {
+    let Some(provider) = axon_runtime::known_provider(&method) else {
         return Err(RpcError::invalid_params(format!(
             "unknown auth method `{method}`: use one of {}",
-            axon_llm::provider_names()
+            axon_runtime::provider_names()
         )));
     };
     let present = [provider.key_var, "AXON_API_KEY"]
@@ -590,7 +591,7 @@ fn to_value(value: &impl serde::Serialize) -> Result<Value, RpcError> {
 fn rfc3339(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = axon_store::civil_from_days(days);
+    let (y, m, d) = axon_runtime::civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
@@ -627,8 +628,8 @@ mod tests {
 
     #[test]
     fn modes_name_approval_and_plan() {
-        assert_eq!(mode_id(ApprovalPolicy::Auto, Mode::React), "auto");
-        assert_eq!(mode_id(ApprovalPolicy::ReadOnly, Mode::React), "read-only");
-        assert_eq!(mode_id(ApprovalPolicy::Ask, Mode::Plan), "plan");
+        assert_eq!(mode_id(ApprovalMode::Auto, Mode::React), "auto");
+        assert_eq!(mode_id(ApprovalMode::ReadOnly, Mode::React), "read-only");
+        assert_eq!(mode_id(ApprovalMode::Ask, Mode::Plan), "plan");
     }
 }

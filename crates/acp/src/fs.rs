@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol_schema::v1::{ReadTextFileRequest, WriteTextFileRequest};
-use axon_tools::Buffers;
+use axon_runtime::Buffers;
 use tokio::runtime::Handle;
 
 use crate::rpc::Peer;

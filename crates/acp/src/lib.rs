@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use agent::serve;
-use axon_tools::Profile;
+use axon_runtime::Profile;
 
 /// Where a line worth logging goes (the CLI: stderr).
 pub type Log = Arc<dyn Fn(&str) + Send + Sync>;

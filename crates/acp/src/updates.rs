@@ -73,7 +73,7 @@ impl Mapper {
                     "\n\n_(the reply broke off: {reason}; asking again)_\n\n"
                 ))]
             }
-            AgentEvent::Action { call } => self.action(call),
+            AgentEvent::Action { call, refused } => self.action(call, *refused),
             AgentEvent::Observation { call_id, output, .. } => self.observation(call_id, output),
             AgentEvent::PlanProposed { plan } | AgentEvent::PlanChanged { plan } => {
                 vec![SessionUpdate::Plan(plan_update(plan))]
@@ -123,12 +123,17 @@ impl Mapper {
         (vec![SessionUpdate::ToolCall(announce)], asked)
     }
 
-    fn action(&mut self, call: &ToolCall) -> Vec<SessionUpdate> {
+    /// A call taken up: running, or (`refused`) never to run, in which
+    /// case it stays pending until its observation fails it.
+    fn action(&mut self, call: &ToolCall, refused: bool) -> Vec<SessionUpdate> {
         if call.name == "todo" {
             self.todos.insert(call.id.clone(), call.arguments.clone());
             return Vec::new();
         }
         if let Some(live) = self.calls.get(&call.id) {
+            if refused {
+                return Vec::new();
+            }
             let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
             return vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                 live.acp_id.clone(),
@@ -139,8 +144,9 @@ impl Mapper {
         let described = describe(&self.root, call, None);
         let acp_id = self.fresh_id(&call.id);
         self.calls.insert(call.id.clone(), Live { acp_id: acp_id.clone(), diffs });
+        let status = if refused { ToolCallStatus::Pending } else { ToolCallStatus::InProgress };
         vec![SessionUpdate::ToolCall(
-            described.tool_call(&acp_id, call.arguments.clone()).status(ToolCallStatus::InProgress),
+            described.tool_call(&acp_id, call.arguments.clone()).status(status),
         )]
     }
 
@@ -178,7 +184,7 @@ impl Mapper {
         for (index, message) in messages.iter().enumerate() {
             match message.role {
                 // The text tool protocol's results, sent as a user message.
-                Role::User if message.text().starts_with(axon_core::TEXT_RESULTS_HEADER) => {}
+                Role::User if message.text().starts_with(axon_protocol::TEXT_RESULTS_HEADER) => {}
                 Role::User => {
                     for part in &message.content {
                         if let ContentPart::Text { text } = part {

@@ -24,7 +24,7 @@ fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
 fn a_read_is_announced_running_then_completed_with_its_text() {
     let mut mapper = Mapper::new(&root());
     let read = call("c1", "read_file", json!({"path": "src/main.rs", "offset": 10, "limit": 5}));
-    let started = wire(&mapper.event(&AgentEvent::Action { call: read }));
+    let started = wire(&mapper.event(&AgentEvent::Action { refused: false, call: read }));
     assert_eq!(
         started,
         [json!({"sessionUpdate": "tool_call", "toolCallId": "c1",
@@ -71,7 +71,7 @@ fn an_edit_asked_about_carries_its_hunks_and_is_announced_once() {
     assert_eq!(asked["status"], "pending");
     assert_eq!(asked["content"], json!([diff.clone()]));
 
-    let running = wire(&mapper.event(&AgentEvent::Action { call: edit }));
+    let running = wire(&mapper.event(&AgentEvent::Action { refused: false, call: edit }));
     assert_eq!(
         running,
         [json!({"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "in_progress"})]
@@ -89,7 +89,7 @@ fn an_edit_asked_about_carries_its_hunks_and_is_announced_once() {
 fn an_edit_run_without_asking_shows_its_own_old_and_new_text() {
     let mut mapper = Mapper::new(&root());
     let edit = call("e2", "edit_file", json!({"path": "a.rs", "old_str": "x", "new_str": "y"}));
-    mapper.event(&AgentEvent::Action { call: edit });
+    mapper.event(&AgentEvent::Action { refused: false, call: edit });
     let done = wire(&mapper.event(&AgentEvent::Observation {
         call_id: "e2".into(),
         name: "edit_file".into(),
@@ -115,7 +115,7 @@ fn a_new_file_is_one_diff_without_old_text_and_a_failure_shows_no_diff() {
         wire(&announce)[0]["content"],
         json!([{"type": "diff", "path": "/home/me/project/n.txt", "newText": "a\nb\n"}])
     );
-    mapper.event(&AgentEvent::Action { call: write });
+    mapper.event(&AgentEvent::Action { refused: false, call: write });
     let failed = wire(&mapper.event(&AgentEvent::Observation {
         call_id: "w1".into(),
         name: "write_file".into(),
@@ -150,7 +150,7 @@ fn the_todo_list_is_the_plan_not_a_tool_card() {
                          {"content": "fix", "status": "in_progress"},
                          {"content": "test", "status": "pending"}]}),
     );
-    assert!(mapper.event(&AgentEvent::Action { call: todo }).is_empty());
+    assert!(mapper.event(&AgentEvent::Action { refused: false, call: todo }).is_empty());
     let plan = wire(&mapper.event(&AgentEvent::Observation {
         call_id: "t1".into(),
         name: "todo".into(),
@@ -260,7 +260,7 @@ fn repeated_model_call_ids_get_their_own_cards() {
     let mut ids = Vec::new();
     for _ in 0..2 {
         let read = call("block_1", "read_file", json!({"path": "a.txt"}));
-        let started = wire(&mapper.event(&AgentEvent::Action { call: read }));
+        let started = wire(&mapper.event(&AgentEvent::Action { refused: false, call: read }));
         let done = wire(&mapper.event(&AgentEvent::Observation {
             call_id: "block_1".into(),
             name: "read_file".into(),
@@ -292,4 +292,25 @@ fn a_replayed_call_gets_the_result_that_followed_it() {
         })
         .collect();
     assert_eq!(shown, [("block_1", "first"), ("block_1.2", "second")]);
+}
+
+#[test]
+fn a_refused_call_never_shows_as_running() {
+    let mut mapper = Mapper::new(&root());
+    // Refused without asking (a read-only session).
+    let write = call("w1", "write_file", json!({"path": "a.txt", "content": "x"}));
+    let announced = wire(&mapper.event(&AgentEvent::Action { call: write, refused: true }));
+    assert_eq!(announced[0]["sessionUpdate"], "tool_call");
+    assert!(announced[0].get("status").is_none(), "pending: {announced:?}");
+    // Denied after asking: no update until it fails.
+    let shell = call("s1", "shell", json!({"command": "rm -rf /"}));
+    let preview = Preview::Command { command: "rm -rf /".into(), workdir: ".".into() };
+    mapper.ask(&shell, &preview);
+    assert!(mapper.event(&AgentEvent::Action { call: shell, refused: true }).is_empty());
+    let failed = wire(&mapper.event(&AgentEvent::Observation {
+        call_id: "s1".into(),
+        name: "shell".into(),
+        output: ToolOutput::error("The user did not allow shell"),
+    }));
+    assert_eq!(failed[0]["status"], "failed");
 }

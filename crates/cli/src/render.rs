@@ -73,7 +73,7 @@ impl Renderer {
                 state.in_thought = true;
                 eprint!("{}", self.dim(&text));
             }
-            AgentEvent::Action { call } => {
+            AgentEvent::Action { call, .. } => {
                 self.end_stdout_line(&mut state);
                 state.pending.insert(call.id.clone(), call);
             }

@@ -3,7 +3,7 @@
 //! anything alone), and feeding every result back, one per call.
 
 use axon_llm::ToolProtocol;
-use axon_protocol::{AgentEvent, Message, ToolCall, ToolOutput};
+use axon_protocol::{AgentEvent, Message, TEXT_RESULTS_HEADER, ToolCall, ToolOutput};
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
@@ -39,13 +39,13 @@ impl Agent {
                 let planned = &calls[i];
                 match self.check(planned, emit, cancel).await {
                     Ok(()) => {
-                        emit(AgentEvent::Action { call: planned.call.clone() });
+                        emit(AgentEvent::Action { refused: false, call: planned.call.clone() });
                         announced[i] = true;
                         runnable.push(i);
                     }
                     Err(output) => {
                         if self.registry.contains(&planned.call.name) {
-                            emit(AgentEvent::Action { call: planned.call.clone() });
+                            emit(AgentEvent::Action { refused: true, call: planned.call.clone() });
                             announced[i] = true;
                         }
                         outputs[i] = Some(output);
@@ -192,10 +192,6 @@ impl Agent {
         }
     }
 }
-
-/// How the results of a text-protocol turn's calls begin, in the user
-/// message that carries them.
-pub const TEXT_RESULTS_HEADER: &str = "Results of your tool calls, in order:";
 
 fn observation(call: &ToolCall, output: &ToolOutput) -> AgentEvent {
     AgentEvent::Observation {

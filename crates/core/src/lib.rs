@@ -24,7 +24,6 @@ pub mod tokens;
 
 pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
 pub use approval::{Approval, ApprovalPolicy, Approver};
-pub use calls::TEXT_RESULTS_HEADER;
 pub use history::Journal;
 pub use skill_tool::{LoadSkill, LoadSkillArgs};
 pub use todo::{Todo, TodoArgs, TodoItem, TodoStatus};

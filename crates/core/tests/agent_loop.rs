@@ -282,7 +282,7 @@ async fn malformed_arguments_and_unknown_tools_go_back_to_the_model() {
         .events()
         .into_iter()
         .filter_map(|e| match e {
-            AgentEvent::Action { call } => Some(call.name),
+            AgentEvent::Action { call, .. } => Some(call.name),
             _ => None,
         })
         .collect();

@@ -209,7 +209,7 @@ async fn text_protocol_blocks_show_as_calls_and_unreadable_ones_as_warnings() {
     let actions: Vec<&str> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Action { call } => Some(call.name.as_str()),
+            AgentEvent::Action { call, .. } => Some(call.name.as_str()),
             _ => None,
         })
         .collect();

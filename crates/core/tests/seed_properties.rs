@@ -95,7 +95,7 @@ proptest! {
                     AgentEvent::Thought { .. } | AgentEvent::Token { .. } => {
                         prop_assert!(!acting, "a thought came after the step's actions began");
                     }
-                    AgentEvent::Action { call } => {
+                    AgentEvent::Action { call, .. } => {
                         acting = true;
                         open.push(call.id);
                     }
@@ -128,7 +128,7 @@ proptest! {
             h.run("go").await;
             let registered: HashSet<String> = Profile::Code.registry().names().map(String::from).collect();
             for event in h.events() {
-                if let AgentEvent::Action { call } = event {
+                if let AgentEvent::Action { call, .. } = event {
                     prop_assert!(registered.contains(&call.name), "action on unregistered tool {}", call.name);
                 }
             }

@@ -205,9 +205,13 @@ pub enum AgentEvent {
         call: ToolCall,
         preview: Preview,
     },
-    /// A tool call is about to run.
+    /// A tool call is about to run; or, when `refused`, it will not run
+    /// (the approval policy or the user refused it) and its `observation`
+    /// says why.
     Action {
         call: ToolCall,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        refused: bool,
     },
     /// A tool call finished.
     Observation {

@@ -22,7 +22,7 @@ pub use event::{
     AgentEvent, Level, McpServerInfo, McpState, SCHEMA_VERSION, SessionInfo, SkillInfo, SkillState,
     StopReason, Usage,
 };
-pub use message::{ContentPart, Message, Role};
+pub use message::{ContentPart, Message, Role, TEXT_RESULTS_HEADER};
 pub use op::{ApprovalDecision, ApprovalMode, Attachment, Mode, Op};
 pub use plan::{Plan, PlanStatus, PlanStep, StepStatus};
 pub use preview::Preview;

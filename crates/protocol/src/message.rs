@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::tool::ToolCall;
 
+/// How the user message carrying a text-protocol turn's tool results
+/// begins (models without native tool calling get their results so).
+pub const TEXT_RESULTS_HEADER: &str = "Results of your tool calls, in order:";
+
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

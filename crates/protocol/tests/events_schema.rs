@@ -14,9 +14,8 @@ use std::path::PathBuf;
 
 use axon_protocol::{
     AgentEvent, ApprovalMode, ContentPart, McpServerInfo, McpState, Message, Mode, Op, Plan,
-    PlanStatus,
-    PlanStep, Preview, SCHEMA_VERSION, SessionInfo, SkillInfo, SkillState, StepStatus, StopReason,
-    ToolCall, ToolOutput, Usage,
+    PlanStatus, PlanStep, Preview, SCHEMA_VERSION, SessionInfo, SkillInfo, SkillState, StepStatus,
+    StopReason, ToolCall, ToolOutput, Usage,
 };
 use serde_json::{Value, json};
 
@@ -251,7 +250,7 @@ fn samples() -> Vec<AgentEvent> {
         AgentEvent::TurnStarted { turn: 1 },
         AgentEvent::Token { text: "Hel".into() },
         AgentEvent::Thought { text: "The user wants a list.".into() },
-        AgentEvent::Action { call: call("glob", json!({"pattern": "*.rs"})) },
+        AgentEvent::Action { refused: false, call: call("glob", json!({"pattern": "*.rs"})) },
         AgentEvent::Observation {
             call_id: "call_1".into(),
             name: "glob".into(),

@@ -24,6 +24,7 @@ fn messages_serialise_compactly() {
 #[test]
 fn events_are_tagged_by_type() {
     let event = AgentEvent::Action {
+        refused: false,
         call: ToolCall {
             id: "c1".into(),
             name: "read_file".into(),

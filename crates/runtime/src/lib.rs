@@ -34,3 +34,10 @@ pub use run_tool::{RunTool, RunToolArgs};
 pub use servers::{AskConsent, ServerConsent};
 pub use session::{MAX_REVISIONS, Session, SessionHandle};
 pub use setup::{SessionConfig, choose_profile, open};
+
+// What a front end names from the crates below the runtime, so that it
+// depends on the runtime and the protocol alone.
+pub use axon_llm::{KnownProvider, PROVIDERS, known_provider, provider_names};
+pub use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
+pub use axon_store::{SessionStore, civil_from_days, new_session_id};
+pub use axon_tools::{Buffers, Profile};

@@ -161,7 +161,7 @@ impl TypedTool for RunTool {
 /// What a watching host is told about an event; streaming text is not news.
 fn progress_message(event: &AgentEvent) -> Option<String> {
     match event {
-        AgentEvent::Action { call } => Some(format!("calling {}", call.name)),
+        AgentEvent::Action { call, .. } => Some(format!("calling {}", call.name)),
         AgentEvent::Observation { name, output, .. } if output.is_error => {
             Some(format!("{name} failed"))
         }

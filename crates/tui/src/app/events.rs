@@ -45,8 +45,8 @@ impl App {
             AgentEvent::Token { text } => self.stream(text, false),
             AgentEvent::Thought { text } => self.stream(text, true),
             AgentEvent::ApprovalRequested { call, preview } => self.ask_approval(call, preview),
-            AgentEvent::Action { call } if self.has_card(&call.id) => {}
-            AgentEvent::Action { call } => {
+            AgentEvent::Action { call, .. } if self.has_card(&call.id) => {}
+            AgentEvent::Action { call, .. } => {
                 self.end_streaming();
                 let server = self.server_of(&call.name);
                 self.transcript.push(Entry::Tool(ToolCard::new(call, server)));
