@@ -40,8 +40,18 @@ impl Drop for Raw {
 impl Raw {
     /// Starts `axon acp` in the workspace and initializes it.
     fn start(s: &Setup) -> Raw {
+        Raw::start_with(s, &[])
+    }
+
+    /// Starts `axon acp ARGS`.
+    fn start_with(s: &Setup, args: &[&str]) -> Raw {
         let mut command = s.std_command();
-        command.arg("acp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        command
+            .arg("acp")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
         let mut child = command.spawn().unwrap();
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
@@ -244,4 +254,109 @@ fn closing_stdin_ends_the_agent_and_the_command_it_runs() {
         let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
     }
     assert!(exited && gone, "after stdin closed: axon exited: {exited}; still running: {left:?}");
+}
+
+/// The agent message text of `session`'s updates seen so far.
+fn said(raw: &Raw, session: &str) -> String {
+    raw.seen
+        .iter()
+        .filter(|m| m["method"] == "session/update" && m["params"]["sessionId"] == session)
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|m| m["params"]["update"]["content"]["text"].as_str())
+        .collect()
+}
+
+#[test]
+fn the_editors_mcp_servers_start_with_the_session() {
+    let s = setup(vec![Reply::text("ok")]);
+    std::fs::write(s.workspace.path().join("notes.txt"), "served\n").unwrap();
+    let mut raw = Raw::start(&s);
+    let cwd = s.workspace.path().canonicalize().unwrap();
+    // axon's own MCP server, as an editor would list any stdio server.
+    let axon = assert_cmd::cargo::cargo_bin("axon");
+    let server = json!({"name": "ws", "command": axon, "args": ["mcp", "serve", "-C", cwd],
+                        "env": [{"name": "AXON_HOME", "value": s.home.path()}]});
+    let response = raw.request("session/new", json!({"cwd": cwd, "mcpServers": [server]}));
+    let session = response["result"]["sessionId"].as_str().unwrap_or_else(|| panic!("{response}"));
+    let session = session.to_string();
+    let shown = raw.prompt(&session, "/mcp");
+    assert_eq!(shown["result"]["stopReason"], "end_turn", "{shown}");
+    assert!(said(&raw, &session).contains("- ws: ready"), "{:#?}", raw.seen);
+    let answer = raw.prompt(&session, "what tools?");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let offered = s.server.requests()[0]["tools"].to_string();
+    assert!(offered.contains("mcp_ws_read_file"), "{offered}");
+}
+
+#[test]
+fn authenticate_says_which_key_is_missing() {
+    let s = setup(vec![]);
+    let mut raw = Raw::start(&s);
+    let present = raw.request("authenticate", json!({"methodId": "openai"}));
+    assert_eq!(present["result"], json!({}), "{present}");
+    let missing = raw.request("authenticate", json!({"methodId": "deepseek"}));
+    assert_eq!(missing["error"]["code"], -32000, "{missing}");
+    assert!(
+        missing["error"]["message"].as_str().unwrap().contains("DEEPSEEK_API_KEY"),
+        "{missing}"
+    );
+    let unknown = raw.request("authenticate", json!({"methodId": "nope"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+}
+
+#[test]
+fn the_iteration_limit_is_max_turn_requests() {
+    let s = setup(vec![Reply::tool("list_dir", json!({"path": "."}))]);
+    let mut raw = Raw::start_with(&s, &["--max-iterations", "1"]);
+    let session = raw.new_session(&s);
+    let answer = raw.prompt(&session, "look around");
+    assert_eq!(answer["result"]["stopReason"], "max_turn_requests", "{answer}");
+}
+
+#[test]
+fn linked_and_embedded_files_reach_the_model() {
+    let s = setup(vec![Reply::text("read them")]);
+    std::fs::write(s.workspace.path().join("linked.md"), "text-of-the-linked-file\n").unwrap();
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    let cwd = s.workspace.path().canonicalize().unwrap();
+    let prompt = json!([
+        {"type": "text", "text": "compare these"},
+        {"type": "resource_link", "name": "linked.md", "uri": format!("file://{}/linked.md", cwd.display())},
+        {"type": "resource", "resource": {"uri": format!("file://{}/unsaved.md", cwd.display()),
+                                          "text": "text-of-an-unsaved-buffer"}},
+        {"type": "resource_link", "name": "passwd", "uri": "file:///etc/passwd"}
+    ]);
+    let answer = raw.request("session/prompt", json!({"sessionId": session, "prompt": prompt}));
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let asked = s.server.requests()[0]["messages"].to_string();
+    assert!(asked.contains("text-of-the-linked-file"), "{asked}");
+    assert!(asked.contains("text-of-an-unsaved-buffer"), "{asked}");
+    assert!(!asked.contains("root:x:0:0"), "a file outside the workspace was read: {asked}");
+}
+
+#[test]
+fn cancelling_while_permission_is_asked_cancels_the_prompt_and_runs_nothing() {
+    let s = setup(vec![Reply::tool("write_file", json!({"path": "never.txt", "content": "x"}))]);
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "session/prompt",
+                "params": {"sessionId": session, "prompt": [{"type": "text", "text": "write"}]}})
+        .to_string(),
+    );
+    let asked = raw.until("a permission request", |m| m["method"] == "session/request_permission");
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}})
+            .to_string(),
+    );
+    let answer = raw.until("the prompt's answer", |m| m["id"] == 9 && m.get("method").is_none());
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    // The client answers its open question as the protocol says, late.
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"outcome": {"outcome": "cancelled"}}})
+            .to_string(),
+    );
+    still_serving(&mut raw, &s);
+    assert!(!s.workspace.path().join("never.txt").exists());
 }
