@@ -25,7 +25,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::{ApprovalPolicy, Approver};
+use crate::approval::{ApprovalPolicy, Approver, SharedApproval};
 use crate::history::{History, Journal};
 use crate::tokens::TokenCounter;
 
@@ -113,6 +113,9 @@ pub struct Agent {
     /// The system prompt and tools every request carries, built once per
     /// provider (they are the same on every turn).
     pub(crate) preamble: OnceLock<Preamble>,
+    /// Where the approval policy is read from when a front end may change
+    /// it mid-turn.
+    pub(crate) shared_approval: Option<Arc<SharedApproval>>,
 }
 
 /// What every request sends before the history, and its token counts.
@@ -189,6 +192,7 @@ impl Agent {
             allowed: HashSet::new(),
             prompt_index: 0,
             preamble: OnceLock::new(),
+            shared_approval: None,
         }
     }
 
@@ -229,15 +233,32 @@ impl Agent {
     /// Another standing rule for calls that change things, from the next
     /// call on (a front end's mode switch).
     pub fn set_approval(&mut self, approval: ApprovalPolicy) {
-        if self.config.approval != approval {
-            self.config.approval = approval;
-            // The tools offered depend on it.
-            self.preamble = OnceLock::new();
+        if let Some(shared) = &self.shared_approval {
+            shared.set(approval);
         }
+        self.sync_approval();
+    }
+
+    /// Takes the approval policy from `shared`, which a front end may
+    /// change while a turn runs: it applies from the next call checked.
+    pub fn with_shared_approval(mut self, shared: Arc<SharedApproval>) -> Self {
+        shared.set(self.config.approval);
+        self.shared_approval = Some(shared);
+        self
     }
 
     pub fn approval(&self) -> ApprovalPolicy {
-        self.config.approval
+        self.shared_approval.as_ref().map_or(self.config.approval, |s| s.get())
+    }
+
+    /// Brings the policy in the config up to the shared one; the tools
+    /// offered depend on it, so the preamble is built again on a change.
+    pub(crate) fn sync_approval(&mut self) {
+        let approval = self.approval();
+        if self.config.approval != approval {
+            self.config.approval = approval;
+            self.preamble = OnceLock::new();
+        }
     }
 
     /// Where every message, usage report and compaction is recorded.
@@ -407,6 +428,7 @@ impl Agent {
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<AssembledTurn, TurnEnd> {
+        self.sync_approval();
         self.fit_window(emit, cancel).await;
         let mut trimmed = false;
         let mut attempts = 0;

@@ -38,6 +38,29 @@ impl From<ApprovalPolicy> for axon_protocol::ApprovalMode {
     }
 }
 
+/// An approval policy a front end can change while a turn runs (the
+/// agent reads it before each call it checks and each request it sends).
+#[derive(Debug, Default)]
+pub struct SharedApproval(std::sync::atomic::AtomicU8);
+
+impl SharedApproval {
+    pub fn new(policy: ApprovalPolicy) -> Self {
+        SharedApproval(std::sync::atomic::AtomicU8::new(policy as u8))
+    }
+
+    pub fn get(&self) -> ApprovalPolicy {
+        match self.0.load(std::sync::atomic::Ordering::Acquire) {
+            x if x == ApprovalPolicy::Ask as u8 => ApprovalPolicy::Ask,
+            x if x == ApprovalPolicy::ReadOnly as u8 => ApprovalPolicy::ReadOnly,
+            _ => ApprovalPolicy::Auto,
+        }
+    }
+
+    pub fn set(&self, policy: ApprovalPolicy) {
+        self.0.store(policy as u8, std::sync::atomic::Ordering::Release);
+    }
+}
+
 /// A front end's answer to one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {

@@ -129,6 +129,7 @@ impl Agent {
         if spec.annotations.read_only || self.allowed.contains(name) {
             return Ok(());
         }
+        self.sync_approval();
         match self.config.approval {
             ApprovalPolicy::Auto => Ok(()),
             ApprovalPolicy::ReadOnly => Err(ToolOutput::error(format!(

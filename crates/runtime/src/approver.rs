@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use axon_core::{Approval, Approver, CancellationToken};
+use axon_core::{Approval, Approver, CancellationToken, SharedApproval};
 use axon_protocol::{AgentEvent, ApprovalDecision, Preview, ToolCall, ToolSpec};
 use axon_tools::{ToolContext, ToolRegistry};
 use tokio::sync::oneshot;
@@ -21,6 +21,9 @@ use crate::events::Emitter;
 pub struct Shared {
     questions: Mutex<HashMap<String, oneshot::Sender<Approval>>>,
     cancel: Mutex<CancellationToken>,
+    /// The approval policy, changed at once by `set_approval` (the turn
+    /// running reads it before each call it checks).
+    pub(crate) approval: Arc<SharedApproval>,
 }
 
 impl Shared {

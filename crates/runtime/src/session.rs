@@ -40,11 +40,17 @@ pub struct SessionHandle {
 }
 
 impl SessionHandle {
-    /// Sends an operation. `cancel` and `approve` take effect at once;
-    /// the rest run in order after the work before them.
+    /// Sends an operation. `cancel`, `approve` and `set_approval` take
+    /// effect at once; the rest run in order after the work before them.
     pub fn submit(&self, op: Op) {
         match op {
             Op::Cancel => self.shared.cancel(),
+            Op::SetApproval { approval } => {
+                // At once, even mid-turn; the queued op updates what the
+                // session reports about itself.
+                self.shared.approval.set(approval.into());
+                let _ = self.ops.send((op, self.shared.token()));
+            }
             Op::Approve { call_id, decision } => {
                 self.shared.answer(&call_id, decision);
             }

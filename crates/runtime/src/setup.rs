@@ -252,7 +252,8 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         agent_config.clone(),
     );
     let shared = Arc::new(Shared::default());
-    let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config);
+    let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
+        .with_shared_approval(Arc::clone(&shared.approval));
     // Installed whenever someone can answer: the approval mode may turn
     // to `ask` later in the session.
     if config.interactive {

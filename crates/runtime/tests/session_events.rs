@@ -384,3 +384,41 @@ fn a_refusal_ends_the_turn_as_a_refusal() {
         );
     });
 }
+
+#[test]
+fn a_switch_to_read_only_applies_within_the_running_turn() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool("write_file", json!({"path": "a.txt", "content": "a\n"})),
+            Reply::tool("write_file", json!({"path": "b.txt", "content": "b\n"})),
+            Reply::text("done"),
+        ])
+        .await;
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        session.submit(user("write both"));
+        let handle = session.handle();
+        let seen = until_turn_end(&session, &mut events, |event| match event {
+            AgentEvent::ApprovalRequested { call, .. } => {
+                // The user turns the session read-only, then allows this one.
+                handle.submit(Op::SetApproval { approval: axon_protocol::ApprovalMode::ReadOnly });
+                Some(Op::Approve { call_id: call.id.clone(), decision: ApprovalDecision::Once })
+            }
+            _ => None,
+        })
+        .await;
+        session.shutdown().await;
+        let asked =
+            seen.iter().filter(|e| matches!(e, AgentEvent::ApprovalRequested { .. })).count();
+        assert_eq!(asked, 1, "{seen:?}");
+        assert!(rig.workspace.path().join("a.txt").exists());
+        assert!(!rig.workspace.path().join("b.txt").exists(), "the second write was refused");
+        assert!(seen.iter().any(|e| matches!(e, AgentEvent::Action { refused: true, .. })));
+        let third = rig.server.requests()[2].to_string();
+        assert!(third.contains("this session is read-only"), "{third}");
+        assert!(
+            !third.contains("\"name\":\"write_file\",\"description\""),
+            "write_file still offered"
+        );
+    });
+}
