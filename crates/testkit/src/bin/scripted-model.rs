@@ -1,7 +1,8 @@
-//! A zero-latency scripted model server for benchmarks: `--turns N` tool
-//! calls (`read_file` of `--file`), then one answer, in either wire format.
-//! Prints `listening on URL` when ready; serves until killed. `GET /stats`
-//! returns the client's time between turns.
+//! A zero-latency scripted model server for benchmarks, in either wire
+//! format. By default `--turns N` tool calls (`read_file` of `--file`), then
+//! one answer; with `--answers N`, N short text answers and no tool call (a
+//! chat that goes on for N prompts). Prints `listening on URL` when ready;
+//! serves until killed. `GET /stats` returns the client's time between turns.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -11,21 +12,31 @@ use serde_json::json;
 #[tokio::main(flavor = "multi_thread", worker_threads = 1)]
 async fn main() {
     let mut turns = 200usize;
+    let mut answers = None;
     let mut file = "bench.txt".to_string();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match (arg.as_str(), args.next()) {
             ("--turns", Some(n)) => turns = n.parse().unwrap_or(turns),
+            ("--answers", Some(n)) => match n.parse::<usize>() {
+                Ok(n) => answers = Some(n),
+                Err(_) => usage(),
+            },
             ("--file", Some(f)) => file = f,
-            _ => {
-                eprintln!("usage: scripted-model [--turns N] [--file PATH]");
-                std::process::exit(2);
-            }
+            _ => usage(),
         }
     }
-    let mut script: Vec<Reply> =
-        (0..turns).map(|_| Reply::tool("read_file", json!({"path": file}))).collect();
-    script.push(Reply::text("done"));
+    let script: Vec<Reply> = match answers {
+        // Each answer is one short streamed message, so a front end sees a
+        // few message chunks per prompt and nothing else.
+        Some(n) => (0..n).map(|i| Reply::Text(format!("answer {i}: done"))).collect(),
+        None => {
+            let mut script: Vec<Reply> =
+                (0..turns).map(|_| Reply::tool("read_file", json!({"path": file}))).collect();
+            script.push(Reply::text("done"));
+            script
+        }
+    };
     let server = match ScriptedServer::start(script).await {
         Ok(server) => server,
         Err(e) => {
@@ -35,4 +46,9 @@ async fn main() {
     };
     println!("listening on {}", server.url);
     let _ = tokio::signal::ctrl_c().await;
+}
+
+fn usage() -> ! {
+    eprintln!("usage: scripted-model [--turns N] [--file PATH] | [--answers N]");
+    std::process::exit(2);
 }
