@@ -68,12 +68,37 @@ where
         client: Mutex::new(ClientCapabilities::default()),
         sessions: Mutex::new(HashMap::new()),
     });
-    let mut lines = BufReader::new(input).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if line.trim().is_empty() {
+    let mut input = BufReader::new(input);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match read_line(&mut input, &mut line).await {
+            Ok(Line::End) => break,
+            Ok(Line::TooLong) => {
+                let error = RpcError::new(
+                    rpc::INVALID_REQUEST,
+                    format!("invalid request: a line longer than {MAX_LINE} bytes"),
+                );
+                out.respond(Value::Null, Err(error));
+                continue;
+            }
+            Ok(Line::Read) => {}
+            Err(e) => {
+                (agent.link.log)(&format!("cannot read the client's input: {e}"));
+                break;
+            }
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         match rpc::parse(&line) {
+            // Prompts are queued in the order they arrive: inline, not in a
+            // task, so a `session/cancel` right after one finds it queued.
+            Incoming::Request { id, method, params } if method == "session/prompt" => {
+                if let Some(answer) = agent.prompt(&id, params) {
+                    out.respond(id, answer);
+                }
+            }
             Incoming::Request { id, method, params } => {
                 let agent = Arc::clone(&agent);
                 tokio::spawn(async move {
@@ -92,18 +117,58 @@ where
         let mut map = agent.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         map.drain().map(|(_, s)| s).collect()
     };
-    let closing = futures_join(sessions.iter().map(|s| s.close()));
-    let _ = tokio::time::timeout(CLOSE_GRACE, closing).await;
-    drop(sessions);
+    // Everything is cancelled at once, then closed side by side.
+    for session in &sessions {
+        session.cancel();
+    }
+    let mut closing = tokio::task::JoinSet::new();
+    for session in sessions {
+        closing.spawn(async move { session.close().await });
+    }
+    let _ = tokio::time::timeout(CLOSE_GRACE, closing.join_all()).await;
     drop(agent);
     drop(out);
     let _ = tokio::time::timeout(CLOSE_GRACE, writer).await;
     Ok(())
 }
 
-async fn futures_join<F: std::future::Future<Output = ()>>(futures: impl Iterator<Item = F>) {
-    for future in futures {
-        future.await;
+/// The longest line read: a prompt may carry images as base64.
+const MAX_LINE: usize = 64 * 1024 * 1024;
+
+enum Line {
+    Read,
+    /// Longer than [`MAX_LINE`]; skipped up to its end.
+    TooLong,
+    End,
+}
+
+/// Reads one line (without its newline) into `line`, bytes as they are:
+/// a line that is not UTF-8 is the parser's to refuse, not the end.
+async fn read_line<R: AsyncRead + Unpin>(
+    input: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+) -> std::io::Result<Line> {
+    use tokio::io::AsyncReadExt;
+    let limit = u64::try_from(MAX_LINE).unwrap_or(u64::MAX) + 1;
+    let read = (&mut *input).take(limit).read_until(b'\n', line).await?;
+    if read == 0 {
+        return Ok(Line::End);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        return Ok(Line::Read);
+    }
+    if line.len() <= MAX_LINE {
+        // The input ended without a newline.
+        return Ok(Line::Read);
+    }
+    let mut rest = Vec::new();
+    loop {
+        rest.clear();
+        let n = (&mut *input).take(1024 * 1024).read_until(b'\n', &mut rest).await?;
+        if n == 0 || rest.last() == Some(&b'\n') {
+            return Ok(Line::TooLong);
+        }
     }
 }
 
@@ -216,6 +281,9 @@ impl Agent {
             (request.session_id.0.to_string(), request.cwd, request.mcp_servers)
         };
         // The client may load a session it has open: the old one goes.
+        // Only an exact id is a session here (the store also takes a
+        // unique start of one, which would open one file twice).
+        exact_session(&id)?;
         let open = self.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
         if let Some(open) = open {
             open.close().await;
@@ -225,12 +293,17 @@ impl Agent {
         Ok((json!({"modes": modes(&session.mode())}), session))
     }
 
-    /// A session is open: requests may name it.
+    /// A session is open: requests may name it. One it replaces (two
+    /// loads of one id at once) is closed.
     fn opened(&self, session: &Arc<AcpSession>) {
-        self.sessions
+        let replaced = self
+            .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(session.id.clone(), Arc::clone(session));
+        if let Some(replaced) = replaced {
+            tokio::spawn(async move { replaced.close().await });
+        }
     }
 
     async fn open(
@@ -242,6 +315,7 @@ impl Agent {
         id: &str,
     ) -> Result<Arc<AcpSession>, RpcError> {
         let cwd = if cwd.is_absolute() { cwd.to_path_buf() } else { self.options.dir.join(cwd) };
+        let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
         let mut config = SessionConfig::load(&cwd).map_err(|e| {
             RpcError::invalid_params(format!("cannot open {}: {e:#}", cwd.display()))
         })?;
@@ -257,6 +331,8 @@ impl Agent {
         if client.fs.read_text_file || client.fs.write_text_file {
             let files = EditorFiles {
                 session_id: id.to_string(),
+                root: config.workspace.root().to_path_buf(),
+                cwd: cwd.clone(),
                 peer: Arc::clone(&self.link.peer),
                 runtime: tokio::runtime::Handle::current(),
                 read: client.fs.read_text_file,
@@ -266,7 +342,6 @@ impl Agent {
         }
         let approval: ApprovalMode =
             config.approval().map_err(|e| RpcError::internal(format!("{e:#}")))?.into();
-        let root = config.workspace.root().to_path_buf();
         let (emitter, mut events) = axon_runtime::channel();
         let session = match axon_runtime::open(config, emitter).await {
             Ok(session) => session,
@@ -279,8 +354,6 @@ impl Agent {
                 let message = format!("{e:#}");
                 let code = if message.contains("no API key") {
                     AUTH_REQUIRED
-                } else if message.contains("no session matches") {
-                    rpc::INVALID_PARAMS
                 } else {
                     rpc::INTERNAL_ERROR
                 };
@@ -289,9 +362,9 @@ impl Agent {
         };
         Ok(AcpSession::start(
             id.to_string(),
+            &cwd,
             session,
             events,
-            &root,
             mode_id(approval, Mode::React).to_string(),
             replay,
             &self.link,
@@ -303,8 +376,10 @@ impl Agent {
         let dirs = axon_runtime::config::Dirs::from_env()
             .map_err(|e| RpcError::internal(format!("{e:#}")))?;
         let store = axon_runtime::SessionStore::new(&dirs.data);
+        // Sessions record the workspace's canonical path.
+        let cwd = request.cwd.map(|cwd| std::fs::canonicalize(&cwd).unwrap_or(cwd));
         let sessions = store
-            .list(request.cwd.as_deref())
+            .list(cwd.as_deref())
             .map_err(|e| RpcError::internal(e.to_string()))?
             .into_iter()
             .map(|s| {
@@ -337,6 +412,9 @@ impl Agent {
             "ask" => (Some(ApprovalMode::Ask), false),
             "auto" => (Some(ApprovalMode::Auto), false),
             "read-only" => (Some(ApprovalMode::ReadOnly), false),
+            // Plan mode in a read-only session could run no step: the
+            // plan's steps ask instead.
+            "plan" if session.mode() == "read-only" => (Some(ApprovalMode::Ask), true),
             "plan" => (None, true),
             other => {
                 return Err(RpcError::invalid_params(format!(
@@ -358,8 +436,11 @@ impl Agent {
             Ok(session) => session,
             Err(e) => return Some(Err(e)),
         };
-        let root = session.info().map(|i| PathBuf::from(i.workspace)).unwrap_or_default();
-        let (text, attachments) = prompt_parts(&request.prompt, &root);
+        let roots = Roots {
+            editor: session.cwd.clone(),
+            real: session.info().map(|i| PathBuf::from(i.workspace)).unwrap_or_default(),
+        };
+        let (text, attachments) = prompt_parts(&request.prompt, &roots);
         let info = session.info();
         let op = match commands::parse(&text, info.as_ref()) {
             None => Op::UserTurn { text, attachments },
@@ -369,7 +450,8 @@ impl Agent {
                 return Some(Ok(json!({"stopReason": "end_turn"})));
             }
             Some(Command::Plan(task)) => {
-                switch_mode(&session, "plan", None, true);
+                let approval = (session.mode() == "read-only").then_some(ApprovalMode::Ask);
+                switch_mode(&session, "plan", approval, true);
                 if task.is_empty() {
                     session.notify(crate::updates::message_chunk(
                         "Plan mode: the next prompt gets a plan to approve before anything changes.",
@@ -420,10 +502,45 @@ fn modes(current: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// The prompt's text, and what comes with it: embedded resources and files
-/// the editor links (those in the workspace, read through its jail),
-/// images.
-fn prompt_parts(blocks: &[ContentBlock], root: &Path) -> (String, Vec<Attachment>) {
+/// The workspace's folder as the editor names it and as it really is (its
+/// canonical path): a file URI may start with either.
+struct Roots {
+    editor: PathBuf,
+    real: PathBuf,
+}
+
+impl Roots {
+    /// A `file://` URI of a regular file in the workspace, as a workspace
+    /// path. The runtime reads it through the jail; this only decides
+    /// whether to attach it or mention it.
+    fn workspace_file(&self, uri: &str) -> Option<String> {
+        let path = percent_decode(uri.strip_prefix("file://")?);
+        let path = Path::new(&path);
+        let relative =
+            path.strip_prefix(&self.editor).or_else(|_| path.strip_prefix(&self.real)).ok()?;
+        let inside = relative.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside || !self.real.join(relative).is_file() {
+            return None;
+        }
+        Some(relative.to_string_lossy().into_owned())
+    }
+
+    fn display(&self, uri: &str) -> String {
+        let Some(path) = uri.strip_prefix("file://").map(percent_decode) else {
+            return uri.to_string();
+        };
+        let path = Path::new(&path);
+        match path.strip_prefix(&self.editor).or_else(|_| path.strip_prefix(&self.real)) {
+            Ok(relative) => relative.to_string_lossy().into_owned(),
+            Err(_) => uri.to_string(),
+        }
+    }
+}
+
+/// The prompt's text, and what comes with it: embedded resources, the
+/// workspace files the editor links (read by the runtime through the
+/// jail; any other link is mentioned in the text), images.
+fn prompt_parts(blocks: &[ContentBlock], roots: &Roots) -> (String, Vec<Attachment>) {
     let mut text = String::new();
     let mut attachments = Vec::new();
     for block in blocks {
@@ -441,7 +558,7 @@ fn prompt_parts(blocks: &[ContentBlock], root: &Path) -> (String, Vec<Attachment
             ContentBlock::Resource(resource) => match &resource.resource {
                 EmbeddedResourceResource::TextResourceContents(contents) => {
                     attachments.push(Attachment::Text {
-                        name: display_uri(&contents.uri, root),
+                        name: roots.display(&contents.uri),
                         text: contents.text.clone(),
                     });
                 }
@@ -453,7 +570,7 @@ fn prompt_parts(blocks: &[ContentBlock], root: &Path) -> (String, Vec<Attachment
                 }
                 _ => {}
             },
-            ContentBlock::ResourceLink(link) => match workspace_file(&link.uri, root) {
+            ContentBlock::ResourceLink(link) => match roots.workspace_file(&link.uri) {
                 Some(path) => attachments.push(Attachment::File { path }),
                 None => text.push_str(&format!("\n(linked: {})", link.uri)),
             },
@@ -461,18 +578,6 @@ fn prompt_parts(blocks: &[ContentBlock], root: &Path) -> (String, Vec<Attachment
         }
     }
     (text, attachments)
-}
-
-/// A `file://` URI of a file in the workspace, as a workspace path.
-fn workspace_file(uri: &str, root: &Path) -> Option<String> {
-    let path = uri.strip_prefix("file://")?;
-    let path = percent_decode(path);
-    let relative = Path::new(&path).strip_prefix(root).ok()?;
-    Some(relative.to_string_lossy().into_owned())
-}
-
-fn display_uri(uri: &str, root: &Path) -> String {
-    workspace_file(uri, root).unwrap_or_else(|| uri.to_string())
 }
 
 fn percent_decode(text: &str) -> String {
@@ -557,6 +662,15 @@ fn auth_methods() -> Vec<AuthMethod> {
         .collect()
 }
 
+/// `id` names a stored session exactly (not the start of one).
+fn exact_session(id: &str) -> Result<(), RpcError> {
+    let unknown = || RpcError::invalid_params(format!("unknown session {id}"));
+    let dirs =
+        axon_runtime::config::Dirs::from_env().map_err(|e| RpcError::internal(format!("{e:#}")))?;
+    let path = axon_runtime::SessionStore::new(&dirs.data).find(id).map_err(|_| unknown())?;
+    if path.file_stem().and_then(|s| s.to_str()) == Some(id) { Ok(()) } else { Err(unknown()) }
+}
+
 /// Whether the key `methodId` names is there; if not, which variable to set.
 fn authenticate(params: Value) -> Result<Value, RpcError> {
     let request: AuthenticateRequest = rpc::params(params)?;
@@ -600,17 +714,31 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::unwrap_used)]
     fn linked_workspace_files_become_attachments() {
-        let root = Path::new("/home/me/project");
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(real.join("src")).unwrap();
+        std::fs::write(real.join("src/main x.rs"), "fn main() {}").unwrap();
+        let editor = PathBuf::from("/home/me/project");
+        let roots = Roots { editor: editor.clone(), real: real.clone() };
         let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
             {"type": "text", "text": "explain"},
             {"type": "resource_link", "name": "main.rs", "uri": "file:///home/me/project/src/main%20x.rs"},
             {"type": "resource_link", "name": "passwd", "uri": "file:///etc/passwd"},
+            {"type": "resource_link", "name": "src", "uri": format!("file://{}/src", real.display())},
+            {"type": "resource_link", "name": "up", "uri": "file:///home/me/project/../x"},
             {"type": "resource", "resource": {"uri": "file:///home/me/project/a.md", "text": "unsaved"}}
         ]))
         .unwrap_or_default();
-        let (text, attachments) = prompt_parts(&blocks, root);
-        assert_eq!(text, "explain\n(linked: file:///etc/passwd)");
+        let (text, attachments) = prompt_parts(&blocks, &roots);
+        let folder = format!("file://{}/src", real.display());
+        assert_eq!(
+            text,
+            format!(
+                "explain\n(linked: file:///etc/passwd)\n(linked: {folder})\n(linked: file:///home/me/project/../x)"
+            )
+        );
         assert_eq!(
             attachments,
             vec![

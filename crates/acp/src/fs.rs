@@ -22,6 +22,10 @@ const EDITOR_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct EditorFiles {
     pub session_id: String,
+    /// The workspace's canonical root, which the tools' paths start with.
+    pub root: std::path::PathBuf,
+    /// The folder as the editor named it: the paths it knows its buffers by.
+    pub cwd: std::path::PathBuf,
     pub peer: Arc<Peer>,
     pub runtime: Handle,
     pub read: bool,
@@ -29,6 +33,14 @@ pub struct EditorFiles {
 }
 
 impl EditorFiles {
+    /// `path` as the editor knows it.
+    fn editor_path(&self, path: &Path) -> std::path::PathBuf {
+        match path.strip_prefix(&self.root) {
+            Ok(relative) => self.cwd.join(relative),
+            Err(_) => path.to_path_buf(),
+        }
+    }
+
     fn call(&self, method: &str, params: serde_json::Value) -> Result<serde_json::Value, String> {
         let peer = Arc::clone(&self.peer);
         let method = method.to_string();
@@ -47,7 +59,7 @@ impl Buffers for EditorFiles {
         if !self.read {
             return Err("the editor does not read files".to_string());
         }
-        let request = ReadTextFileRequest::new(self.session_id.clone(), path);
+        let request = ReadTextFileRequest::new(self.session_id.clone(), self.editor_path(path));
         let params = serde_json::to_value(request).map_err(|e| e.to_string())?;
         let answer = self.call("fs/read_text_file", params)?;
         answer
@@ -61,7 +73,8 @@ impl Buffers for EditorFiles {
         if !self.write {
             return Err("the editor does not write files".to_string());
         }
-        let request = WriteTextFileRequest::new(self.session_id.clone(), path, text);
+        let request =
+            WriteTextFileRequest::new(self.session_id.clone(), self.editor_path(path), text);
         let params = serde_json::to_value(request).map_err(|e| e.to_string())?;
         self.call("fs/write_text_file", params).map(|_| ())
     }

@@ -15,6 +15,7 @@
 mod agent;
 mod commands;
 mod fs;
+mod pump;
 pub mod rpc;
 mod session;
 pub mod updates;

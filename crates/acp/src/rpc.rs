@@ -8,8 +8,8 @@
 //! input: a line that is not JSON-RPC becomes an error value.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -96,9 +96,9 @@ pub enum Incoming {
     },
 }
 
-/// Reads one line.
-pub fn parse(line: &str) -> Incoming {
-    let value: Value = match serde_json::from_str(line) {
+/// Reads one line (bytes: one that is not UTF-8 is a parse error).
+pub fn parse(line: &[u8]) -> Incoming {
+    let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
         Err(e) => {
             return Incoming::Invalid {
@@ -211,22 +211,65 @@ pub struct Peer {
     out: Outgoing,
     next: AtomicU64,
     waiting: Mutex<HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>>,
+    /// The client is gone: requests fail at once.
+    closed: AtomicBool,
+}
+
+/// A request sent and not answered yet. Dropped unanswered (a timeout, a
+/// turn that ended), it is forgotten: a late answer finds no one.
+pub struct Answer {
+    peer: Arc<Peer>,
+    id: u64,
+    rx: Option<oneshot::Receiver<Result<Value, RpcError>>>,
+}
+
+impl Answer {
+    pub async fn wait(mut self) -> Result<Value, RpcError> {
+        let Some(rx) = self.rx.take() else {
+            return Err(RpcError::internal("the client went away"));
+        };
+        rx.await.unwrap_or_else(|_| Err(RpcError::internal("the client went away")))
+    }
+}
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        self.peer.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
+    }
 }
 
 impl Peer {
     pub fn new(out: Outgoing) -> Self {
-        Peer { out, next: AtomicU64::new(1), waiting: Mutex::new(HashMap::new()) }
+        Peer {
+            out,
+            next: AtomicU64::new(1),
+            waiting: Mutex::new(HashMap::new()),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Sends a request now (in the order of the caller's other lines); its
+    /// answer is awaited with [`Answer::wait`].
+    pub fn start(self: &Arc<Self>, method: &str, params: impl Serialize) -> Answer {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        if !self.closed.load(Ordering::Acquire) {
+            self.waiting.lock().unwrap_or_else(PoisonError::into_inner).insert(id, tx);
+            let params = serde_json::to_value(params).unwrap_or(Value::Null);
+            self.out.request(id, method, params);
+        }
+        // When closed, `tx` is dropped here and the answer is an error.
+        Answer { peer: Arc::clone(self), id, rx: Some(rx) }
     }
 
     /// Sends a request and waits for its answer. A client that goes away
     /// first answers with an error.
-    pub async fn request(&self, method: &str, params: impl Serialize) -> Result<Value, RpcError> {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner).insert(id, tx);
-        let params = serde_json::to_value(params).unwrap_or(Value::Null);
-        self.out.request(id, method, params);
-        rx.await.unwrap_or_else(|_| Err(RpcError::internal("the client went away")))
+    pub async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: impl Serialize,
+    ) -> Result<Value, RpcError> {
+        self.start(method, params).wait().await
     }
 
     /// An answer from the client; one nobody waits for is dropped.
@@ -238,8 +281,9 @@ impl Peer {
         }
     }
 
-    /// The client is gone: every open request fails.
+    /// The client is gone: every open request fails, and every later one.
     pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner).clear();
     }
 }
@@ -251,26 +295,30 @@ mod tests {
     #[test]
     fn lines_are_classified() {
         assert!(matches!(
-            parse(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#),
+            parse(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#),
             Incoming::Request { method, .. } if method == "initialize"
         ));
         assert!(matches!(
-            parse(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#),
+            parse(br#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#),
             Incoming::Notification { .. }
         ));
         assert!(matches!(
-            parse(r#"{"jsonrpc":"2.0","id":3,"result":{"outcome":{"outcome":"cancelled"}}}"#),
+            parse(br#"{"jsonrpc":"2.0","id":3,"result":{"outcome":{"outcome":"cancelled"}}}"#),
             Incoming::Response { result: Ok(_), .. }
         ));
         assert!(matches!(
-            parse(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"no"}}"#),
+            parse(br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"no"}}"#),
             Incoming::Response { result: Err(RpcError { code: -32603, .. }), .. }
         ));
-        let Incoming::Invalid { error, .. } = parse("{not json") else { panic!() };
+        let Incoming::Invalid { error, .. } = parse(b"{not json") else { panic!() };
         assert_eq!(error.code, PARSE_ERROR);
-        let Incoming::Invalid { error, .. } = parse("[1,2]") else { panic!() };
+        let Incoming::Invalid { error, .. } = parse(b"{\"id\":1,\"method\":\"\xff\"}") else {
+            panic!()
+        };
+        assert_eq!(error.code, PARSE_ERROR);
+        let Incoming::Invalid { error, .. } = parse(b"[1,2]") else { panic!() };
         assert_eq!(error.code, INVALID_REQUEST);
-        let Incoming::Invalid { id, error } = parse(r#"{"id":7,"method":5}"#) else { panic!() };
+        let Incoming::Invalid { id, error } = parse(br#"{"id":7,"method":5}"#) else { panic!() };
         assert_eq!((id, error.code), (json!(7), INVALID_REQUEST));
     }
 

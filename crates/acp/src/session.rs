@@ -1,62 +1,75 @@
 //! One editor session: an axon runtime session, the task that turns its
-//! events into `session/update`s, and the `session/prompt`s waiting for
-//! their turn to end.
+//! events into `session/update`s ([`crate::pump`]), and the
+//! `session/prompt`s waiting for their turn to end.
 //!
 //! Every prompt the runtime turns into work produces exactly one turn, and
 //! turns end in the order they were asked for, so waiting prompts are a
 //! queue answered at each `turn_completed`, after the turn's last update
-//! went out (the same writer carries both). Permission requests are asked
-//! from their own tasks, so events keep flowing while the user decides.
+//! went out (the same writer carries both). A prompt is queued and
+//! submitted under one lock, so the queue's order is the runtime's. The
+//! one prompt whose answer waits on more than its turn is the one whose
+//! plan the user is asked to run: it stays at the front until they answer,
+//! cancel, or send another prompt (which sets the plan aside).
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::{HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agent_client_protocol_schema::v1::{
-    PermissionOption, PermissionOptionKind, RequestPermissionRequest, SessionNotification,
-    SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    SessionNotification, SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use axon_protocol::{AgentEvent, ApprovalDecision, Op, SessionInfo, StopReason};
+use axon_protocol::{Op, SessionInfo};
 use axon_runtime::{Events, Session, SessionHandle};
 use serde_json::{Value, json};
+use tokio::task::JoinHandle;
 
-use crate::rpc::{Outgoing, Peer, RpcError};
-use crate::updates::{Mapper, message_chunk, usage};
-use crate::{Link, Log};
+use crate::Link;
+use crate::pump::Pump;
+use crate::rpc::Outgoing;
 
 /// A `session/prompt` waiting for its answer.
-struct Waiting {
-    id: Value,
-    /// A plan was proposed in this prompt and the user is being asked to
-    /// run it; the prompt ends when they answer.
-    plan_question: bool,
+pub(crate) struct Waiting {
+    pub(crate) id: Value,
+    /// The card of the open "Run this plan?" question, while it is open.
+    pub(crate) plan: Option<String>,
 }
 
 /// What the request handlers and the event task share.
 #[derive(Default)]
-struct State {
-    waiting: VecDeque<Waiting>,
-    info: Option<SessionInfo>,
+pub(crate) struct State {
+    pub(crate) waiting: VecDeque<Waiting>,
+    pub(crate) info: Option<SessionInfo>,
     /// The session's mode as the editor names it.
-    mode: String,
+    pub(crate) mode: String,
     /// A turn is running: notices go to the transcript, not only the log.
-    in_turn: bool,
+    pub(crate) in_turn: bool,
     /// The last error of the running turn, for its answer.
-    error: Option<String>,
+    pub(crate) error: Option<String>,
     /// A plan was proposed during the running turn.
-    proposed: bool,
+    pub(crate) proposed: bool,
     /// Text streamed during the running turn (an answer not streamed is
     /// sent whole).
-    streamed: bool,
+    pub(crate) streamed: bool,
+    /// Permission questions still open, by the editor's card id: an answer
+    /// to one that closed (its turn ended) is dropped, never applied to a
+    /// later call that happens to share the model's call id.
+    pub(crate) questions: HashSet<String>,
+    /// Tools the user rejected for good ("reject always"): refused without
+    /// asking again.
+    pub(crate) rejected: HashSet<String>,
 }
 
 /// An open editor session.
 pub struct AcpSession {
     pub id: String,
+    /// The folder as the editor named it; paths sent to the editor start
+    /// with it (the workspace's own root may be its canonical form).
+    pub cwd: PathBuf,
     handle: SessionHandle,
     session: Mutex<Option<Session>>,
-    state: Arc<Mutex<State>>,
-    out: Outgoing,
-    log: Log,
+    state: Mutex<State>,
+    pump: Mutex<Option<JoinHandle<()>>>,
+    pub(crate) link: Link,
 }
 
 impl AcpSession {
@@ -64,46 +77,39 @@ impl AcpSession {
     /// and to come. Events already emitted (the session opening, a replayed
     /// history when `replay`) are sent before this returns, so a
     /// `session/load` answer follows them.
-    pub fn start(
+    pub(crate) fn start(
         id: String,
+        cwd: &Path,
         session: Session,
-        mut events: Events,
-        root: &std::path::Path,
+        events: Events,
         mode: String,
         replay: bool,
         link: &Link,
     ) -> Arc<AcpSession> {
-        let Link { out, peer, log } = link.clone();
-        let state = Arc::new(Mutex::new(State { mode, ..State::default() }));
         let acp = Arc::new(AcpSession {
-            id: id.clone(),
+            id,
+            cwd: cwd.to_path_buf(),
             handle: session.handle(),
             session: Mutex::new(Some(session)),
-            state: Arc::clone(&state),
-            out: out.clone(),
-            log,
+            state: Mutex::new(State { mode, ..State::default() }),
+            pump: Mutex::new(None),
+            link: link.clone(),
         });
-        let mut pump = Pump { id, mapper: Mapper::new(root), acp: Arc::clone(&acp), peer };
-        while let Ok(event) = events.try_recv() {
-            match event {
-                AgentEvent::History { messages } if replay => {
-                    for update in pump.mapper.replay(&messages) {
-                        pump.send(update);
-                    }
-                }
-                event => pump.event(event),
-            }
-        }
-        tokio::spawn(pump.run(events));
+        let task = Pump::start(Arc::clone(&acp), events, replay);
+        *acp.pump.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
         acp
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    pub(crate) fn out(&self) -> &Outgoing {
+        &self.link.out
+    }
+
     pub fn notify(&self, update: SessionUpdate) {
-        self.out.notify("session/update", SessionNotification::new(self.id.clone(), update));
+        self.link.out.notify("session/update", SessionNotification::new(self.id.clone(), update));
     }
 
     /// What the session is (its rules, skills, servers), once opened.
@@ -119,9 +125,13 @@ impl AcpSession {
         self.state().mode = mode.to_string();
     }
 
-    /// Sends `op` as the work of the prompt `id`, answered when its turn ends.
+    /// Sends `op` as the work of the prompt `id`, answered when its turn
+    /// ends. A plan question still open is settled first: the user moved on
+    /// without running it.
     pub fn prompt(&self, id: Value, op: Op) {
-        self.state().waiting.push_back(Waiting { id, plan_question: false });
+        let mut state = self.state();
+        self.settle_plan_question(&mut state, "end_turn", Some(Op::RejectPlan));
+        state.waiting.push_back(Waiting { id, plan: None });
         self.handle.submit(op);
     }
 
@@ -130,264 +140,71 @@ impl AcpSession {
         self.handle.submit(op);
     }
 
-    /// `session/cancel`: the running turn stops; a prompt waiting on the
-    /// plan question ends now.
+    /// `session/cancel`: the running turn stops (its prompt answers
+    /// `cancelled` when it ends); a prompt waiting on the plan question
+    /// answers now.
     pub fn cancel(&self) {
+        let mut state = self.state();
         self.handle.submit(Op::Cancel);
-        let asked = {
-            let mut state = self.state();
-            match state.waiting.front() {
-                Some(w) if w.plan_question => state.waiting.pop_front(),
-                _ => None,
+        self.settle_plan_question(&mut state, "cancelled", None);
+    }
+
+    /// If the front prompt waits on the plan question, closes the question
+    /// (its card fails) and answers the prompt with `stop_reason`.
+    fn settle_plan_question(&self, state: &mut State, stop_reason: &str, op: Option<Op>) {
+        if state.waiting.front().is_none_or(|w| w.plan.is_none()) {
+            return;
+        }
+        let Some(waiting) = state.waiting.pop_front() else { return };
+        if let Some(card) = waiting.plan {
+            self.notify(card_status(&card, ToolCallStatus::Failed));
+        }
+        if let Some(op) = op {
+            self.handle.submit(op);
+        }
+        self.link.out.respond(waiting.id, Ok(json!({"stopReason": stop_reason})));
+    }
+
+    /// The user's answer to the plan question on `card`: run the plan as
+    /// part of the same prompt, or end the prompt. An answer to a question
+    /// already settled is dropped.
+    pub(crate) fn plan_answer(&self, card: &str, run: bool) {
+        let mut state = self.state();
+        let open = state.waiting.front().is_some_and(|w| w.plan.as_deref() == Some(card));
+        if !open {
+            return;
+        }
+        if run {
+            if let Some(front) = state.waiting.front_mut() {
+                front.plan = None;
             }
-        };
-        if let Some(waiting) = asked {
-            self.out.respond(waiting.id, Ok(json!({"stopReason": "cancelled"})));
+            self.notify(card_status(card, ToolCallStatus::Completed));
+            self.handle.submit(Op::ApprovePlan);
+        } else {
+            self.settle_plan_question(&mut state, "end_turn", Some(Op::RejectPlan));
         }
     }
 
     /// Ends the session: what runs is cancelled, MCP servers and commands
-    /// are stopped, prompts still waiting answer `cancelled`.
+    /// are stopped, and the event task sends the last updates and answers
+    /// the prompts still waiting (`cancelled`) before this returns.
     pub async fn close(&self) {
-        self.handle.submit(Op::Cancel);
+        self.cancel();
         let session = self.session.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(session) = session {
             session.shutdown().await;
         }
-        let waiting: Vec<Waiting> = self.state().waiting.drain(..).collect();
-        for w in waiting {
-            self.out.respond(w.id, Ok(json!({"stopReason": "cancelled"})));
+        let pump = self.pump.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(pump) = pump {
+            let _ = pump.await;
         }
     }
 }
 
-/// Turns one session's events into updates and answers.
-struct Pump {
-    id: String,
-    mapper: Mapper,
-    acp: Arc<AcpSession>,
-    peer: Arc<Peer>,
-}
-
-impl Pump {
-    async fn run(mut self, mut events: Events) {
-        while let Some(event) = events.recv().await {
-            self.event(event);
-        }
-        // The session ended: nothing will answer what still waits.
-        let waiting: Vec<Waiting> = self.acp.state().waiting.drain(..).collect();
-        for w in waiting {
-            self.acp.out.respond(w.id, Ok(json!({"stopReason": "cancelled"})));
-        }
-    }
-
-    fn send(&self, update: SessionUpdate) {
-        self.acp.notify(update);
-    }
-
-    fn event(&mut self, event: AgentEvent) {
-        match &event {
-            AgentEvent::SessionStarted { session } => {
-                self.acp.state().info = Some(session.clone());
-            }
-            AgentEvent::McpStatus { server, state, message } => {
-                if let Some(info) = self.acp.state().info.as_mut()
-                    && let Some(known) = info.mcp_servers.iter_mut().find(|s| &s.name == server)
-                {
-                    known.state = *state;
-                    known.message = message.clone();
-                }
-                if let Some(message) = message {
-                    self.notice(&format!("MCP server {server}: {state}: {message}"));
-                }
-            }
-            AgentEvent::TurnStarted { .. } => {
-                let mut state = self.acp.state();
-                state.in_turn = true;
-                state.error = None;
-                state.proposed = false;
-                state.streamed = false;
-            }
-            AgentEvent::Token { .. } => self.acp.state().streamed = true,
-            AgentEvent::Answer { text } if !self.acp.state().streamed && !text.is_empty() => {
-                self.send(message_chunk(text));
-            }
-            AgentEvent::PlanProposed { .. } => self.acp.state().proposed = true,
-            AgentEvent::Info { message } => self.notice(message),
-            AgentEvent::Warning { message } => self.notice(&format!("⚠ {message}")),
-            AgentEvent::Error { message } => {
-                (self.acp.log)(&format!("error: {message}"));
-                self.acp.state().error = Some(message.clone());
-            }
-            AgentEvent::ApprovalRequested { call, preview } => {
-                let (announce, asked) = self.mapper.ask(call, preview);
-                for update in announce {
-                    self.send(update);
-                }
-                self.ask_permission(call.id.clone(), asked);
-            }
-            AgentEvent::TurnCompleted { stop_reason, context_tokens, .. } => {
-                self.turn_completed(*stop_reason, *context_tokens);
-                return;
-            }
-            _ => {}
-        }
-        for update in self.mapper.event(&event) {
-            self.send(update);
-        }
-    }
-
-    /// A notice: in the transcript while a turn runs, in the log always.
-    fn notice(&self, message: &str) {
-        (self.acp.log)(message);
-        if self.acp.state().in_turn {
-            self.send(message_chunk(&format!("\n\n_{message}_\n\n")));
-        }
-    }
-
-    fn turn_completed(&mut self, stop_reason: StopReason, context_tokens: u64) {
-        let (window, proposed, error) = {
-            let mut state = self.acp.state();
-            state.in_turn = false;
-            let window = state.info.as_ref().map_or(0, |i| i.context_window);
-            (window, std::mem::take(&mut state.proposed), state.error.take())
-        };
-        if window > 0 {
-            self.send(usage(context_tokens, window));
-        }
-        if proposed && stop_reason == StopReason::EndTurn {
-            let asked = {
-                let mut state = self.acp.state();
-                match state.waiting.front_mut() {
-                    Some(w) if !w.plan_question => {
-                        w.plan_question = true;
-                        true
-                    }
-                    _ => false,
-                }
-            };
-            if asked {
-                self.ask_to_run_plan();
-                return;
-            }
-        }
-        let Some(waiting) = self.acp.state().waiting.pop_front() else { return };
-        let answer = match stop_reason {
-            StopReason::EndTurn => Ok(json!({"stopReason": "end_turn"})),
-            StopReason::MaxIterations => Ok(json!({"stopReason": "max_turn_requests"})),
-            StopReason::Cancelled => Ok(json!({"stopReason": "cancelled"})),
-            StopReason::Refusal => Ok(json!({"stopReason": "refusal"})),
-            StopReason::Error => Err(RpcError::internal(
-                error.unwrap_or_else(|| "the turn failed; axon's log on stderr says why".into()),
-            )),
-        };
-        self.acp.out.respond(waiting.id, answer);
-    }
-
-    /// Asks the editor about one tool call; its answer goes to the runtime.
-    fn ask_permission(&self, call_id: String, call: ToolCallUpdate) {
-        let options = vec![
-            PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
-            PermissionOption::new(
-                "allow_always",
-                "Always allow this tool in this session",
-                PermissionOptionKind::AllowAlways,
-            ),
-            PermissionOption::new("reject_once", "Reject", PermissionOptionKind::RejectOnce),
-            PermissionOption::new(
-                "reject_always",
-                "Reject, and say not to try again",
-                PermissionOptionKind::RejectAlways,
-            ),
-        ];
-        let request = RequestPermissionRequest::new(self.id.clone(), call, options);
-        let peer = Arc::clone(&self.peer);
-        let acp = Arc::clone(&self.acp);
-        tokio::spawn(async move {
-            let answer = peer.request("session/request_permission", request).await;
-            let decision = match selected(&answer).as_deref() {
-                Some("allow_once") => ApprovalDecision::Once,
-                Some("allow_always") => ApprovalDecision::Always,
-                Some("reject_always") => ApprovalDecision::Deny {
-                    reason: Some(
-                        "the user rejected this and asks you not to try it again".to_string(),
-                    ),
-                },
-                Some(_) => ApprovalDecision::Deny { reason: None },
-                None => ApprovalDecision::Deny {
-                    reason: Some(match answer {
-                        Err(e) => format!("the editor could not ask the user: {}", e.message),
-                        Ok(_) => "the user cancelled".to_string(),
-                    }),
-                },
-            };
-            acp.submit(Op::Approve { call_id, decision });
-        });
-    }
-
-    /// Plan mode proposed a plan: the editor is asked whether to run it.
-    /// Yes runs it as part of the same prompt; no ends the prompt.
-    fn ask_to_run_plan(&self) {
-        let call_id = format!("plan-{}", fastid());
-        let fields = ToolCallUpdateFields::new()
-            .title("Run this plan?".to_string())
-            .kind(ToolKind::SwitchMode)
-            .status(ToolCallStatus::Pending);
-        let announce =
-            agent_client_protocol_schema::v1::ToolCall::new(call_id.clone(), "Run this plan?")
-                .kind(ToolKind::SwitchMode)
-                .status(ToolCallStatus::Pending);
-        self.send(SessionUpdate::ToolCall(announce));
-        let options = vec![
-            PermissionOption::new("run", "Run the plan", PermissionOptionKind::AllowOnce),
-            PermissionOption::new("keep", "Keep planning", PermissionOptionKind::RejectOnce),
-        ];
-        let request = RequestPermissionRequest::new(
-            self.id.clone(),
-            ToolCallUpdate::new(call_id.clone(), fields),
-            options,
-        );
-        let peer = Arc::clone(&self.peer);
-        let acp = Arc::clone(&self.acp);
-        tokio::spawn(async move {
-            let answer = peer.request("session/request_permission", request).await;
-            let run = selected(&answer).as_deref() == Some("run");
-            let status = if run { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
-            acp.notify(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                call_id.clone(),
-                ToolCallUpdateFields::new().status(status),
-            )));
-            let still_asked = matches!(acp.state().waiting.front(), Some(w) if w.plan_question);
-            if !still_asked {
-                // Cancelled meanwhile: the prompt was answered.
-                return;
-            }
-            if run {
-                acp.submit(Op::ApprovePlan);
-            } else {
-                let waiting = acp.state().waiting.pop_front();
-                acp.submit(Op::RejectPlan);
-                if let Some(w) = waiting {
-                    acp.out.respond(w.id, Ok(json!({"stopReason": "end_turn"})));
-                }
-            }
-        });
-    }
-}
-
-/// The option the user picked; `None` when they cancelled or the request
-/// failed.
-fn selected(answer: &Result<Value, RpcError>) -> Option<String> {
-    let outcome = answer.as_ref().ok()?.get("outcome")?;
-    if outcome.get("outcome")?.as_str()? != "selected" {
-        return None;
-    }
-    Some(outcome.get("optionId")?.as_str()?.to_string())
-}
-
-fn fastid() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!("{nanos:08x}")
+/// A card's new status.
+pub(crate) fn card_status(card: &str, status: ToolCallStatus) -> SessionUpdate {
+    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+        card.to_string(),
+        ToolCallUpdateFields::new().status(status),
+    ))
 }

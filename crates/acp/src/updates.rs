@@ -91,7 +91,10 @@ impl Mapper {
         preview: &Preview,
     ) -> (Vec<SessionUpdate>, ToolCallUpdate) {
         let mut diffs = match preview {
-            Preview::Diff { path, diff, created } => hunks(&self.root.join(path), diff, *created),
+            Preview::Diff { path, diff, created } => match inside(&self.root, path) {
+                Some(path) => hunks(&path, diff, *created),
+                None => Vec::new(),
+            },
             _ => Vec::new(),
         };
         if diffs.is_empty() {
@@ -162,17 +165,16 @@ impl Mapper {
     }
 
     /// Edits whose text the arguments carry: `edit_file`'s old and new
-    /// text, a new note's content.
+    /// text. (A write's old text is only known from its preview.)
     fn diffs_from_arguments(&self, call: &ToolCall) -> Vec<Diff> {
         let arg = |name: &str| call.arguments.get(name).and_then(Value::as_str);
-        let Some(path) = arg("path") else { return Vec::new() };
-        let path = self.root.join(path);
-        match call.name.as_str() {
-            "edit_file" => match (arg("old_str"), arg("new_str")) {
-                (Some(old), Some(new)) => vec![Diff::new(path, new).old_text(old.to_string())],
-                _ => Vec::new(),
-            },
-            "create_note" => arg("content").map(|c| vec![Diff::new(path, c)]).unwrap_or_default(),
+        let Some(path) = arg("path").and_then(|p| inside(&self.root, p)) else {
+            return Vec::new();
+        };
+        match (call.name.as_str(), arg("old_str"), arg("new_str")) {
+            ("edit_file", Some(old), Some(new)) => {
+                vec![Diff::new(path, new).old_text(old.to_string())]
+            }
             _ => Vec::new(),
         }
     }
@@ -324,7 +326,9 @@ fn describe(root: &Path, call: &ToolCall, preview: Option<&Preview>) -> Describe
     let arg = |name: &str| call.arguments.get(name).and_then(Value::as_str);
     let number = |name: &str| call.arguments.get(name).and_then(Value::as_u64);
     let at = |path: &str, line: Option<u64>| {
-        let location = ToolCallLocation::new(root.join(path));
+        // Only places in the workspace: an editor following along opens them.
+        let Some(path) = inside(root, path) else { return Vec::new() };
+        let location = ToolCallLocation::new(path);
         vec![match line.and_then(|l| u32::try_from(l).ok()) {
             Some(line) => location.line(line),
             None => location,
@@ -333,20 +337,19 @@ fn describe(root: &Path, call: &ToolCall, preview: Option<&Preview>) -> Describe
     let path = arg("path").unwrap_or(".");
     let (title, kind, locations) = match call.name.as_str() {
         "read_file" => {
-            let line = number("offset");
-            let title = match (line, number("limit")) {
-                (Some(from), Some(n)) => {
-                    format!("Read {path} (lines {from}-{})", from + n.saturating_sub(1))
-                }
+            let line = number("start_line");
+            let title = match (line, number("end_line")) {
+                (Some(from), Some(to)) => format!("Read {path} (lines {from}-{to})"),
                 (Some(from), None) => format!("Read {path} (from line {from})"),
-                _ => format!("Read {path}"),
+                (None, Some(to)) => format!("Read {path} (to line {to})"),
+                (None, None) => format!("Read {path}"),
             };
             (title, ToolKind::Read, at(path, line))
         }
         "read_note" => (format!("Read {path}"), ToolKind::Read, at(path, None)),
         "list_dir" | "list_folder" => (format!("List {path}"), ToolKind::Read, at(path, None)),
         "search" => {
-            let pattern = arg("pattern").or(arg("query")).unwrap_or("");
+            let pattern = arg("query").or(arg("pattern")).unwrap_or("");
             let title = match arg("path") {
                 Some(path) => format!("Search `{pattern}` in {path}"),
                 None => format!("Search `{pattern}`"),
@@ -388,6 +391,16 @@ fn describe(root: &Path, call: &ToolCall, preview: Option<&Preview>) -> Describe
         },
     };
     Described { title, kind, locations }
+}
+
+/// `path` (relative to the workspace) as an absolute path under `root`;
+/// `None` for one that is absolute or climbs out.
+fn inside(root: &Path, path: &str) -> Option<PathBuf> {
+    let path = Path::new(path);
+    let plain = path
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
+    plain.then(|| root.join(path))
 }
 
 /// The first line a diff preview changes, for the editor to jump to.

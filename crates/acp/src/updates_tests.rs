@@ -23,14 +23,15 @@ fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
 #[test]
 fn a_read_is_announced_running_then_completed_with_its_text() {
     let mut mapper = Mapper::new(&root());
-    let read = call("c1", "read_file", json!({"path": "src/main.rs", "offset": 10, "limit": 5}));
+    let read =
+        call("c1", "read_file", json!({"path": "src/main.rs", "start_line": 10, "end_line": 14}));
     let started = wire(&mapper.event(&AgentEvent::Action { refused: false, call: read }));
     assert_eq!(
         started,
         [json!({"sessionUpdate": "tool_call", "toolCallId": "c1",
                 "title": "Read src/main.rs (lines 10-14)", "kind": "read", "status": "in_progress",
                 "locations": [{"path": "/home/me/project/src/main.rs", "line": 10}],
-                "rawInput": {"path": "src/main.rs", "offset": 10, "limit": 5}})]
+                "rawInput": {"path": "src/main.rs", "start_line": 10, "end_line": 14}})]
     );
     let done = wire(&mapper.event(&AgentEvent::Observation {
         call_id: "c1".into(),
@@ -313,4 +314,20 @@ fn a_refused_call_never_shows_as_running() {
         output: ToolOutput::error("The user did not allow shell"),
     }));
     assert_eq!(failed[0]["status"], "failed");
+}
+
+#[test]
+fn paths_outside_the_workspace_get_no_location_and_no_diff() {
+    let mut mapper = Mapper::new(&root());
+    for (id, path) in [("a", "/etc/passwd"), ("b", "../outside.rs"), ("c", "src/../../x")] {
+        let edit = call(id, "edit_file", json!({"path": path, "old_str": "x", "new_str": "y"}));
+        let started = wire(&mapper.event(&AgentEvent::Action { call: edit, refused: false }));
+        assert!(started[0].get("locations").is_none_or(|l| l == &json!([])), "{started:?}");
+        let done = wire(&mapper.event(&AgentEvent::Observation {
+            call_id: id.into(),
+            name: "edit_file".into(),
+            output: ToolOutput::text("Edited"),
+        }));
+        assert!(!done[0].to_string().contains("\"diff\""), "{done:?}");
+    }
 }

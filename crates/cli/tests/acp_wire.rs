@@ -360,3 +360,118 @@ fn cancelling_while_permission_is_asked_cancels_the_prompt_and_runs_nothing() {
     still_serving(&mut raw, &s);
     assert!(!s.workspace.path().join("never.txt").exists());
 }
+
+#[test]
+fn a_line_that_is_not_utf8_is_a_parse_error_and_serving_goes_on() {
+    let s = setup(vec![]);
+    let mut raw = Raw::start(&s);
+    let stdin = raw.stdin.as_mut().unwrap();
+    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}\n").unwrap();
+    stdin.flush().unwrap();
+    let response = raw.until("a parse error", |m| m.get("error").is_some());
+    assert_eq!(response["error"]["code"], -32700, "{response}");
+    still_serving(&mut raw, &s);
+}
+
+#[test]
+fn prompts_sent_back_to_back_are_answered_in_order() {
+    // Four characters: one streamed piece each.
+    let s = setup(vec![Reply::text("ONE!"), Reply::text("TWO!")]);
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    for (id, text) in [(21, "first"), (22, "second")] {
+        raw.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+                    "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}})
+            .to_string(),
+        );
+    }
+    raw.until("the second answer", |m| m["id"] == 22 && m.get("method").is_none());
+    // Each answer follows its own turn's text and comes before the next's.
+    let position = |pred: &dyn Fn(&Value) -> bool| raw.seen.iter().position(pred).unwrap();
+    let chunk = |text: &'static str| {
+        move |m: &Value| {
+            m["params"]["update"]["content"]["text"] == text
+                && m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+        }
+    };
+    let first_text = position(&chunk("ONE!"));
+    let first_answer = position(&|m: &Value| m["id"] == 21 && m.get("method").is_none());
+    let second_text = position(&chunk("TWO!"));
+    assert!(first_text < first_answer && first_answer < second_text, "{:#?}", raw.seen);
+    let asked = s.server.requests()[1]["messages"].to_string();
+    assert!(asked.contains("first") && asked.contains("second"), "{asked}");
+}
+
+#[test]
+fn a_new_prompt_sets_an_unanswered_plan_aside() {
+    let s = setup(vec![Reply::submit_plan(&["write the file"]), Reply::text("plain answer")]);
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    raw.request("session/set_mode", json!({"sessionId": session, "modeId": "plan"}));
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": 31, "method": "session/prompt",
+                "params": {"sessionId": session, "prompt": [{"type": "text", "text": "plan it"}]}})
+        .to_string(),
+    );
+    let asked = raw.until("the plan question", |m| m["method"] == "session/request_permission");
+    let card = asked["params"]["toolCall"]["toolCallId"].clone();
+    raw.request("session/set_mode", json!({"sessionId": session, "modeId": "ask"}));
+    let answer = raw.prompt(&session, "never mind, just answer");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let first = raw.seen.iter().find(|m| m["id"] == 31 && m.get("method").is_none()).cloned();
+    assert_eq!(first.unwrap_or_default()["result"]["stopReason"], "end_turn", "{:#?}", raw.seen);
+    let failed = raw.seen.iter().any(|m| {
+        m["params"]["update"]["toolCallId"] == card && m["params"]["update"]["status"] == "failed"
+    });
+    assert!(failed, "the plan card was not closed: {:#?}", raw.seen);
+    assert!(said(&raw, &session).contains("plain answer"));
+    // The user's answer to the old question, late, changes nothing.
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": asked["id"],
+                "result": {"outcome": {"outcome": "selected", "optionId": "run"}}})
+        .to_string(),
+    );
+    still_serving(&mut raw, &s);
+    assert_eq!(s.server.requests().len(), 2, "the set-aside plan ran");
+}
+
+#[test]
+fn a_session_is_loaded_by_its_exact_id_only() {
+    let s = setup(vec![Reply::text("saved")]);
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    raw.prompt(&session, "remember this");
+    let cwd = s.workspace.path().canonicalize().unwrap();
+    let prefix = &session[..8];
+    let response =
+        raw.request("session/load", json!({"sessionId": prefix, "cwd": cwd, "mcpServers": []}));
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    let response =
+        raw.request("session/load", json!({"sessionId": session, "cwd": cwd, "mcpServers": []}));
+    assert!(response.get("result").is_some(), "{response}");
+}
+
+#[test]
+fn paths_sent_to_the_editor_are_under_the_folder_it_named() {
+    let s = setup(vec![Reply::tool("read_file", json!({"path": "a.txt"})), Reply::text("ok")]);
+    std::fs::write(s.workspace.path().join("a.txt"), "a\n").unwrap();
+    let links = tempfile::tempdir().unwrap();
+    let named = links.path().join("project");
+    std::os::unix::fs::symlink(s.workspace.path(), &named).unwrap();
+    let mut raw = Raw::start(&s);
+    let response = raw.request("session/new", json!({"cwd": named, "mcpServers": []}));
+    let session = response["result"]["sessionId"].as_str().unwrap().to_string();
+    raw.prompt(&session, "read a.txt");
+    let call = raw
+        .seen
+        .iter()
+        .find(|m| m["params"]["update"]["sessionUpdate"] == "tool_call")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        call["params"]["update"]["locations"][0]["path"],
+        json!(named.join("a.txt")),
+        "{call}"
+    );
+}

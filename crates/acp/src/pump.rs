@@ -1,0 +1,273 @@
+//! A session's event task: the runtime's events, in order, become
+//! `session/update`s, permission requests, and the answers of waiting
+//! prompts.
+//!
+//! Requests to the client are sent from here, in event order (a question
+//! never reaches the editor after the answer of the turn that asked it);
+//! only waiting for their answers happens in tasks of their own, so events
+//! keep flowing while the user decides.
+
+use std::sync::Arc;
+
+use agent_client_protocol_schema::v1::{
+    PermissionOption, PermissionOptionKind, RequestPermissionRequest, SessionUpdate,
+    ToolCall as AcpToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use axon_protocol::{AgentEvent, ApprovalDecision, Op, StopReason, ToolCall};
+use axon_runtime::Events;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use crate::rpc::RpcError;
+use crate::session::AcpSession;
+use crate::updates::{Mapper, message_chunk, usage};
+
+pub(crate) struct Pump {
+    mapper: Mapper,
+    acp: Arc<AcpSession>,
+    /// Plan questions asked so far, numbering their cards.
+    plan_questions: u32,
+}
+
+impl Pump {
+    /// Sends what `events` already hold (a replayed history first, when
+    /// `replay`), then serves the rest in a task.
+    pub(crate) fn start(acp: Arc<AcpSession>, mut events: Events, replay: bool) -> JoinHandle<()> {
+        let mut pump = Pump { mapper: Mapper::new(&acp.cwd), acp, plan_questions: 0 };
+        while let Ok(event) = events.try_recv() {
+            match event {
+                AgentEvent::History { messages } if replay => {
+                    for update in pump.mapper.replay(&messages) {
+                        pump.send(update);
+                    }
+                }
+                event => pump.event(event),
+            }
+        }
+        tokio::spawn(pump.run(events))
+    }
+
+    async fn run(mut self, mut events: Events) {
+        while let Some(event) = events.recv().await {
+            self.event(event);
+        }
+        // The session ended: nothing will answer what still waits.
+        let waiting: Vec<_> = self.acp.state().waiting.drain(..).collect();
+        for w in waiting {
+            if let Some(card) = w.plan {
+                self.send(crate::session::card_status(&card, ToolCallStatus::Failed));
+            }
+            self.acp.out().respond(w.id, Ok(json!({"stopReason": "cancelled"})));
+        }
+    }
+
+    fn send(&self, update: SessionUpdate) {
+        self.acp.notify(update);
+    }
+
+    fn log(&self, message: &str) {
+        (self.acp.link.log)(message);
+    }
+
+    fn event(&mut self, event: AgentEvent) {
+        match &event {
+            AgentEvent::SessionStarted { session } => {
+                self.acp.state().info = Some(session.clone());
+            }
+            AgentEvent::McpStatus { server, state, message } => {
+                if let Some(info) = self.acp.state().info.as_mut()
+                    && let Some(known) = info.mcp_servers.iter_mut().find(|s| &s.name == server)
+                {
+                    known.state = *state;
+                    known.message = message.clone();
+                }
+                if let Some(message) = message {
+                    self.notice(&format!("MCP server {server}: {state}: {message}"));
+                }
+            }
+            AgentEvent::TurnStarted { .. } => {
+                let mut state = self.acp.state();
+                state.in_turn = true;
+                state.error = None;
+                state.proposed = false;
+                state.streamed = false;
+            }
+            AgentEvent::Token { .. } => self.acp.state().streamed = true,
+            AgentEvent::Answer { text } if !self.acp.state().streamed && !text.is_empty() => {
+                self.send(message_chunk(text));
+            }
+            AgentEvent::PlanProposed { .. } => self.acp.state().proposed = true,
+            AgentEvent::Info { message } => self.notice(message),
+            AgentEvent::Warning { message } => self.notice(&format!("⚠ {message}")),
+            AgentEvent::Error { message } => {
+                self.log(&format!("error: {message}"));
+                self.acp.state().error = Some(message.clone());
+            }
+            AgentEvent::ApprovalRequested { call, preview } => {
+                let (announce, asked) = self.mapper.ask(call, preview);
+                for update in announce {
+                    self.send(update);
+                }
+                self.ask_permission(call, asked);
+                return;
+            }
+            AgentEvent::TurnCompleted { stop_reason, context_tokens, .. } => {
+                self.turn_completed(*stop_reason, *context_tokens);
+                return;
+            }
+            _ => {}
+        }
+        for update in self.mapper.event(&event) {
+            self.send(update);
+        }
+    }
+
+    /// A notice: in the transcript while a turn runs, in the log always.
+    fn notice(&self, message: &str) {
+        self.log(message);
+        if self.acp.state().in_turn {
+            self.send(message_chunk(&format!("\n\n_{message}_\n\n")));
+        }
+    }
+
+    fn turn_completed(&mut self, stop_reason: StopReason, context_tokens: u64) {
+        let (window, proposed, error) = {
+            let mut state = self.acp.state();
+            state.in_turn = false;
+            // The runtime forgot the turn's questions; so do we.
+            state.questions.clear();
+            let window = state.info.as_ref().map_or(0, |i| i.context_window);
+            (window, std::mem::take(&mut state.proposed), state.error.take())
+        };
+        if window > 0 {
+            self.send(usage(context_tokens, window));
+        }
+        if proposed && stop_reason == StopReason::EndTurn && self.ask_to_run_plan() {
+            return;
+        }
+        let Some(waiting) = self.acp.state().waiting.pop_front() else { return };
+        let answer = match stop_reason {
+            StopReason::EndTurn => Ok(json!({"stopReason": "end_turn"})),
+            StopReason::MaxIterations => Ok(json!({"stopReason": "max_turn_requests"})),
+            StopReason::Cancelled => Ok(json!({"stopReason": "cancelled"})),
+            StopReason::Refusal => Ok(json!({"stopReason": "refusal"})),
+            StopReason::Error => Err(RpcError::internal(
+                error.unwrap_or_else(|| "the turn failed; axon's log on stderr says why".into()),
+            )),
+        };
+        self.acp.out().respond(waiting.id, answer);
+    }
+
+    /// Asks the editor about one tool call; its answer goes to the runtime
+    /// while the question is still open. A tool rejected for good is
+    /// refused without asking.
+    fn ask_permission(&self, call: &ToolCall, asked: ToolCallUpdate) {
+        let card = asked.tool_call_id.0.to_string();
+        if self.acp.state().rejected.contains(&call.name) {
+            self.acp.submit(Op::Approve {
+                call_id: call.id.clone(),
+                decision: ApprovalDecision::Deny {
+                    reason: Some(format!(
+                        "the user rejected {} for this session; do not try it again",
+                        call.name
+                    )),
+                },
+            });
+            return;
+        }
+        let options = vec![
+            PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                "allow_always",
+                "Always allow this tool in this session",
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new("reject_once", "Reject", PermissionOptionKind::RejectOnce),
+            PermissionOption::new(
+                "reject_always",
+                "Always reject this tool in this session",
+                PermissionOptionKind::RejectAlways,
+            ),
+        ];
+        self.acp.state().questions.insert(card.clone());
+        let request = RequestPermissionRequest::new(self.acp.id.clone(), asked, options);
+        let answer = self.acp.link.peer.start("session/request_permission", request);
+        let acp = Arc::clone(&self.acp);
+        let (call_id, tool) = (call.id.clone(), call.name.clone());
+        tokio::spawn(async move {
+            let answer = answer.wait().await;
+            let picked = selected(&answer);
+            let decision = match picked.as_deref() {
+                Some("allow_once") => ApprovalDecision::Once,
+                Some("allow_always") => ApprovalDecision::Always,
+                Some("reject_always") => ApprovalDecision::Deny {
+                    reason: Some(format!(
+                        "the user rejected {tool} for this session; do not try it again"
+                    )),
+                },
+                Some(_) => ApprovalDecision::Deny { reason: None },
+                None => ApprovalDecision::Deny {
+                    reason: Some(match answer {
+                        Err(e) => format!("the editor could not ask the user: {}", e.message),
+                        Ok(_) => "the user cancelled".to_string(),
+                    }),
+                },
+            };
+            let mut state = acp.state();
+            if !state.questions.remove(&card) {
+                return;
+            }
+            if picked.as_deref() == Some("reject_always") {
+                state.rejected.insert(tool);
+            }
+            acp.submit(Op::Approve { call_id, decision });
+        });
+    }
+
+    /// Plan mode proposed a plan and the front prompt has not been asked
+    /// about it: the editor is asked whether to run it (as part of the same
+    /// prompt). False when there is no prompt to ask for.
+    fn ask_to_run_plan(&mut self) -> bool {
+        self.plan_questions += 1;
+        let card = format!("plan-{}", self.plan_questions);
+        {
+            let mut state = self.acp.state();
+            match state.waiting.front_mut() {
+                Some(front) if front.plan.is_none() => front.plan = Some(card.clone()),
+                _ => return false,
+            }
+        }
+        let announce = AcpToolCall::new(card.clone(), "Run this plan?").kind(ToolKind::SwitchMode);
+        self.send(SessionUpdate::ToolCall(announce));
+        let fields = ToolCallUpdateFields::new()
+            .title("Run this plan?".to_string())
+            .kind(ToolKind::SwitchMode)
+            .status(ToolCallStatus::Pending);
+        let options = vec![
+            PermissionOption::new("run", "Run the plan", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("keep", "Keep planning", PermissionOptionKind::RejectOnce),
+        ];
+        let request = RequestPermissionRequest::new(
+            self.acp.id.clone(),
+            ToolCallUpdate::new(card.clone(), fields),
+            options,
+        );
+        let answer = self.acp.link.peer.start("session/request_permission", request);
+        let acp = Arc::clone(&self.acp);
+        tokio::spawn(async move {
+            let run = selected(&answer.wait().await).as_deref() == Some("run");
+            acp.plan_answer(&card, run);
+        });
+        true
+    }
+}
+
+/// The option the user picked; `None` when they cancelled or the request
+/// failed.
+fn selected(answer: &Result<Value, RpcError>) -> Option<String> {
+    let outcome = answer.as_ref().ok()?.get("outcome")?;
+    if outcome.get("outcome")?.as_str()? != "selected" {
+        return None;
+    }
+    Some(outcome.get("optionId")?.as_str()?.to_string())
+}
