@@ -237,7 +237,7 @@ impl Agent {
         let capabilities = AgentCapabilities::new()
             .load_session(true)
             .prompt_capabilities(
-                PromptCapabilities::new().image(true).audio(false).embedded_context(true),
+                PromptCapabilities::new().image(self.images()).audio(false).embedded_context(true),
             )
             .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
             .session_capabilities(
@@ -253,6 +253,15 @@ impl Agent {
                 Implementation::new("axon", env!("CARGO_PKG_VERSION")).title("axon".to_string()),
             );
         to_value(&response)
+    }
+
+    /// Whether the model sessions would use takes images (unknown: yes;
+    /// the provider says so if not).
+    fn images(&self) -> bool {
+        let Ok(mut config) = SessionConfig::load(&self.options.dir) else { return true };
+        config.provider = self.options.provider.clone();
+        config.model = self.options.model.clone();
+        config.model().is_none_or(|(_, model)| axon_runtime::takes_images(&model))
     }
 
     async fn new_session(

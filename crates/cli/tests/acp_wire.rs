@@ -475,3 +475,15 @@ fn paths_sent_to_the_editor_are_under_the_folder_it_named() {
         "{call}"
     );
 }
+
+#[test]
+fn images_are_offered_only_for_a_model_that_takes_them() {
+    let s = setup(vec![]);
+    let image = |raw: &Raw| {
+        raw.seen[0]["result"]["agentCapabilities"]["promptCapabilities"]["image"].clone()
+    };
+    let raw = Raw::start(&s);
+    assert_eq!(image(&raw), json!(true), "{:#?}", raw.seen);
+    let raw = Raw::start_with(&s, &["--model", "deepseek-chat"]);
+    assert_eq!(image(&raw), json!(false), "{:#?}", raw.seen);
+}

@@ -144,6 +144,17 @@ fn all_windows() -> impl Iterator<Item = (&'static str, u64)> {
 }
 
 /// `pattern*` matches by prefix, anything else the whole (lowercased) name.
+/// Models known to take text only (patterns as in the windows), whatever
+/// provider serves them; every other model is assumed to take images.
+pub const TEXT_ONLY_MODELS: &[&str] = &["deepseek*", "gpt-3.5*", "o1-mini*", "o3-mini*"];
+
+/// Whether `model` takes images in a prompt, as far as axon knows.
+pub fn takes_images(model: &str) -> bool {
+    let model = model.to_lowercase();
+    let model = model.rsplit('/').next().unwrap_or(&model);
+    !TEXT_ONLY_MODELS.iter().any(|pattern| pattern_matches(pattern, model))
+}
+
 fn pattern_matches(pattern: &str, model: &str) -> bool {
     match pattern.strip_suffix('*') {
         Some(prefix) => model.starts_with(prefix),
@@ -155,6 +166,14 @@ fn pattern_matches(pattern: &str, model: &str) -> bool {
 mod tests {
     use super::*;
     use crate::preset;
+
+    #[test]
+    fn text_only_models_are_known_by_name() {
+        assert!(!takes_images("deepseek-chat"));
+        assert!(!takes_images("deepseek/deepseek-chat"));
+        assert!(takes_images("gpt-4.1"));
+        assert!(takes_images("claude-sonnet-4-5"));
+    }
 
     #[test]
     fn names_are_unique_and_listed() {

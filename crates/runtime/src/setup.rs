@@ -123,6 +123,14 @@ impl SessionConfig {
         })
     }
 
+    /// The model sessions would talk to (the provider's and model's names),
+    /// without connecting; `None` when no provider is configured.
+    pub fn model(&self) -> Option<(String, String)> {
+        let overrides = Overrides { provider: self.provider.clone(), model: self.model.clone() };
+        let config = self.config.provider(&overrides).ok()?;
+        Some((config.name, config.model))
+    }
+
     /// The tool set: the front end's choice, else the config's, else code.
     pub fn profile(&self) -> Result<Profile> {
         choose_profile(self.profile, &self.config)
