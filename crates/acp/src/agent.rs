@@ -333,6 +333,8 @@ impl Agent {
         config.model = self.options.model.clone();
         config.max_iterations = self.options.max_iterations;
         config.interactive = true;
+        // The editor shows every edit's diff, asked about or not.
+        config.preview_actions = true;
         config.session = choice;
         config.replay_history = replay;
         config.client_servers = client_servers(servers)?;

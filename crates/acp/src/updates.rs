@@ -73,7 +73,9 @@ impl Mapper {
                     "\n\n_(the reply broke off: {reason}; asking again)_\n\n"
                 ))]
             }
-            AgentEvent::Action { call, refused } => self.action(call, *refused),
+            AgentEvent::Action { call, refused, preview } => {
+                self.action(call, *refused, preview.as_ref())
+            }
             AgentEvent::Observation { call_id, output, .. } => self.observation(call_id, output),
             AgentEvent::PlanProposed { plan } | AgentEvent::PlanChanged { plan } => {
                 vec![SessionUpdate::Plan(plan_update(plan))]
@@ -90,16 +92,7 @@ impl Mapper {
         call: &ToolCall,
         preview: &Preview,
     ) -> (Vec<SessionUpdate>, ToolCallUpdate) {
-        let mut diffs = match preview {
-            Preview::Diff { path, diff, created } => match inside(&self.root, path) {
-                Some(path) => hunks(&path, diff, *created),
-                None => Vec::new(),
-            },
-            _ => Vec::new(),
-        };
-        if diffs.is_empty() {
-            diffs = self.diffs_from_arguments(call);
-        }
+        let diffs = self.diffs(call, Some(preview));
         let described = describe(&self.root, call, Some(preview));
         let mut content: Vec<ToolCallContent> =
             diffs.iter().cloned().map(ToolCallContent::Diff).collect();
@@ -128,7 +121,12 @@ impl Mapper {
 
     /// A call taken up: running, or (`refused`) never to run, in which
     /// case it stays pending until its observation fails it.
-    fn action(&mut self, call: &ToolCall, refused: bool) -> Vec<SessionUpdate> {
+    fn action(
+        &mut self,
+        call: &ToolCall,
+        refused: bool,
+        preview: Option<&Preview>,
+    ) -> Vec<SessionUpdate> {
         if call.name == "todo" {
             self.todos.insert(call.id.clone(), call.arguments.clone());
             return Vec::new();
@@ -143,14 +141,18 @@ impl Mapper {
                 fields,
             ))];
         }
-        let diffs = self.diffs_from_arguments(call);
-        let described = describe(&self.root, call, None);
+        let diffs = self.diffs(call, preview);
+        let described = describe(&self.root, call, preview);
         let acp_id = self.fresh_id(&call.id);
+        let content: Vec<ToolCallContent> =
+            diffs.iter().cloned().map(ToolCallContent::Diff).collect();
         self.calls.insert(call.id.clone(), Live { acp_id: acp_id.clone(), diffs });
         let status = if refused { ToolCallStatus::Pending } else { ToolCallStatus::InProgress };
-        vec![SessionUpdate::ToolCall(
-            described.tool_call(&acp_id, call.arguments.clone()).status(status),
-        )]
+        let mut announce = described.tool_call(&acp_id, call.arguments.clone()).status(status);
+        if !content.is_empty() {
+            announce = announce.content(content);
+        }
+        vec![SessionUpdate::ToolCall(announce)]
     }
 
     fn observation(&mut self, call_id: &str, output: &ToolOutput) -> Vec<SessionUpdate> {
@@ -162,6 +164,20 @@ impl Mapper {
         }
         let Some(live) = self.calls.remove(call_id) else { return Vec::new() };
         vec![SessionUpdate::ToolCallUpdate(finished(&live.acp_id, output, live.diffs))]
+    }
+
+    /// The diffs of a call that changes files: the hunks of its preview
+    /// when there is one, else what its arguments say.
+    fn diffs(&self, call: &ToolCall, preview: Option<&Preview>) -> Vec<Diff> {
+        if let Some(Preview::Diff { path, diff, created }) = preview
+            && let Some(path) = inside(&self.root, path)
+        {
+            let diffs = hunks(&path, diff, *created);
+            if !diffs.is_empty() {
+                return diffs;
+            }
+        }
+        self.diffs_from_arguments(call)
     }
 
     /// Edits whose text the arguments carry: `edit_file`'s old and new

@@ -25,7 +25,8 @@ fn a_read_is_announced_running_then_completed_with_its_text() {
     let mut mapper = Mapper::new(&root());
     let read =
         call("c1", "read_file", json!({"path": "src/main.rs", "start_line": 10, "end_line": 14}));
-    let started = wire(&mapper.event(&AgentEvent::Action { refused: false, call: read }));
+    let started =
+        wire(&mapper.event(&AgentEvent::Action { refused: false, preview: None, call: read }));
     assert_eq!(
         started,
         [json!({"sessionUpdate": "tool_call", "toolCallId": "c1",
@@ -72,7 +73,8 @@ fn an_edit_asked_about_carries_its_hunks_and_is_announced_once() {
     assert_eq!(asked["status"], "pending");
     assert_eq!(asked["content"], json!([diff.clone()]));
 
-    let running = wire(&mapper.event(&AgentEvent::Action { refused: false, call: edit }));
+    let running =
+        wire(&mapper.event(&AgentEvent::Action { refused: false, preview: None, call: edit }));
     assert_eq!(
         running,
         [json!({"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "in_progress"})]
@@ -90,7 +92,7 @@ fn an_edit_asked_about_carries_its_hunks_and_is_announced_once() {
 fn an_edit_run_without_asking_shows_its_own_old_and_new_text() {
     let mut mapper = Mapper::new(&root());
     let edit = call("e2", "edit_file", json!({"path": "a.rs", "old_str": "x", "new_str": "y"}));
-    mapper.event(&AgentEvent::Action { refused: false, call: edit });
+    mapper.event(&AgentEvent::Action { refused: false, preview: None, call: edit });
     let done = wire(&mapper.event(&AgentEvent::Observation {
         call_id: "e2".into(),
         name: "edit_file".into(),
@@ -116,7 +118,7 @@ fn a_new_file_is_one_diff_without_old_text_and_a_failure_shows_no_diff() {
         wire(&announce)[0]["content"],
         json!([{"type": "diff", "path": "/home/me/project/n.txt", "newText": "a\nb\n"}])
     );
-    mapper.event(&AgentEvent::Action { refused: false, call: write });
+    mapper.event(&AgentEvent::Action { refused: false, preview: None, call: write });
     let failed = wire(&mapper.event(&AgentEvent::Observation {
         call_id: "w1".into(),
         name: "write_file".into(),
@@ -151,7 +153,9 @@ fn the_todo_list_is_the_plan_not_a_tool_card() {
                          {"content": "fix", "status": "in_progress"},
                          {"content": "test", "status": "pending"}]}),
     );
-    assert!(mapper.event(&AgentEvent::Action { refused: false, call: todo }).is_empty());
+    assert!(
+        mapper.event(&AgentEvent::Action { refused: false, preview: None, call: todo }).is_empty()
+    );
     let plan = wire(&mapper.event(&AgentEvent::Observation {
         call_id: "t1".into(),
         name: "todo".into(),
@@ -261,7 +265,8 @@ fn repeated_model_call_ids_get_their_own_cards() {
     let mut ids = Vec::new();
     for _ in 0..2 {
         let read = call("block_1", "read_file", json!({"path": "a.txt"}));
-        let started = wire(&mapper.event(&AgentEvent::Action { refused: false, call: read }));
+        let started =
+            wire(&mapper.event(&AgentEvent::Action { refused: false, preview: None, call: read }));
         let done = wire(&mapper.event(&AgentEvent::Observation {
             call_id: "block_1".into(),
             name: "read_file".into(),
@@ -300,14 +305,17 @@ fn a_refused_call_never_shows_as_running() {
     let mut mapper = Mapper::new(&root());
     // Refused without asking (a read-only session).
     let write = call("w1", "write_file", json!({"path": "a.txt", "content": "x"}));
-    let announced = wire(&mapper.event(&AgentEvent::Action { call: write, refused: true }));
+    let announced =
+        wire(&mapper.event(&AgentEvent::Action { call: write, refused: true, preview: None }));
     assert_eq!(announced[0]["sessionUpdate"], "tool_call");
     assert!(announced[0].get("status").is_none(), "pending: {announced:?}");
     // Denied after asking: no update until it fails.
     let shell = call("s1", "shell", json!({"command": "rm -rf /"}));
     let preview = Preview::Command { command: "rm -rf /".into(), workdir: ".".into() };
     mapper.ask(&shell, &preview);
-    assert!(mapper.event(&AgentEvent::Action { call: shell, refused: true }).is_empty());
+    assert!(
+        mapper.event(&AgentEvent::Action { call: shell, refused: true, preview: None }).is_empty()
+    );
     let failed = wire(&mapper.event(&AgentEvent::Observation {
         call_id: "s1".into(),
         name: "shell".into(),
@@ -321,7 +329,8 @@ fn paths_outside_the_workspace_get_no_location_and_no_diff() {
     let mut mapper = Mapper::new(&root());
     for (id, path) in [("a", "/etc/passwd"), ("b", "../outside.rs"), ("c", "src/../../x")] {
         let edit = call(id, "edit_file", json!({"path": path, "old_str": "x", "new_str": "y"}));
-        let started = wire(&mapper.event(&AgentEvent::Action { call: edit, refused: false }));
+        let started =
+            wire(&mapper.event(&AgentEvent::Action { call: edit, refused: false, preview: None }));
         assert!(started[0].get("locations").is_none_or(|l| l == &json!([])), "{started:?}");
         let done = wire(&mapper.event(&AgentEvent::Observation {
             call_id: id.into(),
@@ -330,4 +339,30 @@ fn paths_outside_the_workspace_get_no_location_and_no_diff() {
         }));
         assert!(!done[0].to_string().contains("\"diff\""), "{done:?}");
     }
+}
+
+#[test]
+fn a_write_run_without_asking_shows_the_diff_of_its_preview() {
+    let mut mapper = Mapper::new(&root());
+    let write = call("w2", "write_file", json!({"path": "a.txt", "content": "new\n"}));
+    let preview = Preview::Diff {
+        path: "a.txt".into(),
+        diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n".into(),
+        created: false,
+    };
+    let started = wire(&mapper.event(&AgentEvent::Action {
+        call: write,
+        refused: false,
+        preview: Some(preview),
+    }));
+    let diff = json!({"type": "diff", "path": "/home/me/project/a.txt", "oldText": "old\n", "newText": "new\n"});
+    assert_eq!(started[0]["status"], "in_progress");
+    assert_eq!(started[0]["content"], json!([diff.clone()]));
+    assert_eq!(started[0]["locations"][0]["line"], 1);
+    let done = wire(&mapper.event(&AgentEvent::Observation {
+        call_id: "w2".into(),
+        name: "write_file".into(),
+        output: ToolOutput::text("Wrote 1 line"),
+    }));
+    assert_eq!(done[0]["content"][0], diff);
 }

@@ -50,6 +50,10 @@ pub struct AgentConfig {
     /// Tools after whose successful call the run ends (plan mode's
     /// `submit_plan`).
     pub stop_tools: Vec<String>,
+    /// Each call that changes something carries a preview of what it is
+    /// about to do in its `action` event (for front ends that show the
+    /// diff of every edit, asked about or not).
+    pub preview_actions: bool,
 }
 
 /// How a history that no longer fits is made to fit.
@@ -76,6 +80,7 @@ impl Default for AgentConfig {
             context_strategy: ContextStrategy::Trim,
             rule_count: 0,
             stop_tools: Vec::new(),
+            preview_actions: false,
         }
     }
 }

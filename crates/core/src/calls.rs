@@ -3,7 +3,9 @@
 //! anything alone), and feeding every result back, one per call.
 
 use axon_llm::ToolProtocol;
-use axon_protocol::{AgentEvent, Message, TEXT_RESULTS_HEADER, ToolCall, ToolOutput};
+use std::sync::Arc;
+
+use axon_protocol::{AgentEvent, Message, Preview, TEXT_RESULTS_HEADER, ToolCall, ToolOutput};
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
@@ -39,13 +41,25 @@ impl Agent {
                 let planned = &calls[i];
                 match self.check(planned, emit, cancel).await {
                     Ok(()) => {
-                        emit(AgentEvent::Action { refused: false, call: planned.call.clone() });
+                        let preview = match read_only[i] || !self.config.preview_actions {
+                            true => None,
+                            false => Some(self.preview(&planned.call).await),
+                        };
+                        emit(AgentEvent::Action {
+                            refused: false,
+                            preview,
+                            call: planned.call.clone(),
+                        });
                         announced[i] = true;
                         runnable.push(i);
                     }
                     Err(output) => {
                         if self.registry.contains(&planned.call.name) {
-                            emit(AgentEvent::Action { refused: true, call: planned.call.clone() });
+                            emit(AgentEvent::Action {
+                                refused: true,
+                                preview: None,
+                                call: planned.call.clone(),
+                            });
                             announced[i] = true;
                         }
                         outputs[i] = Some(output);
@@ -191,6 +205,20 @@ impl Agent {
                 self.history.push(Message::user(text));
             }
         }
+    }
+}
+
+impl Agent {
+    /// What `call` would do, computed off the async threads (it reads the
+    /// files it would change).
+    async fn preview(&self, call: &ToolCall) -> Preview {
+        let registry = Arc::clone(&self.registry);
+        let tools = self.tools.clone();
+        let (name, arguments) = (call.name.clone(), call.arguments.clone());
+        let fallback = Preview::Arguments { arguments: arguments.clone() };
+        tokio::task::spawn_blocking(move || registry.preview(&tools, &name, &arguments))
+            .await
+            .unwrap_or(fallback)
     }
 }
 

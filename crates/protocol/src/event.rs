@@ -212,6 +212,11 @@ pub enum AgentEvent {
         call: ToolCall,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         refused: bool,
+        /// What a call that changes something is about to do (the diff
+        /// of a write or edit, the command), when the session was opened
+        /// with previews on (`SessionConfig::preview_actions`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preview: Option<Preview>,
     },
     /// A tool call finished.
     Observation {

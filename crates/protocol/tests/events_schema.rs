@@ -250,7 +250,11 @@ fn samples() -> Vec<AgentEvent> {
         AgentEvent::TurnStarted { turn: 1 },
         AgentEvent::Token { text: "Hel".into() },
         AgentEvent::Thought { text: "The user wants a list.".into() },
-        AgentEvent::Action { refused: false, call: call("glob", json!({"pattern": "*.rs"})) },
+        AgentEvent::Action {
+            refused: false,
+            preview: None,
+            call: call("glob", json!({"pattern": "*.rs"})),
+        },
         AgentEvent::Observation {
             call_id: "call_1".into(),
             name: "glob".into(),

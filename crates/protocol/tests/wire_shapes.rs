@@ -25,6 +25,7 @@ fn messages_serialise_compactly() {
 fn events_are_tagged_by_type() {
     let event = AgentEvent::Action {
         refused: false,
+        preview: None,
         call: ToolCall {
             id: "c1".into(),
             name: "read_file".into(),

@@ -66,6 +66,9 @@ pub struct SessionConfig {
     /// This provider instead of connecting to the configured one (a front
     /// end that serves many short sessions connects once).
     pub connected: Option<Arc<dyn Provider>>,
+    /// Each `action` of a call that changes something carries its preview
+    /// (a front end that shows every edit's diff).
+    pub preview_actions: bool,
     /// Rules and skills already loaded (and their problems reported), for
     /// a front end that opens many sessions; else they are loaded here.
     pub guidance: Option<Arc<Guidance>>,
@@ -105,6 +108,7 @@ impl SessionConfig {
             secret_vars: Vec::new(),
             connected: None,
             guidance: None,
+            preview_actions: false,
         }
     }
 
@@ -212,6 +216,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
             .max(1),
         approval,
         context_strategy: strategy,
+        preview_actions: config.preview_actions,
         ..AgentConfig::default()
     };
 

@@ -413,12 +413,53 @@ fn a_switch_to_read_only_applies_within_the_running_turn() {
         assert_eq!(asked, 1, "{seen:?}");
         assert!(rig.workspace.path().join("a.txt").exists());
         assert!(!rig.workspace.path().join("b.txt").exists(), "the second write was refused");
-        assert!(seen.iter().any(|e| matches!(e, AgentEvent::Action { refused: true, .. })));
+        assert!(
+            seen.iter()
+                .any(|e| matches!(e, AgentEvent::Action { refused: true, preview: None, .. }))
+        );
         let third = rig.server.requests()[2].to_string();
         assert!(third.contains("this session is read-only"), "{third}");
         assert!(
             !third.contains("\"name\":\"write_file\",\"description\""),
             "write_file still offered"
         );
+    });
+}
+
+#[test]
+fn actions_carry_previews_when_asked() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tools(&[
+                ("read_file", json!({"path": "a.txt"})),
+                ("write_file", json!({"path": "a.txt", "content": "new\n"})),
+            ]),
+            Reply::text("done"),
+        ])
+        .await;
+        std::fs::write(rig.workspace.path().join("a.txt"), "old\n").unwrap();
+        let mut config = rig.config();
+        config.approval = Some(ApprovalPolicy::Auto);
+        config.preview_actions = true;
+        let (session, mut events) = rig.open(config).await;
+        opened(&mut events);
+        session.submit(user("rewrite a.txt"));
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        session.shutdown().await;
+        let previews: Vec<(String, Option<Preview>)> = seen
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::Action { call, preview, .. } => {
+                    Some((call.name.clone(), preview.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(previews[0], ("read_file".to_string(), None), "reads need none");
+        let Some(Preview::Diff { diff, created: false, .. }) = &previews[1].1 else {
+            panic!("{previews:?}")
+        };
+        assert!(diff.contains("-old\n+new"), "{diff}");
+        assert_eq!(std::fs::read_to_string(rig.workspace.path().join("a.txt")).unwrap(), "new\n");
     });
 }

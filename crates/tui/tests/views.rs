@@ -98,7 +98,7 @@ fn tool_cards_show_state_output_diffs_and_servers() {
     });
     app.turn_started();
     let read = call("c1", "read_file", json!({"path": "src/main.rs"}));
-    app.on_agent_event(AgentEvent::Action { refused: false, call: read });
+    app.on_agent_event(AgentEvent::Action { refused: false, preview: None, call: read });
     let listing = (1..=9).map(|n| format!("{n} | line {n}")).collect::<Vec<_>>().join("\n");
     app.on_agent_event(AgentEvent::Observation {
         call_id: "c1".into(),
@@ -110,7 +110,7 @@ fn tool_cards_show_state_output_diffs_and_servers() {
         "edit_file",
         json!({"path": "src/lib.rs", "old_str": "let x = 1;\nkeep();", "new_str": "let x = 2;\nkeep();"}),
     );
-    app.on_agent_event(AgentEvent::Action { refused: false, call: edit });
+    app.on_agent_event(AgentEvent::Action { refused: false, preview: None, call: edit });
     app.on_agent_event(AgentEvent::Observation {
         call_id: "c2".into(),
         name: "edit_file".into(),
@@ -118,6 +118,7 @@ fn tool_cards_show_state_output_diffs_and_servers() {
     });
     app.on_agent_event(AgentEvent::Action {
         refused: false,
+        preview: None,
         call: call("c3", "shell", json!({"command": "cargo test --quiet"})),
     });
     app.on_agent_event(AgentEvent::Observation {
@@ -127,6 +128,7 @@ fn tool_cards_show_state_output_diffs_and_servers() {
     });
     app.on_agent_event(AgentEvent::Action {
         refused: false,
+        preview: None,
         call: call("c4", "mcp_files_search", json!({"query": "TODO"})),
     });
     let running = screen(&mut app, 70, 30);
@@ -158,6 +160,7 @@ fn an_approval_is_asked_on_the_card_and_answered_with_a_key() {
     // The agent announces the call once it may run: still one card.
     app.on_agent_event(AgentEvent::Action {
         refused: false,
+        preview: None,
         call: call("c9", "write_file", json!({"path": "notes/todo.md"})),
     });
     app.on_agent_event(AgentEvent::Observation {
@@ -382,6 +385,7 @@ fn coloured_session(theme: Theme) -> App {
     stream(&mut app, "Run this:\n\n```rust\nfn main() { println!(\"hi\"); }\n```");
     app.on_agent_event(AgentEvent::Action {
         refused: false,
+        preview: None,
         call: call("c1", "shell", json!({"command": "false"})),
     });
     app.on_agent_event(AgentEvent::Observation {
@@ -408,7 +412,7 @@ fn a_call_id_used_again_by_a_later_model_call_gets_its_own_card() {
     let mut app = app();
     app.turn_started();
     let read = call("block_1", "read_file", json!({"path": "a.md"}));
-    app.on_agent_event(AgentEvent::Action { refused: false, call: read });
+    app.on_agent_event(AgentEvent::Action { refused: false, preview: None, call: read });
     app.on_agent_event(AgentEvent::Observation {
         call_id: "block_1".into(),
         name: "read_file".into(),
@@ -530,7 +534,7 @@ fn an_edit_waiting_for_approval_shows_its_diff_before_the_answer() {
         app.on_key(key(KeyCode::Char('y'))),
         Some(Action::Approve { call_id: "e1".into(), answer: Answer::Once })
     );
-    app.on_agent_event(AgentEvent::Action { refused: false, call: edit });
+    app.on_agent_event(AgentEvent::Action { refused: false, preview: None, call: edit });
     app.on_agent_event(AgentEvent::Observation {
         call_id: "e1".into(),
         name: "edit_file".into(),
@@ -615,6 +619,7 @@ fn a_turn_cancelled_by_the_session_keeps_its_partial_answer() {
     assert!(app.is_busy());
     app.on_agent_event(AgentEvent::Action {
         refused: false,
+        preview: None,
         call: call("c1", "shell", json!({"command": "sleep 100"})),
     });
     stream(&mut app, "While that runs: the first half of an ans");
@@ -663,7 +668,7 @@ fn turn_started_after_the_front_end_started_the_turn_keeps_its_cards() {
         app.on_key(key(KeyCode::Char('y'))),
         Some(Action::Approve { call_id: "c1".into(), answer: Answer::Once })
     );
-    app.on_agent_event(AgentEvent::Action { refused: false, call: shell });
+    app.on_agent_event(AgentEvent::Action { refused: false, preview: None, call: shell });
     let cards = app.transcript.entries().filter(|e| matches!(e, axon_tui::Entry::Tool(_))).count();
     assert_eq!(cards, 1, "the call announced after approval is the same card");
 }

@@ -119,7 +119,7 @@ fn long_session(app: &mut App, lines: usize, width: usize) -> usize {
             name: "read_file".into(),
             arguments: json!({"path": format!("src/m{n}.rs")}),
         };
-        app.on_agent_event(AgentEvent::Action { call, refused: false });
+        app.on_agent_event(AgentEvent::Action { call, refused: false, preview: None });
         let body = (1..=12)
             .map(|l| format!("{l} | let value_{l} = compute({l});"))
             .collect::<Vec<_>>()
