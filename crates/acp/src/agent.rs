@@ -14,20 +14,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, CancelNotification,
-    ClientCapabilities, CloseSessionRequest, ContentBlock, EmbeddedResourceResource,
-    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
-    ListSessionsResponse, LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest,
-    PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
-    SessionCloseCapabilities, SessionInfo as AcpSessionInfo, SessionListCapabilities, SessionMode,
-    SessionModeState, SessionResumeCapabilities, SetSessionModeRequest,
+    AgentCapabilities, CancelNotification, ClientCapabilities, CloseSessionRequest, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest, PromptCapabilities,
+    PromptRequest, ResumeSessionRequest, SessionCapabilities, SessionCloseCapabilities,
+    SessionInfo as AcpSessionInfo, SessionListCapabilities, SessionMode, SessionModeState,
+    SessionResumeCapabilities, SetSessionModeRequest,
 };
-use axon_protocol::{ApprovalMode, Attachment, Mode, Op};
+use axon_protocol::{ApprovalMode, Mode, Op};
 use axon_runtime::{
     DEFAULT_STARTUP_TIMEOUT, ServerConfig, SessionChoice, SessionConfig, Transport,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 
 use crate::commands::{self, Command};
 use crate::fs::EditorFiles;
@@ -72,17 +71,17 @@ where
     let mut line = Vec::new();
     loop {
         line.clear();
-        match read_line(&mut input, &mut line).await {
-            Ok(Line::End) => break,
-            Ok(Line::TooLong) => {
+        match rpc::read_line(&mut input, &mut line).await {
+            Ok(rpc::Line::End) => break,
+            Ok(rpc::Line::TooLong) => {
                 let error = RpcError::new(
                     rpc::INVALID_REQUEST,
-                    format!("invalid request: a line longer than {MAX_LINE} bytes"),
+                    format!("invalid request: a line longer than {} bytes", rpc::MAX_LINE),
                 );
                 out.respond(Value::Null, Err(error));
                 continue;
             }
-            Ok(Line::Read) => {}
+            Ok(rpc::Line::Read) => {}
             Err(e) => {
                 (agent.link.log)(&format!("cannot read the client's input: {e}"));
                 break;
@@ -132,46 +131,6 @@ where
     Ok(())
 }
 
-/// The longest line read: a prompt may carry images as base64.
-const MAX_LINE: usize = 64 * 1024 * 1024;
-
-enum Line {
-    Read,
-    /// Longer than [`MAX_LINE`]; skipped up to its end.
-    TooLong,
-    End,
-}
-
-/// Reads one line (without its newline) into `line`, bytes as they are:
-/// a line that is not UTF-8 is the parser's to refuse, not the end.
-async fn read_line<R: AsyncRead + Unpin>(
-    input: &mut BufReader<R>,
-    line: &mut Vec<u8>,
-) -> std::io::Result<Line> {
-    use tokio::io::AsyncReadExt;
-    let limit = u64::try_from(MAX_LINE).unwrap_or(u64::MAX) + 1;
-    let read = (&mut *input).take(limit).read_until(b'\n', line).await?;
-    if read == 0 {
-        return Ok(Line::End);
-    }
-    if line.last() == Some(&b'\n') {
-        line.pop();
-        return Ok(Line::Read);
-    }
-    if line.len() <= MAX_LINE {
-        // The input ended without a newline.
-        return Ok(Line::Read);
-    }
-    let mut rest = Vec::new();
-    loop {
-        rest.clear();
-        let n = (&mut *input).take(1024 * 1024).read_until(b'\n', &mut rest).await?;
-        if n == 0 || rest.last() == Some(&b'\n') {
-            return Ok(Line::TooLong);
-        }
-    }
-}
-
 impl Agent {
     /// Answers one request; `None` when the answer is sent later (a
     /// prompt, answered when its turn ends).
@@ -183,7 +142,7 @@ impl Agent {
     ) -> Option<Result<Value, RpcError>> {
         let answer = match method {
             "initialize" => self.initialize(params),
-            "authenticate" => authenticate(params),
+            "authenticate" => crate::auth::authenticate(params),
             "session/new" | "session/load" | "session/resume" => {
                 let opened = match method {
                     "session/new" => self.new_session(params).await,
@@ -248,7 +207,7 @@ impl Agent {
             );
         let response = InitializeResponse::new(1.into())
             .agent_capabilities(capabilities)
-            .auth_methods(auth_methods())
+            .auth_methods(crate::auth::auth_methods())
             .agent_info(
                 Implementation::new("axon", env!("CARGO_PKG_VERSION")).title("axon".to_string()),
             );
@@ -447,11 +406,11 @@ impl Agent {
             Ok(session) => session,
             Err(e) => return Some(Err(e)),
         };
-        let roots = Roots {
+        let roots = crate::prompt::Roots {
             editor: session.cwd.clone(),
             real: session.info().map(|i| PathBuf::from(i.workspace)).unwrap_or_default(),
         };
-        let (text, attachments) = prompt_parts(&request.prompt, &roots);
+        let (text, attachments) = crate::prompt::prompt_parts(&request.prompt, &roots);
         let info = session.info();
         let op = match commands::parse(&text, info.as_ref()) {
             None => Op::UserTurn { text, attachments },
@@ -513,103 +472,6 @@ fn modes(current: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// The workspace's folder as the editor names it and as it really is (its
-/// canonical path): a file URI may start with either.
-struct Roots {
-    editor: PathBuf,
-    real: PathBuf,
-}
-
-impl Roots {
-    /// A `file://` URI of a regular file in the workspace, as a workspace
-    /// path. The runtime reads it through the jail; this only decides
-    /// whether to attach it or mention it.
-    fn workspace_file(&self, uri: &str) -> Option<String> {
-        let path = percent_decode(uri.strip_prefix("file://")?);
-        let path = Path::new(&path);
-        let relative =
-            path.strip_prefix(&self.editor).or_else(|_| path.strip_prefix(&self.real)).ok()?;
-        let inside = relative.components().all(|c| matches!(c, std::path::Component::Normal(_)));
-        if !inside || !self.real.join(relative).is_file() {
-            return None;
-        }
-        Some(relative.to_string_lossy().into_owned())
-    }
-
-    fn display(&self, uri: &str) -> String {
-        let Some(path) = uri.strip_prefix("file://").map(percent_decode) else {
-            return uri.to_string();
-        };
-        let path = Path::new(&path);
-        match path.strip_prefix(&self.editor).or_else(|_| path.strip_prefix(&self.real)) {
-            Ok(relative) => relative.to_string_lossy().into_owned(),
-            Err(_) => uri.to_string(),
-        }
-    }
-}
-
-/// The prompt's text, and what comes with it: embedded resources, the
-/// workspace files the editor links (read by the runtime through the
-/// jail; any other link is mentioned in the text), images.
-fn prompt_parts(blocks: &[ContentBlock], roots: &Roots) -> (String, Vec<Attachment>) {
-    let mut text = String::new();
-    let mut attachments = Vec::new();
-    for block in blocks {
-        match block {
-            ContentBlock::Text(t) => {
-                if !text.is_empty() {
-                    text.push('\n');
-                }
-                text.push_str(&t.text);
-            }
-            ContentBlock::Image(image) => attachments.push(Attachment::Image {
-                media_type: image.mime_type.clone(),
-                data: image.data.clone(),
-            }),
-            ContentBlock::Resource(resource) => match &resource.resource {
-                EmbeddedResourceResource::TextResourceContents(contents) => {
-                    attachments.push(Attachment::Text {
-                        name: roots.display(&contents.uri),
-                        text: contents.text.clone(),
-                    });
-                }
-                EmbeddedResourceResource::BlobResourceContents(contents) => {
-                    text.push_str(&format!(
-                        "\n(attached binary resource {}, not shown)",
-                        contents.uri
-                    ));
-                }
-                _ => {}
-            },
-            ContentBlock::ResourceLink(link) => match roots.workspace_file(&link.uri) {
-                Some(path) => attachments.push(Attachment::File { path }),
-                None => text.push_str(&format!("\n(linked: {})", link.uri)),
-            },
-            _ => {}
-        }
-    }
-    (text, attachments)
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(hex) = text.get(i + 1..i + 3)
-            && let Ok(byte) = u8::from_str_radix(hex, 16)
-        {
-            out.push(byte);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The editor's MCP servers as axon's server configs.
 fn client_servers(servers: Vec<McpServer>) -> Result<Vec<ServerConfig>, RpcError> {
     servers
@@ -657,22 +519,6 @@ fn client_servers(servers: Vec<McpServer>) -> Result<Vec<ServerConfig>, RpcError
         .collect()
 }
 
-/// One method per provider that needs a key: its environment variable.
-fn auth_methods() -> Vec<AuthMethod> {
-    axon_runtime::PROVIDERS
-        .iter()
-        .filter(|p| p.requires_key)
-        .map(|p| {
-            AuthMethod::Agent(
-                AuthMethodAgent::new(p.name, format!("{} API key", p.name)).description(format!(
-                    "Set {} in the environment the editor starts axon with (the agent server's `env`)",
-                    p.key_var
-                )),
-            )
-        })
-        .collect()
-}
-
 /// `id` names a stored session exactly (not the start of one).
 fn exact_session(id: &str) -> Result<(), RpcError> {
     let unknown = || RpcError::invalid_params(format!("unknown session {id}"));
@@ -680,32 +526,6 @@ fn exact_session(id: &str) -> Result<(), RpcError> {
         axon_runtime::config::Dirs::from_env().map_err(|e| RpcError::internal(format!("{e:#}")))?;
     let path = axon_runtime::SessionStore::new(&dirs.data).find(id).map_err(|_| unknown())?;
     if path.file_stem().and_then(|s| s.to_str()) == Some(id) { Ok(()) } else { Err(unknown()) }
-}
-
-/// Whether the key `methodId` names is there; if not, which variable to set.
-fn authenticate(params: Value) -> Result<Value, RpcError> {
-    let request: AuthenticateRequest = rpc::params(params)?;
-    let method = request.method_id.0.to_string();
-    let Some(provider) = axon_runtime::known_provider(&method) else {
-        return Err(RpcError::invalid_params(format!(
-            "unknown auth method `{method}`: use one of {}",
-            axon_runtime::provider_names()
-        )));
-    };
-    let present = [provider.key_var, "AXON_API_KEY"]
-        .iter()
-        .any(|var| std::env::var(var).is_ok_and(|v| !v.trim().is_empty()));
-    if present || !provider.requires_key {
-        Ok(json!({}))
-    } else {
-        Err(RpcError::new(
-            AUTH_REQUIRED,
-            format!(
-                "{} is not set: add it to the `env` of axon's agent server entry in the editor, then restart the agent",
-                provider.key_var
-            ),
-        ))
-    }
 }
 
 fn to_value(value: &impl serde::Serialize) -> Result<Value, RpcError> {
@@ -723,41 +543,6 @@ fn rfc3339(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    #[allow(clippy::unwrap_used)]
-    fn linked_workspace_files_become_attachments() {
-        let dir = tempfile::tempdir().unwrap();
-        let real = dir.path().canonicalize().unwrap();
-        std::fs::create_dir_all(real.join("src")).unwrap();
-        std::fs::write(real.join("src/main x.rs"), "fn main() {}").unwrap();
-        let editor = PathBuf::from("/home/me/project");
-        let roots = Roots { editor: editor.clone(), real: real.clone() };
-        let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
-            {"type": "text", "text": "explain"},
-            {"type": "resource_link", "name": "main.rs", "uri": "file:///home/me/project/src/main%20x.rs"},
-            {"type": "resource_link", "name": "passwd", "uri": "file:///etc/passwd"},
-            {"type": "resource_link", "name": "src", "uri": format!("file://{}/src", real.display())},
-            {"type": "resource_link", "name": "up", "uri": "file:///home/me/project/../x"},
-            {"type": "resource", "resource": {"uri": "file:///home/me/project/a.md", "text": "unsaved"}}
-        ]))
-        .unwrap_or_default();
-        let (text, attachments) = prompt_parts(&blocks, &roots);
-        let folder = format!("file://{}/src", real.display());
-        assert_eq!(
-            text,
-            format!(
-                "explain\n(linked: file:///etc/passwd)\n(linked: {folder})\n(linked: file:///home/me/project/../x)"
-            )
-        );
-        assert_eq!(
-            attachments,
-            vec![
-                Attachment::File { path: "src/main x.rs".into() },
-                Attachment::Text { name: "a.md".into(), text: "unsaved".into() },
-            ]
-        );
-    }
 
     #[test]
     fn times_are_rfc3339() {

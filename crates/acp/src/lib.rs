@@ -13,8 +13,10 @@
 //! the JSON-RPC loop ([`rpc`]) is ours, on the one tokio runtime.
 
 mod agent;
+mod auth;
 mod commands;
 mod fs;
+mod prompt;
 mod pump;
 pub mod rpc;
 mod session;

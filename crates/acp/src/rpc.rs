@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
 pub const PARSE_ERROR: i64 = -32700;
@@ -145,6 +145,46 @@ pub fn parse(line: &[u8]) -> Incoming {
 
 fn valid_id(id: &Value) -> bool {
     id.is_string() || id.is_number()
+}
+
+/// The longest line read: a prompt may carry images as base64.
+pub const MAX_LINE: usize = 64 * 1024 * 1024;
+
+pub enum Line {
+    Read,
+    /// Longer than [`MAX_LINE`]; skipped up to its end.
+    TooLong,
+    End,
+}
+
+/// Reads one line (without its newline) into `line`, bytes as they are:
+/// a line that is not UTF-8 is the parser's to refuse, not the end.
+pub async fn read_line<R: AsyncRead + Unpin>(
+    input: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+) -> std::io::Result<Line> {
+    use tokio::io::AsyncReadExt;
+    let limit = u64::try_from(MAX_LINE).unwrap_or(u64::MAX) + 1;
+    let read = (&mut *input).take(limit).read_until(b'\n', line).await?;
+    if read == 0 {
+        return Ok(Line::End);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        return Ok(Line::Read);
+    }
+    if line.len() <= MAX_LINE {
+        // The input ended without a newline.
+        return Ok(Line::Read);
+    }
+    let mut rest = Vec::new();
+    loop {
+        rest.clear();
+        let n = (&mut *input).take(1024 * 1024).read_until(b'\n', &mut rest).await?;
+        if n == 0 || rest.last() == Some(&b'\n') {
+            return Ok(Line::TooLong);
+        }
+    }
 }
 
 /// Sends lines to the client, in order. Cheap to clone.
