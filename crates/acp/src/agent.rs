@@ -98,6 +98,10 @@ where
                     out.respond(id, answer);
                 }
             }
+            // A mode switch too: a prompt sent right after it runs in it.
+            Incoming::Request { id, method, params } if method == "session/set_mode" => {
+                out.respond(id, agent.set_mode(params));
+            }
             Incoming::Request { id, method, params } => {
                 let agent = Arc::clone(&agent);
                 tokio::spawn(async move {

@@ -24,8 +24,10 @@ impl Roots {
         let path = Path::new(&path);
         let relative =
             path.strip_prefix(&self.editor).or_else(|_| path.strip_prefix(&self.real)).ok()?;
-        let inside = relative.components().all(|c| matches!(c, std::path::Component::Normal(_)));
-        if !inside || !self.real.join(relative).is_file() {
+        let plain = relative.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        // A symlink leading out is no workspace file (the jail would refuse it).
+        let resolved = std::fs::canonicalize(self.real.join(relative)).ok()?;
+        if !plain || !resolved.starts_with(&self.real) || !resolved.is_file() {
             return None;
         }
         Some(relative.to_string_lossy().into_owned())
@@ -117,6 +119,7 @@ mod tests {
         let real = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(real.join("src")).unwrap();
         std::fs::write(real.join("src/main x.rs"), "fn main() {}").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", real.join("out.txt")).unwrap();
         let editor = PathBuf::from("/home/me/project");
         let roots = Roots { editor: editor.clone(), real: real.clone() };
         let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
@@ -125,6 +128,7 @@ mod tests {
             {"type": "resource_link", "name": "passwd", "uri": "file:///etc/passwd"},
             {"type": "resource_link", "name": "src", "uri": format!("file://{}/src", real.display())},
             {"type": "resource_link", "name": "up", "uri": "file:///home/me/project/../x"},
+            {"type": "resource_link", "name": "out", "uri": "file:///home/me/project/out.txt"},
             {"type": "resource", "resource": {"uri": "file:///home/me/project/a.md", "text": "unsaved"}}
         ]))
         .unwrap_or_default();
@@ -133,7 +137,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "explain\n(linked: file:///etc/passwd)\n(linked: {folder})\n(linked: file:///home/me/project/../x)"
+                "explain\n(linked: file:///etc/passwd)\n(linked: {folder})\n(linked: file:///home/me/project/../x)\n(linked: file:///home/me/project/out.txt)"
             )
         );
         assert_eq!(

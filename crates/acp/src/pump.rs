@@ -51,8 +51,13 @@ impl Pump {
         while let Some(event) = events.recv().await {
             self.event(event);
         }
-        // The session ended: nothing will answer what still waits.
-        let waiting: Vec<_> = self.acp.state().waiting.drain(..).collect();
+        // The session ended: nothing will answer what still waits, or what
+        // comes later.
+        let waiting: Vec<_> = {
+            let mut state = self.acp.state();
+            state.closed = true;
+            state.waiting.drain(..).collect()
+        };
         for w in waiting {
             if let Some(card) = w.plan {
                 self.send(crate::session::card_status(&card, ToolCallStatus::Failed));
@@ -146,6 +151,7 @@ impl Pump {
             return;
         }
         let Some(waiting) = self.acp.state().waiting.pop_front() else { return };
+        let stop_reason = if waiting.cancelled { StopReason::Cancelled } else { stop_reason };
         let answer = match stop_reason {
             StopReason::EndTurn => Ok(json!({"stopReason": "end_turn"})),
             StopReason::MaxIterations => Ok(json!({"stopReason": "max_turn_requests"})),
@@ -224,16 +230,23 @@ impl Pump {
         });
     }
 
-    /// Plan mode proposed a plan and the front prompt has not been asked
-    /// about it: the editor is asked whether to run it (as part of the same
-    /// prompt). False when there is no prompt to ask for.
+    /// Plan mode proposed a plan for the one prompt waiting: the editor is
+    /// asked whether to run it (as part of the same prompt). False when
+    /// there is none to ask for: no prompt, one cancelled, or another
+    /// prompt already sent behind it (the user moved on, and its turn
+    /// comes next, so the plan is left as proposed).
     fn ask_to_run_plan(&mut self) -> bool {
         self.plan_questions += 1;
         let card = format!("plan-{}", self.plan_questions);
         {
             let mut state = self.acp.state();
+            if state.waiting.len() != 1 {
+                return false;
+            }
             match state.waiting.front_mut() {
-                Some(front) if front.plan.is_none() => front.plan = Some(card.clone()),
+                Some(front) if front.plan.is_none() && !front.cancelled => {
+                    front.plan = Some(card.clone());
+                }
                 _ => return false,
             }
         }

@@ -293,10 +293,14 @@ impl Peer {
     pub fn start(self: &Arc<Self>, method: &str, params: impl Serialize) -> Answer {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        if !self.closed.load(Ordering::Acquire) {
-            self.waiting.lock().unwrap_or_else(PoisonError::into_inner).insert(id, tx);
-            let params = serde_json::to_value(params).unwrap_or(Value::Null);
-            self.out.request(id, method, params);
+        {
+            // Checked under the lock `close` clears: no entry outlives it.
+            let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+            if !self.closed.load(Ordering::Acquire) {
+                waiting.insert(id, tx);
+                let params = serde_json::to_value(params).unwrap_or(Value::Null);
+                self.out.request(id, method, params);
+            }
         }
         // When closed, `tx` is dropped here and the answer is an error.
         Answer { peer: Arc::clone(self), id, rx: Some(rx) }
@@ -323,8 +327,9 @@ impl Peer {
 
     /// The client is gone: every open request fails, and every later one.
     pub fn close(&self) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
         self.closed.store(true, Ordering::Release);
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        waiting.clear();
     }
 }
 

@@ -32,6 +32,9 @@ pub(crate) struct Waiting {
     pub(crate) id: Value,
     /// The card of the open "Run this plan?" question, while it is open.
     pub(crate) plan: Option<String>,
+    /// `session/cancel` came for it: it answers `cancelled`, and no plan
+    /// question is asked for it.
+    pub(crate) cancelled: bool,
 }
 
 /// What the request handlers and the event task share.
@@ -57,6 +60,8 @@ pub(crate) struct State {
     /// Tools the user rejected for good ("reject always"): refused without
     /// asking again.
     pub(crate) rejected: HashSet<String>,
+    /// The runtime session ended: nothing will answer a new prompt.
+    pub(crate) closed: bool,
 }
 
 /// An open editor session.
@@ -130,8 +135,12 @@ impl AcpSession {
     /// without running it.
     pub fn prompt(&self, id: Value, op: Op) {
         let mut state = self.state();
+        if state.closed {
+            self.link.out.respond(id, Ok(json!({"stopReason": "cancelled"})));
+            return;
+        }
         self.settle_plan_question(&mut state, "end_turn", Some(Op::RejectPlan));
-        state.waiting.push_back(Waiting { id, plan: None });
+        state.waiting.push_back(Waiting { id, plan: None, cancelled: false });
         self.handle.submit(op);
     }
 
@@ -147,6 +156,11 @@ impl AcpSession {
         let mut state = self.state();
         self.handle.submit(Op::Cancel);
         self.settle_plan_question(&mut state, "cancelled", None);
+        // The runtime cancels every turn asked for so far, even one that
+        // ended a moment ago without our hearing of it yet.
+        for waiting in &mut state.waiting {
+            waiting.cancelled = true;
+        }
     }
 
     /// If the front prompt waits on the plan question, closes the question

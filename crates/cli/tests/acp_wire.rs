@@ -487,3 +487,61 @@ fn images_are_offered_only_for_a_model_that_takes_them() {
     let raw = Raw::start_with(&s, &["--model", "deepseek-chat"]);
     assert_eq!(image(&raw), json!(false), "{:#?}", raw.seen);
 }
+
+#[test]
+fn two_plan_prompts_back_to_back_are_each_answered_once() {
+    let s = setup(vec![Reply::submit_plan(&["first plan"]), Reply::submit_plan(&["second plan"])]);
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    raw.request("session/set_mode", json!({"sessionId": session, "modeId": "plan"}));
+    for (id, text) in [(41, "plan one"), (42, "plan two")] {
+        raw.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+                    "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}})
+            .to_string(),
+        );
+    }
+    // The first was overtaken by the second: answered, never asked about.
+    let first = raw.until("the first answer", |m| m["id"] == 41 && m.get("method").is_none());
+    assert_eq!(first["result"]["stopReason"], "end_turn", "{first}");
+    let asked = raw.until("the plan question", |m| m["method"] == "session/request_permission");
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": asked["id"],
+                "result": {"outcome": {"outcome": "selected", "optionId": "keep"}}})
+        .to_string(),
+    );
+    let second = raw.until("the second answer", |m| m["id"] == 42 && m.get("method").is_none());
+    assert_eq!(second["result"]["stopReason"], "end_turn", "{second}");
+    still_serving(&mut raw, &s);
+    let answers =
+        raw.seen.iter().filter(|m| m.get("method").is_none() && (m["id"] == 41 || m["id"] == 42));
+    assert_eq!(answers.count(), 2, "{:#?}", raw.seen);
+    let questions = raw.seen.iter().filter(|m| m["method"] == "session/request_permission");
+    assert_eq!(questions.count(), 1, "{:#?}", raw.seen);
+}
+
+#[test]
+fn a_mode_switch_right_before_a_prompt_applies_to_it() {
+    let s = setup(vec![
+        Reply::tool("write_file", json!({"path": "w.txt", "content": "x"})),
+        Reply::text("ok"),
+    ]);
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    for line in [
+        json!({"jsonrpc": "2.0", "id": 51, "method": "session/set_mode",
+               "params": {"sessionId": session, "modeId": "auto"}}),
+        json!({"jsonrpc": "2.0", "id": 52, "method": "session/prompt",
+               "params": {"sessionId": session, "prompt": [{"type": "text", "text": "write"}]}}),
+    ] {
+        raw.send_line(&line.to_string());
+    }
+    let answer = raw.until("the answer", |m| m["id"] == 52 && m.get("method").is_none());
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(
+        !raw.seen.iter().any(|m| m["method"] == "session/request_permission"),
+        "{:#?}",
+        raw.seen
+    );
+    assert!(s.workspace.path().join("w.txt").exists());
+}

@@ -258,7 +258,7 @@ impl Agent {
 
     /// Brings the policy in the config up to the shared one; the tools
     /// offered depend on it, so the preamble is built again on a change.
-    pub(crate) fn sync_approval(&mut self) {
+    pub fn sync_approval(&mut self) {
         let approval = self.approval();
         if self.config.approval != approval {
             self.config.approval = approval;

@@ -40,10 +40,15 @@ impl Agent {
             for &i in &batch {
                 let planned = &calls[i];
                 match self.check(planned, emit, cancel).await {
-                    Ok(()) => {
-                        let preview = match read_only[i] || !self.config.preview_actions {
-                            true => None,
-                            false => Some(self.preview(&planned.call).await),
+                    Ok(asked) => {
+                        // A call just asked about was shown with its preview.
+                        let preview = if read_only[i] || asked || !self.config.preview_actions {
+                            None
+                        } else {
+                            tokio::select! {
+                                preview = self.preview(&planned.call) => Some(preview),
+                                () = cancel.cancelled() => None,
+                            }
                         };
                         emit(AgentEvent::Action {
                             refused: false,
@@ -118,14 +123,15 @@ impl Agent {
             .collect()
     }
 
-    /// Whether a call may run: readable, known, and allowed by the policy.
-    /// Otherwise the error output the model gets instead.
+    /// Whether a call may run: readable, known, and allowed by the policy
+    /// (`Ok(true)` when the user was asked, with a preview). Otherwise the
+    /// error output the model gets instead.
     async fn check(
         &mut self,
         planned: &PlannedCall,
         emit: EventSink<'_>,
         cancel: &CancellationToken,
-    ) -> Result<(), ToolOutput> {
+    ) -> Result<bool, ToolOutput> {
         if let Some(problem) = &planned.problem {
             return Err(ToolOutput::error(problem.clone()));
         }
@@ -140,12 +146,17 @@ impl Agent {
                 available.join(", ")
             )));
         };
-        if spec.annotations.read_only || self.allowed.contains(name) {
-            return Ok(());
+        if spec.annotations.read_only {
+            return Ok(false);
         }
         self.sync_approval();
+        // A tool the user allowed for the session is still refused once
+        // the session turned read-only.
+        if self.allowed.contains(name) && self.config.approval != ApprovalPolicy::ReadOnly {
+            return Ok(false);
+        }
         match self.config.approval {
-            ApprovalPolicy::Auto => Ok(()),
+            ApprovalPolicy::Auto => Ok(false),
             ApprovalPolicy::ReadOnly => Err(ToolOutput::error(format!(
                 "Refused: this session is read-only, and {name} changes files or runs commands. \
                  Use read-only tools, or tell the user what you would change."
@@ -161,10 +172,10 @@ impl Agent {
                     () = cancel.cancelled() => Approval::Deny("the run was cancelled".to_string()),
                 };
                 match answer {
-                    Approval::Allow => Ok(()),
+                    Approval::Allow => Ok(true),
                     Approval::AllowTool => {
                         self.allowed.insert(name.clone());
-                        Ok(())
+                        Ok(true)
                     }
                     Approval::Deny(reason) => {
                         Err(ToolOutput::error(format!("The user did not allow {name}: {reason}")))

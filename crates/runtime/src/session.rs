@@ -159,7 +159,8 @@ impl Task {
                     self.mode = mode;
                     self.info.mode = mode;
                 }
-                Op::SetApproval { approval } => self.set_approval(approval.into()),
+                // The handle already set it; a later switch may have too.
+                Op::SetApproval { .. } => self.sync_approval(),
                 Op::SwitchModel { model } => self.switch_model(&model).await,
                 Op::NewConversation => self.new_conversation(),
                 Op::Resume { id } => self.resume(id),
@@ -373,8 +374,11 @@ impl Task {
         }
     }
 
-    fn set_approval(&mut self, approval: axon_core::ApprovalPolicy) {
-        self.agent.set_approval(approval);
+    /// Takes the approval mode the handle set (the latest switch), never
+    /// the one this queued op carried.
+    fn sync_approval(&mut self) {
+        self.agent.sync_approval();
+        let approval = self.agent.approval();
         self.info.approval = approval.into();
         self.info.tools = crate::setup::offered(self.agent.registry(), approval);
     }

@@ -463,3 +463,78 @@ fn actions_carry_previews_when_asked() {
         assert_eq!(std::fs::read_to_string(rig.workspace.path().join("a.txt")).unwrap(), "new\n");
     });
 }
+
+#[test]
+fn a_queued_mode_switch_never_undoes_a_later_one() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool("write_file", json!({"path": "a.txt", "content": "a\n"})),
+            Reply::text("A done"),
+            Reply::tool("write_file", json!({"path": "b.txt", "content": "b\n"})),
+            Reply::text("B done"),
+        ])
+        .await;
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        session.submit(user("a"));
+        let handle = session.handle();
+        // While A waits for its answer: auto, then B, then back to ask.
+        let first = until_turn_end(&session, &mut events, |event| match event {
+            AgentEvent::ApprovalRequested { call, .. } => {
+                handle.submit(Op::SetApproval { approval: axon_protocol::ApprovalMode::Auto });
+                handle.submit(user("b"));
+                handle.submit(Op::SetApproval { approval: axon_protocol::ApprovalMode::Ask });
+                Some(Op::Approve {
+                    call_id: call.id.clone(),
+                    decision: ApprovalDecision::Deny { reason: None },
+                })
+            }
+            _ => None,
+        })
+        .await;
+        assert!(first.iter().any(|e| matches!(e, AgentEvent::ApprovalRequested { .. })));
+        let second = until_turn_end(&session, &mut events, |event| match event {
+            AgentEvent::ApprovalRequested { call, .. } => Some(Op::Approve {
+                call_id: call.id.clone(),
+                decision: ApprovalDecision::Deny { reason: None },
+            }),
+            _ => None,
+        })
+        .await;
+        session.shutdown().await;
+        assert!(
+            second.iter().any(|e| matches!(e, AgentEvent::ApprovalRequested { .. })),
+            "B ran in the stale auto mode: {second:?}"
+        );
+        assert!(!rig.workspace.path().join("b.txt").exists());
+    });
+}
+
+#[test]
+fn a_tool_allowed_for_the_session_is_refused_once_read_only() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool("write_file", json!({"path": "a.txt", "content": "a\n"})),
+            Reply::text("wrote a"),
+            Reply::tool("write_file", json!({"path": "c.txt", "content": "c\n"})),
+            Reply::text("could not"),
+        ])
+        .await;
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        session.submit(user("write a"));
+        until_turn_end(&session, &mut events, |event| match event {
+            AgentEvent::ApprovalRequested { call, .. } => {
+                Some(Op::Approve { call_id: call.id.clone(), decision: ApprovalDecision::Always })
+            }
+            _ => None,
+        })
+        .await;
+        assert!(rig.workspace.path().join("a.txt").exists());
+        session.submit(Op::SetApproval { approval: axon_protocol::ApprovalMode::ReadOnly });
+        session.submit(user("write c"));
+        until_turn_end(&session, &mut events, |_| None).await;
+        session.shutdown().await;
+        assert!(!rig.workspace.path().join("c.txt").exists(), "always-allowed beat read-only");
+    });
+}
