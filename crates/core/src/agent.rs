@@ -378,9 +378,13 @@ impl Agent {
             if calls.is_empty() {
                 emit(AgentEvent::Answer { text: text.clone() });
                 if refused {
+                    // The request and the refusal are taken back: neither is
+                    // sent again (what ACP's `refusal` tells editors).
+                    self.history.withdraw_from(self.prompt_index);
                     emit(AgentEvent::Warning {
                         message: "the model declined to answer (a refusal, or its provider's \
-                                  content filter stopped the reply)"
+                                  content filter stopped the reply); the request was taken \
+                                  back and will not be sent again"
                             .to_string(),
                     });
                     return RunOutcome::Refused(text);

@@ -30,6 +30,9 @@ pub trait Journal: Send + Sync {
     /// The request being worked on failed with `reason`; it stays the last
     /// message, and asking it again answers it rather than repeating it.
     fn turn_failed(&self, _reason: &str) {}
+    /// The newest `messages` messages were taken back (a refused request
+    /// and what followed it): they are not sent again, nor resumed.
+    fn withdrawn(&self, _messages: usize) {}
 }
 
 pub(crate) struct History {
@@ -118,6 +121,19 @@ impl History {
         }
         self.tokens.push(tokens);
         self.messages.push(message);
+    }
+
+    /// Takes back the messages from `index` on, and records that.
+    pub(crate) fn withdraw_from(&mut self, index: usize) {
+        let count = self.messages.len().saturating_sub(index);
+        if count == 0 {
+            return;
+        }
+        self.messages.truncate(index);
+        self.tokens.truncate(index);
+        if let Some(journal) = &self.journal {
+            journal.withdrawn(count);
+        }
     }
 
     pub(crate) fn record_failure(&self, reason: &str) {

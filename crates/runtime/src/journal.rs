@@ -92,6 +92,10 @@ impl Journal for SessionJournal {
     fn turn_failed(&self, reason: &str) {
         self.append(&Record::TurnFailed { reason: reason.to_string(), at: now_ms() });
     }
+
+    fn withdrawn(&self, messages: usize) {
+        self.append(&Record::Withdrawn { messages, at: now_ms() });
+    }
 }
 
 fn now_ms() -> i64 {

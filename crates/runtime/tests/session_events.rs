@@ -364,14 +364,20 @@ fn a_session_named_up_front_is_saved_under_that_name() {
 }
 
 #[test]
-fn a_refusal_ends_the_turn_as_a_refusal() {
+fn a_refusal_ends_the_turn_and_takes_the_request_back() {
     runtime().block_on(async {
-        let rig = Rig::new(vec![Reply::Refusal("I can't help with that.".into())]).await;
+        let rig = Rig::new(vec![
+            Reply::text("fine"),
+            Reply::Refusal("I can't help with that.".into()),
+            Reply::text("hello again"),
+        ])
+        .await;
         let (session, mut events) = rig.open(rig.config()).await;
         opened(&mut events);
-        session.submit(user("do something bad"));
+        session.submit(user("say hi"));
+        until_turn_end(&session, &mut events, |_| None).await;
+        session.submit(user("do something forbidden"));
         let seen = until_turn_end(&session, &mut events, |_| None).await;
-        session.shutdown().await;
         let Some(AgentEvent::TurnCompleted { stop_reason, .. }) = seen.last() else {
             panic!("{seen:?}")
         };
@@ -382,7 +388,33 @@ fn a_refusal_ends_the_turn_as_a_refusal() {
             ),
             "{seen:?}"
         );
+        session.submit(user("hi again"));
+        until_turn_end(&session, &mut events, |_| None).await;
+        let id = session_id(&seen).or_else(|| saved_id(&rig));
+        session.shutdown().await;
+        // Neither the refused request nor the refusal is sent again...
+        let third = rig.server.requests()[2]["messages"].to_string();
+        assert!(third.contains("say hi") && third.contains("hi again"), "{third}");
+        assert!(!third.contains("forbidden") && !third.contains("can't help"), "{third}");
+        // ...nor resumed.
+        let store = axon_store::SessionStore::new(&rig.home.path().join("data"));
+        let resumed = store.open(&id.unwrap()).unwrap().history();
+        let texts: Vec<String> = resumed.iter().map(|m| m.text()).collect();
+        assert_eq!(texts, ["say hi", "fine", "hi again", "hello again"]);
     });
+}
+
+fn session_id(events: &[AgentEvent]) -> Option<String> {
+    events.iter().find_map(|e| match e {
+        AgentEvent::SessionSaved { session_id } => Some(session_id.clone()),
+        _ => None,
+    })
+}
+
+/// The one session saved under the rig's data folder.
+fn saved_id(rig: &Rig) -> Option<String> {
+    let store = axon_store::SessionStore::new(&rig.home.path().join("data"));
+    store.list(None).ok()?.first().map(|s| s.id.clone())
 }
 
 #[test]

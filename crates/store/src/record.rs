@@ -47,6 +47,9 @@ pub enum Record {
     /// The request before it got no answer: the run failed with `reason`.
     /// A resume asking the same again answers it instead of repeating it.
     TurnFailed { reason: String, at: i64 },
+    /// The newest `messages` messages were taken back (a refused request
+    /// and its reply): a resumed session goes on without them.
+    Withdrawn { messages: usize, at: i64 },
 }
 
 impl Record {

@@ -399,6 +399,11 @@ impl Session {
                     history.push(message.clone());
                     tokens.push(*count);
                 }
+                Record::Withdrawn { messages, .. } => {
+                    let keep = history.len().saturating_sub(*messages);
+                    history.truncate(keep);
+                    tokens.truncate(keep);
+                }
                 Record::Compaction { summary, kept, .. } => {
                     let replaced = history.len().saturating_sub(*kept);
                     history.drain(..replaced);
