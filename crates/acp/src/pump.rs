@@ -165,22 +165,10 @@ impl Pump {
     }
 
     /// Asks the editor about one tool call; its answer goes to the runtime
-    /// while the question is still open. A tool rejected for good is
-    /// refused without asking.
+    /// while the question is still open ("reject always" makes the runtime
+    /// refuse the tool for the session, in every mode).
     fn ask_permission(&self, call: &ToolCall, asked: ToolCallUpdate) {
         let card = asked.tool_call_id.0.to_string();
-        if self.acp.state().rejected.contains(&call.name) {
-            self.acp.submit(Op::Approve {
-                call_id: call.id.clone(),
-                decision: ApprovalDecision::Deny {
-                    reason: Some(format!(
-                        "the user rejected {} for this session; do not try it again",
-                        call.name
-                    )),
-                },
-            });
-            return;
-        }
         let options = vec![
             PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
             PermissionOption::new(
@@ -199,18 +187,14 @@ impl Pump {
         let request = RequestPermissionRequest::new(self.acp.id.clone(), asked, options);
         let answer = self.acp.link.peer.start("session/request_permission", request);
         let acp = Arc::clone(&self.acp);
-        let (call_id, tool) = (call.id.clone(), call.name.clone());
+        let call_id = call.id.clone();
         tokio::spawn(async move {
             let answer = answer.wait().await;
             let picked = selected(&answer);
             let decision = match picked.as_deref() {
                 Some("allow_once") => ApprovalDecision::Once,
                 Some("allow_always") => ApprovalDecision::Always,
-                Some("reject_always") => ApprovalDecision::Deny {
-                    reason: Some(format!(
-                        "the user rejected {tool} for this session; do not try it again"
-                    )),
-                },
+                Some("reject_always") => ApprovalDecision::Never { reason: None },
                 Some(_) => ApprovalDecision::Deny { reason: None },
                 None => ApprovalDecision::Deny {
                     reason: Some(match answer {
@@ -222,9 +206,6 @@ impl Pump {
             let mut state = acp.state();
             if !state.questions.remove(&card) {
                 return;
-            }
-            if picked.as_deref() == Some("reject_always") {
-                state.rejected.insert(tool);
             }
             acp.submit(Op::Approve { call_id, decision });
         });

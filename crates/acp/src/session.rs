@@ -57,9 +57,6 @@ pub(crate) struct State {
     /// to one that closed (its turn ended) is dropped, never applied to a
     /// later call that happens to share the model's call id.
     pub(crate) questions: HashSet<String>,
-    /// Tools the user rejected for good ("reject always"): refused without
-    /// asking again.
-    pub(crate) rejected: HashSet<String>,
     /// The runtime session ended: nothing will answer a new prompt.
     pub(crate) closed: bool,
 }

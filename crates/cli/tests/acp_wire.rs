@@ -545,3 +545,35 @@ fn a_mode_switch_right_before_a_prompt_applies_to_it() {
     );
     assert!(s.workspace.path().join("w.txt").exists());
 }
+
+#[test]
+fn reject_always_holds_after_a_switch_to_auto() {
+    let s = setup(vec![
+        Reply::tool("write_file", json!({"path": "a.txt", "content": "a"})),
+        Reply::text("not written"),
+        Reply::tool("write_file", json!({"path": "b.txt", "content": "b"})),
+        Reply::text("still not"),
+    ]);
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": 61, "method": "session/prompt",
+                "params": {"sessionId": session, "prompt": [{"type": "text", "text": "write a"}]}})
+        .to_string(),
+    );
+    let asked = raw.until("a permission request", |m| m["method"] == "session/request_permission");
+    raw.send_line(
+        &json!({"jsonrpc": "2.0", "id": asked["id"],
+                "result": {"outcome": {"outcome": "selected", "optionId": "reject_always"}}})
+        .to_string(),
+    );
+    raw.until("the first answer", |m| m["id"] == 61 && m.get("method").is_none());
+    raw.request("session/set_mode", json!({"sessionId": session, "modeId": "auto"}));
+    let answer = raw.prompt(&session, "write b");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let questions = raw.seen.iter().filter(|m| m["method"] == "session/request_permission");
+    assert_eq!(questions.count(), 1);
+    assert!(
+        !s.workspace.path().join("a.txt").exists() && !s.workspace.path().join("b.txt").exists()
+    );
+}

@@ -113,6 +113,8 @@ pub struct Agent {
     pub(crate) history: History,
     /// Tools the user allowed for the rest of the session.
     pub(crate) allowed: HashSet<String>,
+    /// Tools the user refused for the rest of the session.
+    pub(crate) denied: HashSet<String>,
     /// Where the request being worked on sits in the history.
     pub(crate) prompt_index: usize,
     /// The system prompt and tools every request carries, built once per
@@ -195,6 +197,7 @@ impl Agent {
             approver: None,
             history,
             allowed: HashSet::new(),
+            denied: HashSet::new(),
             prompt_index: 0,
             preamble: OnceLock::new(),
             shared_approval: None,

@@ -69,6 +69,9 @@ pub enum Approval {
     AllowTool,
     /// Refuse, with a reason the model sees.
     Deny(String),
+    /// Refuse this tool for the rest of the session, with a reason the
+    /// model sees.
+    DenyTool(String),
 }
 
 /// Asks the user. Implemented by front ends (a terminal prompt, a TUI card,

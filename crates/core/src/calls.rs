@@ -149,6 +149,11 @@ impl Agent {
         if spec.annotations.read_only {
             return Ok(false);
         }
+        if self.denied.contains(name) {
+            return Err(ToolOutput::error(format!(
+                "The user refused {name} for the rest of this session; do not call it again."
+            )));
+        }
         self.sync_approval();
         // A tool the user allowed for the session is still refused once
         // the session turned read-only.
@@ -179,6 +184,13 @@ impl Agent {
                     }
                     Approval::Deny(reason) => {
                         Err(ToolOutput::error(format!("The user did not allow {name}: {reason}")))
+                    }
+                    Approval::DenyTool(reason) => {
+                        self.denied.insert(name.clone());
+                        Err(ToolOutput::error(format!(
+                            "The user did not allow {name} and refused it for the rest of this \
+                             session ({reason}); do not call it again."
+                        )))
                     }
                 }
             }

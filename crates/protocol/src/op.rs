@@ -59,6 +59,12 @@ pub enum ApprovalDecision {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// Do not run it, and refuse this tool without asking for the rest of
+    /// the session, whatever the approval mode; `reason` is told to the model.
+    Never {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
 }
 
 /// One request to a session.

@@ -49,6 +49,9 @@ impl Shared {
             ApprovalDecision::Deny { reason } => {
                 Approval::Deny(reason.unwrap_or_else(|| "the user denied this call".to_string()))
             }
+            ApprovalDecision::Never { reason } => Approval::DenyTool(
+                reason.unwrap_or_else(|| "the user refused this tool".to_string()),
+            ),
         };
         reply.send(approval).is_ok()
     }

@@ -570,3 +570,36 @@ fn a_tool_allowed_for_the_session_is_refused_once_read_only() {
         assert!(!rig.workspace.path().join("c.txt").exists(), "always-allowed beat read-only");
     });
 }
+
+#[test]
+fn a_tool_refused_for_the_session_stays_refused_in_every_mode() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool("write_file", json!({"path": "a.txt", "content": "a\n"})),
+            Reply::text("not written"),
+            Reply::tool("write_file", json!({"path": "b.txt", "content": "b\n"})),
+            Reply::text("still not"),
+        ])
+        .await;
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        session.submit(user("write a"));
+        until_turn_end(&session, &mut events, |event| match event {
+            AgentEvent::ApprovalRequested { call, .. } => Some(Op::Approve {
+                call_id: call.id.clone(),
+                decision: ApprovalDecision::Never { reason: None },
+            }),
+            _ => None,
+        })
+        .await;
+        session.submit(Op::SetApproval { approval: axon_protocol::ApprovalMode::Auto });
+        session.submit(user("write b"));
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        session.shutdown().await;
+        assert!(!seen.iter().any(|e| matches!(e, AgentEvent::ApprovalRequested { .. })));
+        assert!(!rig.workspace.path().join("a.txt").exists());
+        assert!(!rig.workspace.path().join("b.txt").exists(), "auto mode ran a refused tool");
+        let told = rig.server.requests()[3].to_string();
+        assert!(told.contains("refused write_file for the rest of this session"), "{told}");
+    });
+}
