@@ -3,9 +3,7 @@
 //! anything alone), and feeding every result back, one per call.
 
 use axon_llm::ToolProtocol;
-use std::sync::Arc;
-
-use axon_protocol::{AgentEvent, Message, Preview, TEXT_RESULTS_HEADER, ToolCall, ToolOutput};
+use axon_protocol::{AgentEvent, Message, TEXT_RESULTS_HEADER, ToolCall, ToolOutput};
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
@@ -46,7 +44,11 @@ impl Agent {
                             None
                         } else {
                             tokio::select! {
-                                preview = self.preview(&planned.call) => Some(preview),
+                                preview = self.registry.preview_async(
+                                    &self.tools,
+                                    &planned.call.name,
+                                    &planned.call.arguments,
+                                ) => Some(preview),
                                 () = cancel.cancelled() => None,
                             }
                         };
@@ -228,20 +230,6 @@ impl Agent {
                 self.history.push(Message::user(text));
             }
         }
-    }
-}
-
-impl Agent {
-    /// What `call` would do, computed off the async threads (it reads the
-    /// files it would change).
-    async fn preview(&self, call: &ToolCall) -> Preview {
-        let registry = Arc::clone(&self.registry);
-        let tools = self.tools.clone();
-        let (name, arguments) = (call.name.clone(), call.arguments.clone());
-        let fallback = Preview::Arguments { arguments: arguments.clone() };
-        tokio::task::spawn_blocking(move || registry.preview(&tools, &name, &arguments))
-            .await
-            .unwrap_or(fallback)
     }
 }
 

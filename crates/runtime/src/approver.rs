@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axon_core::{Approval, Approver, CancellationToken, SharedApproval};
-use axon_protocol::{AgentEvent, ApprovalDecision, Preview, ToolCall, ToolSpec};
+use axon_protocol::{AgentEvent, ApprovalDecision, ToolCall, ToolSpec};
 use axon_tools::{ToolContext, ToolRegistry};
 use tokio::sync::oneshot;
 
@@ -86,26 +86,13 @@ impl Approver for AskFrontEnd {
         _spec: &'a ToolSpec,
     ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
         Box::pin(async move {
-            let preview = self.preview(call).await;
+            let preview =
+                self.registry.preview_async(&self.context, &call.name, &call.arguments).await;
             let answer = self.shared.ask(&call.id);
             self.events.emit(AgentEvent::ApprovalRequested { call: call.clone(), preview });
             answer
                 .await
                 .unwrap_or_else(|_| Approval::Deny("the question went unanswered".to_string()))
         })
-    }
-}
-
-impl AskFrontEnd {
-    /// What the call would do. Reading the files it would change is
-    /// blocking work, done off the async threads.
-    async fn preview(&self, call: &ToolCall) -> Preview {
-        let registry = Arc::clone(&self.registry);
-        let context = self.context.clone();
-        let (name, arguments) = (call.name.clone(), call.arguments.clone());
-        let fallback = Preview::Arguments { arguments: arguments.clone() };
-        tokio::task::spawn_blocking(move || registry.preview(&context, &name, &arguments))
-            .await
-            .unwrap_or(fallback)
     }
 }

@@ -381,6 +381,22 @@ impl ToolRegistry {
             .unwrap_or_else(|| Preview::Arguments { arguments: args.clone() })
     }
 
+    /// [`ToolRegistry::preview`] from async code: its reads run on a
+    /// blocking thread.
+    pub async fn preview_async(
+        self: &Arc<Self>,
+        ctx: &ToolContext,
+        name: &str,
+        args: &Value,
+    ) -> Preview {
+        let (registry, ctx) = (Arc::clone(self), ctx.clone());
+        let (name, args) = (name.to_string(), args.clone());
+        let fallback = Preview::Arguments { arguments: args.clone() };
+        tokio::task::spawn_blocking(move || registry.preview(&ctx, &name, &args))
+            .await
+            .unwrap_or(fallback)
+    }
+
     async fn try_call(
         &self,
         ctx: &ToolContext,
