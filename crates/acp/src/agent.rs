@@ -316,6 +316,7 @@ impl Agent {
         }
         let approval: ApprovalMode =
             config.approval().map_err(|e| RpcError::internal(format!("{e:#}")))?.into();
+        let roots = crate::prompt::Roots { editor: cwd, workspace: config.workspace.clone() };
         let (emitter, mut events) = axon_runtime::channel();
         let session = match axon_runtime::open(config, emitter).await {
             Ok(session) => session,
@@ -336,7 +337,7 @@ impl Agent {
         };
         Ok(AcpSession::start(
             id.to_string(),
-            &cwd,
+            roots,
             session,
             events,
             mode_id(approval, Mode::React).to_string(),
@@ -410,11 +411,7 @@ impl Agent {
             Ok(session) => session,
             Err(e) => return Some(Err(e)),
         };
-        let roots = crate::prompt::Roots {
-            editor: session.cwd.clone(),
-            real: session.info().map(|i| PathBuf::from(i.workspace)).unwrap_or_default(),
-        };
-        let (text, attachments) = crate::prompt::prompt_parts(&request.prompt, &roots);
+        let (text, attachments) = crate::prompt::prompt_parts(&request.prompt, &session.roots);
         let info = session.info();
         let op = match commands::parse(&text, info.as_ref()) {
             None => Op::UserTurn { text, attachments },
@@ -528,8 +525,7 @@ fn exact_session(id: &str) -> Result<(), RpcError> {
     let unknown = || RpcError::invalid_params(format!("unknown session {id}"));
     let dirs =
         axon_runtime::config::Dirs::from_env().map_err(|e| RpcError::internal(format!("{e:#}")))?;
-    let path = axon_runtime::SessionStore::new(&dirs.data).find(id).map_err(|_| unknown())?;
-    if path.file_stem().and_then(|s| s.to_str()) == Some(id) { Ok(()) } else { Err(unknown()) }
+    axon_runtime::SessionStore::new(&dirs.data).find_exact(id).map(|_| ()).ok_or_else(unknown)
 }
 
 fn to_value(value: &impl serde::Serialize) -> Result<Value, RpcError> {
@@ -538,10 +534,9 @@ fn to_value(value: &impl serde::Serialize) -> Result<Value, RpcError> {
 
 /// Milliseconds since the epoch as an RFC 3339 UTC time.
 fn rfc3339(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = axon_runtime::civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    let axon_runtime::Utc { year, month, day, hour, minute, second } =
+        axon_runtime::Utc::from_ms(ms);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
 }
 
 #[cfg(test)]

@@ -7,41 +7,39 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::v1::{ContentBlock, EmbeddedResourceResource};
 use axon_protocol::Attachment;
+use axon_runtime::Workspace;
 
-/// The workspace's folder as the editor names it and as it really is (its
-/// canonical path): a file URI may start with either.
+/// The workspace as the editor names it (paths sent to it start there) and
+/// as it is (its jail, whose root is the canonical path): a file URI from
+/// the editor may start with either.
 pub(crate) struct Roots {
     pub(crate) editor: PathBuf,
-    pub(crate) real: PathBuf,
+    pub(crate) workspace: Workspace,
 }
 
 impl Roots {
-    /// A `file://` URI of a regular file in the workspace, as a workspace
-    /// path. The runtime reads it through the jail; this only decides
-    /// whether to attach it or mention it.
-    fn workspace_file(&self, uri: &str) -> Option<String> {
+    /// A `file://` URI under the workspace, as a path relative to it.
+    fn relative(&self, uri: &str) -> Option<String> {
         let path = percent_decode(uri.strip_prefix("file://")?);
         let path = Path::new(&path);
-        let relative =
-            path.strip_prefix(&self.editor).or_else(|_| path.strip_prefix(&self.real)).ok()?;
-        let plain = relative.components().all(|c| matches!(c, std::path::Component::Normal(_)));
-        // A symlink leading out is no workspace file (the jail would refuse it).
-        let resolved = std::fs::canonicalize(self.real.join(relative)).ok()?;
-        if !plain || !resolved.starts_with(&self.real) || !resolved.is_file() {
-            return None;
-        }
+        let relative = path
+            .strip_prefix(&self.editor)
+            .or_else(|_| path.strip_prefix(self.workspace.root()))
+            .ok()?;
         Some(relative.to_string_lossy().into_owned())
     }
 
+    /// A `file://` URI of a regular file in the workspace, as a workspace
+    /// path. The jail decides (`..` and symlinks leading out are refused);
+    /// the runtime reads it through the jail again when it attaches it.
+    fn workspace_file(&self, uri: &str) -> Option<String> {
+        let relative = self.relative(uri)?;
+        let place = self.workspace.resolve(&relative).ok()?;
+        place.metadata().ok()?.is_file().then_some(relative)
+    }
+
     fn display(&self, uri: &str) -> String {
-        let Some(path) = uri.strip_prefix("file://").map(percent_decode) else {
-            return uri.to_string();
-        };
-        let path = Path::new(&path);
-        match path.strip_prefix(&self.editor).or_else(|_| path.strip_prefix(&self.real)) {
-            Ok(relative) => relative.to_string_lossy().into_owned(),
-            Err(_) => uri.to_string(),
-        }
+        self.relative(uri).unwrap_or_else(|| uri.to_string())
     }
 }
 
@@ -121,7 +119,8 @@ mod tests {
         std::fs::write(real.join("src/main x.rs"), "fn main() {}").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", real.join("out.txt")).unwrap();
         let editor = PathBuf::from("/home/me/project");
-        let roots = Roots { editor: editor.clone(), real: real.clone() };
+        let workspace = Workspace::new(&real).unwrap();
+        let roots = Roots { editor: editor.clone(), workspace };
         let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
             {"type": "text", "text": "explain"},
             {"type": "resource_link", "name": "main.rs", "uri": "file:///home/me/project/src/main%20x.rs"},

@@ -33,7 +33,7 @@ impl Pump {
     /// Sends what `events` already hold (a replayed history first, when
     /// `replay`), then serves the rest in a task.
     pub(crate) fn start(acp: Arc<AcpSession>, mut events: Events, replay: bool) -> JoinHandle<()> {
-        let mut pump = Pump { mapper: Mapper::new(&acp.cwd), acp, plan_questions: 0 };
+        let mut pump = Pump { mapper: Mapper::new(&acp.roots.editor), acp, plan_questions: 0 };
         while let Ok(event) = events.try_recv() {
             match event {
                 AgentEvent::History { messages } if replay => {

@@ -12,7 +12,7 @@
 //! cancel, or send another prompt (which sets the plan aside).
 
 use std::collections::{HashSet, VecDeque};
-use std::path::{Path, PathBuf};
+
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agent_client_protocol_schema::v1::{
@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::Link;
+use crate::prompt::Roots;
 use crate::pump::Pump;
 use crate::rpc::Outgoing;
 
@@ -64,9 +65,8 @@ pub(crate) struct State {
 /// An open editor session.
 pub struct AcpSession {
     pub id: String,
-    /// The folder as the editor named it; paths sent to the editor start
-    /// with it (the workspace's own root may be its canonical form).
-    pub cwd: PathBuf,
+    /// The workspace as the editor names it and as it is.
+    pub(crate) roots: Roots,
     handle: SessionHandle,
     session: Mutex<Option<Session>>,
     state: Mutex<State>,
@@ -81,7 +81,7 @@ impl AcpSession {
     /// `session/load` answer follows them.
     pub(crate) fn start(
         id: String,
-        cwd: &Path,
+        roots: Roots,
         session: Session,
         events: Events,
         mode: String,
@@ -90,7 +90,7 @@ impl AcpSession {
     ) -> Arc<AcpSession> {
         let acp = Arc::new(AcpSession {
             id,
-            cwd: cwd.to_path_buf(),
+            roots,
             handle: session.handle(),
             session: Mutex::new(Some(session)),
             state: Mutex::new(State { mode, ..State::default() }),

@@ -108,8 +108,6 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<(), StoreEr
 
 /// `2026-11-22 14:05` (UTC) for a time in milliseconds since the epoch.
 fn when(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = axon_store::civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", rem / 3600, rem % 3600 / 60)
+    let axon_store::Utc { year, month, day, hour, minute, .. } = axon_store::Utc::from_ms(ms);
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}")
 }

@@ -139,9 +139,8 @@ impl Preamble {
         // A read-only session refuses every other tool: the model is not
         // offered them (the policy can change mid-session, so this is
         // decided here rather than by removing them from the registry).
-        let read_only = config.approval == ApprovalPolicy::ReadOnly;
         let specs: Vec<ToolSpec> =
-            registry.specs().filter(|s| !read_only || s.annotations.read_only).cloned().collect();
+            registry.specs().filter(|s| config.approval.offers(s)).cloned().collect();
         let (system, tools) = match provider.info().tool_protocol {
             ToolProtocol::Native => (system_prompt.to_string(), specs),
             ToolProtocol::Text => {
@@ -236,15 +235,6 @@ impl Agent {
         self.provider = provider;
         // Its tool protocol may differ: the preamble is built again.
         self.preamble = OnceLock::new();
-    }
-
-    /// Another standing rule for calls that change things, from the next
-    /// call on (a front end's mode switch).
-    pub fn set_approval(&mut self, approval: ApprovalPolicy) {
-        if let Some(shared) = &self.shared_approval {
-            shared.set(approval);
-        }
-        self.sync_approval();
     }
 
     /// Takes the approval policy from `shared`, which a front end may
@@ -376,11 +366,10 @@ impl Agent {
                     });
                 }
             }
-            let refused = turn_refused;
             self.history.push(assistant);
             if calls.is_empty() {
                 emit(AgentEvent::Answer { text: text.clone() });
-                if refused {
+                if turn_refused {
                     // The request and the refusal are taken back: neither is
                     // sent again (what ACP's `refusal` tells editors).
                     self.history.withdraw_from(self.prompt_index);

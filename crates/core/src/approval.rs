@@ -18,6 +18,14 @@ pub enum ApprovalPolicy {
     Ask,
 }
 
+impl ApprovalPolicy {
+    /// Whether a tool is offered to the model: a read-only session offers
+    /// only the tools that read (it would refuse the others).
+    pub fn offers(self, spec: &ToolSpec) -> bool {
+        self != ApprovalPolicy::ReadOnly || spec.annotations.read_only
+    }
+}
+
 impl From<axon_protocol::ApprovalMode> for ApprovalPolicy {
     fn from(mode: axon_protocol::ApprovalMode) -> Self {
         match mode {
@@ -44,10 +52,6 @@ impl From<ApprovalPolicy> for axon_protocol::ApprovalMode {
 pub struct SharedApproval(std::sync::atomic::AtomicU8);
 
 impl SharedApproval {
-    pub fn new(policy: ApprovalPolicy) -> Self {
-        SharedApproval(std::sync::atomic::AtomicU8::new(policy as u8))
-    }
-
     pub fn get(&self) -> ApprovalPolicy {
         match self.0.load(std::sync::atomic::Ordering::Acquire) {
             x if x == ApprovalPolicy::Ask as u8 => ApprovalPolicy::Ask,

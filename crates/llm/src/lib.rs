@@ -45,8 +45,8 @@ pub use presets::{
     context_window_for, default_max_tokens, preset,
 };
 pub use providers::{
-    KnownProvider, OTHER_WINDOWS, PROVIDERS, TEXT_ONLY_MODELS, key_variables, known_context_window,
-    known_provider, provider_names, takes_images,
+    KnownProvider, OTHER_WINDOWS, PROVIDERS, key_variables, known_context_window, known_provider,
+    provider_names, takes_images,
 };
 
 /// How tools reach the model.

@@ -143,7 +143,6 @@ fn all_windows() -> impl Iterator<Item = (&'static str, u64)> {
     PROVIDERS.iter().flat_map(|p| p.windows.iter()).chain(OTHER_WINDOWS).copied()
 }
 
-/// `pattern*` matches by prefix, anything else the whole (lowercased) name.
 /// Models known to take text only (patterns as in the windows), whatever
 /// provider serves them; every other model is assumed to take images.
 pub const TEXT_ONLY_MODELS: &[&str] = &["deepseek*", "gpt-3.5*", "o1-mini*", "o3-mini*"];
@@ -155,6 +154,7 @@ pub fn takes_images(model: &str) -> bool {
     !TEXT_ONLY_MODELS.iter().any(|pattern| pattern_matches(pattern, model))
 }
 
+/// `pattern*` matches by prefix, anything else the whole (lowercased) name.
 fn pattern_matches(pattern: &str, model: &str) -> bool {
     match pattern.strip_suffix('*') {
         Some(prefix) => model.starts_with(prefix),

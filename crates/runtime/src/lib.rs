@@ -39,5 +39,5 @@ pub use setup::{SessionConfig, choose_profile, open};
 // depends on the runtime and the protocol alone.
 pub use axon_llm::{KnownProvider, PROVIDERS, known_provider, provider_names, takes_images};
 pub use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
-pub use axon_store::{SessionStore, civil_from_days, new_session_id};
-pub use axon_tools::{Buffers, Profile};
+pub use axon_store::{SessionStore, Utc, new_session_id};
+pub use axon_tools::{Buffers, Profile, Workspace};

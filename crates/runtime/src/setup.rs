@@ -157,11 +157,7 @@ pub(crate) fn offered(
     registry: &axon_tools::ToolRegistry,
     approval: ApprovalPolicy,
 ) -> Vec<String> {
-    registry
-        .specs()
-        .filter(|s| approval != ApprovalPolicy::ReadOnly || s.annotations.read_only)
-        .map(|s| s.name.clone())
-        .collect()
+    registry.specs().filter(|s| approval.offers(s)).map(|s| s.name.clone()).collect()
 }
 
 fn context_strategy(config: &Effective) -> Result<ContextStrategy> {

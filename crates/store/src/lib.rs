@@ -35,6 +35,6 @@ pub use load::{LoadError, load};
 pub use record::{Header, Record, SESSION_VERSION};
 pub use redact::Redactor;
 pub use store::{
-    Session, SessionStore, SessionSummary, SessionWriter, StoreError, civil_from_days,
+    Session, SessionStore, SessionSummary, SessionWriter, StoreError, Utc, civil_from_days,
     new_session_id,
 };

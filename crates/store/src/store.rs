@@ -180,10 +180,15 @@ impl SessionStore {
         Ok(sessions)
     }
 
+    /// The file of the session whose id is exactly `id`, if there is one.
+    pub fn find_exact(&self, id: &str) -> Option<PathBuf> {
+        let exact = self.dir.join(format!("{id}.jsonl"));
+        (!id.is_empty() && !id.contains(['/', '\\']) && exact.is_file()).then_some(exact)
+    }
+
     /// The session whose id is `id` or starts with it.
     pub fn find(&self, id: &str) -> Result<PathBuf, StoreError> {
-        let exact = self.dir.join(format!("{id}.jsonl"));
-        if !id.is_empty() && !id.contains(['/', '\\']) && exact.is_file() {
+        if let Some(exact) = self.find_exact(id) {
             return Ok(exact);
         }
         let mut matches: Vec<String> = match std::fs::read_dir(&self.dir) {
@@ -223,19 +228,37 @@ impl SessionStore {
     }
 }
 
-/// Ids sort by creation time and are unique without coordination:
-/// `YYYYMMDD-HHMMSS-xxxx` (UTC) with a random suffix.
 /// A fresh session id: the time it was made and four random characters.
 pub fn new_session_id() -> String {
     new_id(now_ms())
 }
 
+/// Ids sort by creation time and are unique without coordination:
+/// `YYYYMMDD-HHMMSS-xxxx` (UTC) with a random suffix.
 fn new_id(created_at: i64) -> String {
-    let secs = created_at.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
+    let Utc { year, month, day, hour, minute, second } = Utc::from_ms(created_at);
     let suffix: String = (0..4).map(|_| fastrand::alphanumeric().to_ascii_lowercase()).collect();
-    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{suffix}", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!("{year:04}{month:02}{day:02}-{hour:02}{minute:02}{second:02}-{suffix}")
+}
+
+/// A time (milliseconds since the epoch) as its UTC calendar fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Utc {
+    pub year: i64,
+    pub month: i64,
+    pub day: i64,
+    pub hour: i64,
+    pub minute: i64,
+    pub second: i64,
+}
+
+impl Utc {
+    pub fn from_ms(ms: i64) -> Utc {
+        let secs = ms.div_euclid(1000);
+        let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+        let (year, month, day) = civil_from_days(days);
+        Utc { year, month, day, hour: rem / 3600, minute: rem % 3600 / 60, second: rem % 60 }
+    }
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
