@@ -326,13 +326,14 @@ impl Agent {
                         (self.link.log)(&message);
                     }
                 }
-                let message = format!("{e:#}");
-                let code = if message.contains("no API key") {
-                    AUTH_REQUIRED
-                } else {
-                    rpc::INTERNAL_ERROR
-                };
-                return Err(RpcError::new(code, message));
+                let missing_key = e.chain().any(|cause| {
+                    matches!(
+                        cause.downcast_ref::<axon_runtime::LlmError>(),
+                        Some(axon_runtime::LlmError::MissingKey { .. })
+                    )
+                });
+                let code = if missing_key { AUTH_REQUIRED } else { rpc::INTERNAL_ERROR };
+                return Err(RpcError::new(code, format!("{e:#}")));
             }
         };
         Ok(AcpSession::start(

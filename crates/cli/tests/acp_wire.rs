@@ -45,7 +45,15 @@ impl Raw {
 
     /// Starts `axon acp ARGS`.
     fn start_with(s: &Setup, args: &[&str]) -> Raw {
+        Raw::start_without(s, args, &[])
+    }
+
+    /// Starts `axon acp ARGS` without the variables `unset`.
+    fn start_without(s: &Setup, args: &[&str], unset: &[&str]) -> Raw {
         let mut command = s.std_command();
+        for var in unset {
+            command.env_remove(var);
+        }
         command
             .arg("acp")
             .args(args)
@@ -576,4 +584,15 @@ fn reject_always_holds_after_a_switch_to_auto() {
     assert!(
         !s.workspace.path().join("a.txt").exists() && !s.workspace.path().join("b.txt").exists()
     );
+}
+
+#[test]
+fn a_session_without_its_key_is_auth_required() {
+    let s = setup(vec![]);
+    let mut raw = Raw::start_without(&s, &[], &["OPENAI_API_KEY"]);
+    let cwd = s.workspace.path().canonicalize().unwrap();
+    let response = raw.request("session/new", json!({"cwd": cwd, "mcpServers": []}));
+    assert_eq!(response["error"]["code"], -32000, "{response}");
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(message.contains("OPENAI_API_KEY"), "{response}");
 }

@@ -30,6 +30,11 @@ pub enum LlmError {
     Idle { provider: String, idle: Duration },
     #[error("{0}")]
     Config(String),
+    /// The provider needs a key and none is set.
+    #[error(
+        "no API key for provider '{provider}': set {variable} (or `api_key` under [providers.{provider}] in the config)"
+    )]
+    MissingKey { provider: String, variable: String },
 }
 
 /// What to check when the server says the address does not exist.

@@ -162,10 +162,10 @@ pub fn build_provider(config: &ProviderConfig) -> Result<Arc<dyn Provider>, LlmE
 pub(crate) fn api_key(config: &ProviderConfig) -> Result<Option<String>, LlmError> {
     let api_key = config.api_key.clone().filter(|k| !k.trim().is_empty());
     if config.requires_key && api_key.is_none() {
-        return Err(LlmError::Config(format!(
-            "no API key for provider '{}': set {} (or `api_key` under [providers.{}] in the config)",
-            config.name, config.api_key_env, config.name
-        )));
+        return Err(LlmError::MissingKey {
+            provider: config.name.clone(),
+            variable: config.api_key_env.clone(),
+        });
     }
     Ok(api_key)
 }

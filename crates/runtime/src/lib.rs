@@ -37,7 +37,9 @@ pub use setup::{SessionConfig, choose_profile, open};
 
 // What a front end names from the crates below the runtime, so that it
 // depends on the runtime and the protocol alone.
-pub use axon_llm::{KnownProvider, PROVIDERS, known_provider, provider_names, takes_images};
+pub use axon_llm::{
+    KnownProvider, LlmError, PROVIDERS, known_provider, provider_names, takes_images,
+};
 pub use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
 pub use axon_store::{SessionStore, Utc, new_session_id};
 pub use axon_tools::{Buffers, Profile, Workspace};
