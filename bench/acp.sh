@@ -38,14 +38,7 @@ peers=$PWD/bench/out/peers
 
 cargo build --release --locked -p axon-cli -p axon-testkit --bins
 mkdir -p bench/out
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. bench/lib.sh
 mkdir -p "$work/ws"
 echo "a small project" > "$work/ws/README.md"
 

@@ -32,14 +32,7 @@ peers=$PWD/tests/peers/node_modules
 
 scripts/peers >/dev/null
 cargo build --release --locked -p axon-cli -p axon-testkit --bins
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. bench/lib.sh
 mkdir -p "$work/ws" "$work/home"
 for i in $(seq 1 40); do echo "line $i of a small file that a host reads over and over"; done > "$work/ws/small.txt"
 export AXON_HOME=$work/home

@@ -295,6 +295,7 @@ impl Agent {
         config.provider = self.options.provider.clone();
         config.model = self.options.model.clone();
         config.max_iterations = self.options.max_iterations;
+        config.sandbox = self.options.sandbox;
         config.interactive = true;
         // The editor shows every edit's diff, asked about or not.
         config.preview_actions = true;
@@ -516,6 +517,7 @@ fn client_servers(servers: Vec<McpServer>) -> Result<Vec<ServerConfig>, RpcError
                 enabled_tools: None,
                 disabled_tools: Vec::new(),
                 source: "the editor".to_string(),
+                sandbox: Default::default(),
             })
         })
         .collect()

@@ -157,6 +157,7 @@ mod tests {
                 description: "Cut a release".into(),
             }],
             context_tokens: 0,
+            sandbox: None,
         }
     }
 

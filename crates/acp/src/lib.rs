@@ -40,6 +40,8 @@ pub struct Options {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub max_iterations: Option<u32>,
+    /// The sandbox mode commands run in (else the config's).
+    pub sandbox: Option<axon_protocol::SandboxMode>,
 }
 
 /// What every session sends through.

@@ -13,7 +13,7 @@ use agent_client_protocol_schema::v1::{
     PermissionOption, PermissionOptionKind, RequestPermissionRequest, SessionUpdate,
     ToolCall as AcpToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use axon_protocol::{AgentEvent, ApprovalDecision, Op, StopReason, ToolCall};
+use axon_protocol::{AgentEvent, ApprovalDecision, Op, RuleSuggestion, StopReason, ToolCall};
 use axon_runtime::Events;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -108,12 +108,12 @@ impl Pump {
                 self.log(&format!("error: {message}"));
                 self.acp.state().error = Some(message.clone());
             }
-            AgentEvent::ApprovalRequested { call, preview } => {
+            AgentEvent::ApprovalRequested { call, preview, rule } => {
                 let (announce, asked) = self.mapper.ask(call, preview);
                 for update in announce {
                     self.send(update);
                 }
-                self.ask_permission(call, asked);
+                self.ask_permission(call, asked, rule.as_ref());
                 return;
             }
             AgentEvent::TurnCompleted { stop_reason, context_tokens, .. } => {
@@ -166,23 +166,32 @@ impl Pump {
 
     /// Asks the editor about one tool call; its answer goes to the runtime
     /// while the question is still open ("reject always" makes the runtime
-    /// refuse the tool for the session, in every mode).
-    fn ask_permission(&self, call: &ToolCall, asked: ToolCallUpdate) {
+    /// refuse the tool for the session, in every mode). "Always allow" is
+    /// offered only with a rule to save, and names it.
+    fn ask_permission(
+        &self,
+        call: &ToolCall,
+        asked: ToolCallUpdate,
+        rule: Option<&RuleSuggestion>,
+    ) {
         let card = asked.tool_call_id.0.to_string();
-        let options = vec![
-            PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
-            PermissionOption::new(
+        let mut options =
+            vec![PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce)];
+        if let Some(rule) = rule {
+            options.push(PermissionOption::new(
                 "allow_always",
-                "Always allow this tool in this session",
+                format!("Always: {}", rule.description),
                 PermissionOptionKind::AllowAlways,
-            ),
+            ));
+        }
+        options.extend([
             PermissionOption::new("reject_once", "Reject", PermissionOptionKind::RejectOnce),
             PermissionOption::new(
                 "reject_always",
                 "Always reject this tool in this session",
                 PermissionOptionKind::RejectAlways,
             ),
-        ];
+        ]);
         self.acp.state().questions.insert(card.clone());
         let request = RequestPermissionRequest::new(self.acp.id.clone(), asked, options);
         let answer = self.acp.link.peer.start("session/request_permission", request);

@@ -311,11 +311,16 @@ fn clip(text: &str) -> String {
 /// What the approval card says besides a diff: the command, the server.
 fn preview_text(preview: &Preview) -> Option<String> {
     match preview {
-        Preview::Command { command, workdir } if workdir.is_empty() || workdir == "." => {
-            Some(format!("```sh\n{command}\n```"))
-        }
-        Preview::Command { command, workdir } => {
-            Some(format!("```sh\n{command}\n```\nin {workdir}"))
+        Preview::Command { command, workdir, sandbox } => {
+            let mut text = format!("```sh\n{command}\n```\n");
+            if !workdir.is_empty() && workdir != "." {
+                text.push_str(&format!("in {workdir} · "));
+            }
+            text.push_str(&match sandbox {
+                Some(sandbox) => format!("sandboxed: {sandbox}"),
+                None => "not sandboxed: runs with your full rights".to_string(),
+            });
+            Some(text)
         }
         Preview::Invalid { message } => Some(format!("This call would fail: {message}")),
         Preview::Diff { .. } | Preview::Mcp { .. } | Preview::Arguments { .. } => None,

@@ -135,12 +135,19 @@ fn a_new_file_is_one_diff_without_old_text_and_a_failure_shows_no_diff() {
 fn a_command_is_executed_and_its_card_shows_the_command() {
     let mut mapper = Mapper::new(&root());
     let shell = call("s1", "shell", json!({"command": "cargo test\necho done"}));
-    let preview = Preview::Command { command: "cargo test\necho done".into(), workdir: ".".into() };
+    let preview = Preview::Command {
+        command: "cargo test\necho done".into(),
+        workdir: ".".into(),
+        sandbox: Some("workspace-write, network off".into()),
+    };
     let (announce, _) = mapper.ask(&shell, &preview);
     let announce = &wire(&announce)[0];
     assert_eq!(announce["kind"], "execute");
     assert_eq!(announce["title"], "`cargo test …`");
-    assert_eq!(announce["content"][0]["content"]["text"], "```sh\ncargo test\necho done\n```");
+    assert_eq!(
+        announce["content"][0]["content"]["text"],
+        "```sh\ncargo test\necho done\n```\nsandboxed: workspace-write, network off"
+    );
 }
 
 #[test]
@@ -311,7 +318,8 @@ fn a_refused_call_never_shows_as_running() {
     assert!(announced[0].get("status").is_none(), "pending: {announced:?}");
     // Denied after asking: no update until it fails.
     let shell = call("s1", "shell", json!({"command": "rm -rf /"}));
-    let preview = Preview::Command { command: "rm -rf /".into(), workdir: ".".into() };
+    let preview =
+        Preview::Command { command: "rm -rf /".into(), workdir: ".".into(), sandbox: None };
     mapper.ask(&shell, &preview);
     assert!(
         mapper.event(&AgentEvent::Action { call: shell, refused: true, preview: None }).is_empty()

@@ -29,6 +29,10 @@ pub struct AcpArgs {
     /// Model calls per prompt before it stops (default 25).
     #[arg(long)]
     max_iterations: Option<u32>,
+    /// The OS sandbox commands run in: read-only, workspace-write (default)
+    /// or off.
+    #[arg(long, value_name = "MODE", value_parser = axon_runtime::safety_config::parse_mode)]
+    sandbox: Option<axon_protocol::SandboxMode>,
 }
 
 pub async fn run(args: AcpArgs) -> u8 {
@@ -45,6 +49,7 @@ pub async fn run(args: AcpArgs) -> u8 {
         provider: args.provider,
         model: args.model,
         max_iterations: args.max_iterations,
+        sandbox: args.sandbox,
     };
     let log: axon_acp::Log = Arc::new(|line: &str| eprintln!("axon acp: {line}"));
     match axon_acp::serve(options, tokio::io::stdin(), tokio::io::stdout(), log).await {

@@ -103,10 +103,67 @@ pub fn run(command: ConfigCommand) -> u8 {
     say(&format!("max_iterations = {}", file.max_iterations.unwrap_or(25)));
     say(&format!("approval = {:?}", file.approval.as_deref().unwrap_or("ask")));
     say(&format!("profile = {:?}", file.profile.as_deref().unwrap_or("code")));
+    show_sandbox(&effective, &dir);
+    show_permissions(&effective, &dirs, &dir);
     say(&format!("# data folder: {}", dirs.data.display()));
     say(&format!("# cache folder: {}", dirs.cache.display()));
     if env("AXON_HOME").is_some() {
         say("# AXON_HOME is set: config, data and cache live under it");
     }
     exit::OK
+}
+
+/// The sandbox commands would run in here, and whether this machine
+/// enforces it.
+fn show_sandbox(effective: &Effective, dir: &std::path::Path) {
+    use axon_runtime::sandbox::Choice;
+    let choice = match Choice::new(effective, None) {
+        Ok(choice) => choice,
+        Err(e) => {
+            say(&format!("# sandbox: {e:#}"));
+            return;
+        }
+    };
+    say("[sandbox]");
+    say(&format!("mode = {:?}", axon_runtime::safety_config::mode_name(choice.mode)));
+    say(&format!("network = {}", choice.network));
+    let roots: Vec<String> =
+        choice.writable_roots.iter().map(|r| r.display().to_string()).collect();
+    say(&format!("writable_roots = {roots:?}"));
+    say(&format!("auto_approve = {}", choice.auto_approve));
+    if choice.mode == axon_protocol::SandboxMode::Off {
+        say("# commands run unsandboxed, with your full rights");
+        return;
+    }
+    let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    match axon_sandbox::probe().can_enforce(&choice.policy(&root)) {
+        Ok(()) => say("# enforced on this machine (details: axon sandbox check)"),
+        Err(why) => say(&format!("# NOT enforced here: {why}")),
+    }
+}
+
+/// Every rule in effect, with the file it came from, and the trust file.
+fn show_permissions(effective: &Effective, dirs: &Dirs, dir: &std::path::Path) {
+    let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    say("[permissions]");
+    for (path, file) in &effective.permissions {
+        for (kind, rules) in [("allow", &file.allow), ("ask", &file.ask), ("deny", &file.deny)] {
+            for rule in rules {
+                say(&format!("# {kind} {rule:?}  from {}", path.display()));
+            }
+        }
+    }
+    let trust_file = axon_permissions::trust_path(&dirs.data, &root);
+    match axon_permissions::Trust::load(&dirs.data, &root) {
+        Ok(trust) => {
+            for rule in &trust.allow {
+                say(&format!("# allow {rule:?}  from {}", trust_file.display()));
+            }
+            for name in trust.mcp_servers.keys() {
+                say(&format!("# trusted MCP server {name:?}  in {}", trust_file.display()));
+            }
+        }
+        Err(e) => say(&format!("# the trust file cannot be read: {e}")),
+    }
+    say(&format!("# trust file: {}", trust_file.display()));
 }

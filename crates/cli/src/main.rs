@@ -6,15 +6,19 @@
 mod acp_cmd;
 mod chat;
 mod config_cmd;
+mod first_run;
 mod guidance_cmd;
 mod mcp_cmd;
+mod models_cmd;
 mod options;
 mod plan_edit;
 mod render;
 mod run_cmd;
+mod sandbox_cmd;
 mod serve_cmd;
 mod sessions_cmd;
 mod tool_cmd;
+mod web_cmd;
 
 /// Config layering lives in the runtime, below every front end.
 pub(crate) use axon_runtime::config;
@@ -64,6 +68,16 @@ enum Command {
     /// Serve the Agent Client Protocol on stdio, for editors (Zed,
     /// JetBrains, Neovim, Emacs) and note apps (Obsidian).
     Acp(acp_cmd::AcpArgs),
+    /// Serve the chat panel to a browser on this machine (prints the
+    /// address to open, with its token).
+    Web(web_cmd::WebArgs),
+    /// The OS sandbox commands run in: check this machine, or run a command
+    /// in it.
+    #[command(subcommand)]
+    Sandbox(sandbox_cmd::SandboxCommand),
+    /// Local GGUF models: pull (download), list, remove.
+    #[command(subcommand)]
+    Models(models_cmd::ModelsCommand),
 }
 
 /// Exit codes shared by every subcommand.
@@ -157,7 +171,7 @@ fn main() -> ExitCode {
         }
     };
     // `axon mcp serve` stops gracefully on its own signals.
-    let serving = matches!(&command, Command::Mcp(mcp_cmd::McpCommand::Serve(_)));
+    let serving = matches!(&command, Command::Mcp(mcp_cmd::McpCommand::Serve(_)) | Command::Web(_));
     let code = runtime.block_on(async {
         if !serving {
             tokio::spawn(leave_on_termination());
@@ -172,6 +186,9 @@ fn main() -> ExitCode {
             Command::Mcp(command) => mcp_cmd::run(command).await,
             Command::Tool(command) => tool_cmd::run(command).await,
             Command::Acp(args) => acp_cmd::run(args).await,
+            Command::Web(args) => web_cmd::run(args).await,
+            Command::Sandbox(command) => sandbox_cmd::run(command).await,
+            Command::Models(command) => models_cmd::run(command).await,
         }
     });
     // A cancelled tool may still be walking a tree on a blocking thread;

@@ -22,6 +22,17 @@ pub enum McpCommand {
     List {
         #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
         dir: PathBuf,
+        /// Trust every server of this workspace (remembered for exactly what
+        /// each runs) instead of asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Trust a server of this workspace's .mcp.json or .axon/config.toml, for
+    /// exactly what it runs now (a changed command is asked about again).
+    Trust {
+        name: String,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
     },
     /// List the tools of one server, or of all.
     Tools {
@@ -101,11 +112,20 @@ pub async fn run(command: McpCommand) -> u8 {
             return report(add(&dir, &name, url, &headers, &env, &command));
         }
         McpCommand::Remove { name, dir } => return report(remove(&dir, &name)),
+        McpCommand::Trust { name, dir } => {
+            return report(trust(&dir, Some(&name)).map_err(|e| format!("{e:#}")));
+        }
+        McpCommand::List { ref dir, yes: true } => {
+            if let Err(code) = report_err(trust(dir, None)) {
+                return code;
+            }
+        }
         McpCommand::Serve(args) => return crate::serve_cmd::run(args).await,
         _ => {}
     }
     let dir = match &command {
-        McpCommand::List { dir }
+        McpCommand::List { dir, .. }
+        | McpCommand::Trust { dir, .. }
         | McpCommand::Tools { dir, .. }
         | McpCommand::Resources { dir, .. }
         | McpCommand::Read { dir, .. }
@@ -116,9 +136,9 @@ pub async fn run(command: McpCommand) -> u8 {
         | McpCommand::Remove { dir, .. } => dir.clone(),
         McpCommand::Serve(_) => return exit::USAGE,
     };
-    let loaded = Dirs::from_env().and_then(|dirs| Effective::load(&dirs, &dir));
-    let config = match loaded {
-        Ok(config) => config,
+    let loaded = Dirs::from_env().and_then(|dirs| Ok((Effective::load(&dirs, &dir)?, dirs)));
+    let (config, dirs) = match loaded {
+        Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::USAGE;
@@ -133,12 +153,30 @@ pub async fn run(command: McpCommand) -> u8 {
         | McpCommand::Prompt { server: name, .. } => Some(name.clone()),
         _ => None,
     };
-    let servers =
-        match choose_servers(named.as_deref(), config.user_servers, config.workspace_servers) {
-            Ok(servers) => servers,
-            Err(code) => return code,
-        };
     let root = std::fs::canonicalize(&dir).unwrap_or(dir);
+    // Servers that ask for the sandbox (`sandbox = true`) get the one a
+    // session here would give its commands, or do not start.
+    let sandbox = match axon_runtime::sandbox::Choice::new(&config, None).and_then(|choice| {
+        axon_runtime::sandbox::setup(&choice, &root, &axon_sandbox::probe(), &dirs)
+    }) {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::USAGE;
+        }
+    };
+    let store = axon_runtime::servers::TrustStore { data: &dirs.data, workspace: &root };
+    let servers = match choose_servers(
+        named.as_deref(),
+        config.user_servers,
+        config.workspace_servers,
+        store,
+    ) {
+        Ok(servers) => servers,
+        Err(code) => return code,
+    };
+    let mut servers = servers;
+    axon_runtime::sandbox::resolve_servers(&mut servers, &sandbox);
     let manager = McpManager::start(servers, &root).await;
     // Ctrl-C still shuts the servers down: they run in their own process
     // groups, out of the terminal's reach.
@@ -160,6 +198,7 @@ fn choose_servers(
     named: Option<&str>,
     user: Vec<ServerConfig>,
     workspace: Vec<ServerConfig>,
+    store: axon_runtime::servers::TrustStore<'_>,
 ) -> Result<Vec<ServerConfig>, u8> {
     if user.is_empty() && workspace.is_empty() {
         eprintln!(
@@ -179,6 +218,10 @@ fn choose_servers(
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut servers = user;
     for server in workspace {
+        if store.trusts(&server) {
+            servers.push(server);
+            continue;
+        }
         let question = format!(
             "Start MCP server {:?} from {} ({})?",
             server.name,
@@ -186,11 +229,14 @@ fn choose_servers(
             axon_runtime::servers::describe(&server)
         );
         if interactive && crate::run_cmd::confirm(&question) {
+            if let Err(e) = store.trust(&server) {
+                eprintln!("axon: your consent could not be remembered: {e}");
+            }
             servers.push(server);
         } else {
             eprintln!(
-                "axon: MCP server {:?} from {} was not started (a workspace's servers start after a yes at the terminal, or by naming them: axon mcp tools {})",
-                server.name, server.source, server.name
+                "axon: MCP server {:?} from {} was not started (a workspace's servers start after a yes at the terminal, by naming them: axon mcp tools {}, or once trusted: axon mcp trust {})",
+                server.name, server.source, server.name, server.name
             );
         }
     }
@@ -212,7 +258,10 @@ async fn execute(manager: &McpManager, command: McpCommand) -> u8 {
         McpCommand::Prompt { server, name, arguments, .. } => {
             prompt(manager, &server, &name, arguments.as_deref()).await
         }
-        McpCommand::Add { .. } | McpCommand::Remove { .. } | McpCommand::Serve(_) => exit::OK,
+        McpCommand::Add { .. }
+        | McpCommand::Remove { .. }
+        | McpCommand::Trust { .. }
+        | McpCommand::Serve(_) => exit::OK,
     }
 }
 
@@ -503,4 +552,54 @@ fn remove(dir: &std::path::Path, name: &str) -> Result<String, String> {
     }
     write_mcp_json(&path, document)?;
     Ok(format!("Removed MCP server '{name}' from {}", path.display()))
+}
+
+/// Trusts the workspace server `name` (every one without a name), for
+/// exactly what it runs now, in the trust file under the user's data folder.
+fn trust(dir: &std::path::Path, name: Option<&str>) -> anyhow::Result<String> {
+    let dirs = Dirs::from_env()?;
+    let config = Effective::load(&dirs, dir)?;
+    let root = std::fs::canonicalize(dir)?;
+    let store = axon_runtime::servers::TrustStore { data: &dirs.data, workspace: &root };
+    let chosen: Vec<&ServerConfig> = config
+        .workspace_servers
+        .iter()
+        .filter(|server| name.is_none_or(|name| server.name == name))
+        .collect();
+    if let (Some(name), true) = (name, chosen.is_empty()) {
+        let user = config.user_servers.iter().any(|server| server.name == name);
+        anyhow::bail!(if user {
+            format!("'{name}' is one of your own servers: it needs no trust")
+        } else {
+            format!("this workspace has no MCP server named '{name}'")
+        });
+    }
+    let mut lines = Vec::new();
+    for server in chosen {
+        store.trust(server).map_err(anyhow::Error::msg)?;
+        lines.push(format!(
+            "trusted {} from {} ({})",
+            server.name,
+            server.source,
+            axon_runtime::servers::describe(server)
+        ));
+    }
+    Ok(lines.join("\n"))
+}
+
+/// Like `report` for a step before others: prints an error and gives the
+/// exit code, or says what was done and lets the command go on.
+fn report_err(result: anyhow::Result<String>) -> Result<(), u8> {
+    match result {
+        Ok(text) => {
+            if !text.is_empty() {
+                eprintln!("axon: {text}");
+            }
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            Err(exit::USAGE)
+        }
+    }
 }

@@ -37,6 +37,10 @@ pub struct AgentOptions {
     /// Which tool set: a code workspace (default) or a notes vault.
     #[arg(long, value_enum)]
     pub profile: Option<ProfileArg>,
+    /// The OS sandbox commands run in: read-only, workspace-write (default)
+    /// or off.
+    #[arg(long, value_name = "MODE", value_parser = axon_runtime::safety_config::parse_mode)]
+    pub sandbox: Option<axon_protocol::SandboxMode>,
 }
 
 impl AgentOptions {
@@ -47,6 +51,7 @@ impl AgentOptions {
         config.model = self.model.clone();
         config.max_iterations = self.max_iterations;
         config.profile = self.profile.map(Into::into);
+        config.sandbox = self.sandbox;
         if self.yes {
             config.approval = Some(ApprovalPolicy::Auto);
             config.workspace_servers = axon_runtime::ServerConsent::Allow;

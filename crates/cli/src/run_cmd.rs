@@ -135,15 +135,31 @@ pub async fn run(args: RunArgs) -> u8 {
     let interactive = args.prompt.as_deref() != Some("-")
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
-    let (emitter, events) = axon_runtime::channel();
-    let opened = match config(&args, interactive) {
+    let (emitter, mut events) = axon_runtime::channel();
+    let mut opened = match config(&args, interactive) {
         Ok(config) => axon_runtime::open(config, emitter).await,
         Err(e) => Err(e),
     };
+    // No provider at all: at a terminal, the local model is offered.
+    if let Err(e) = &opened
+        && let Ok(dirs) = axon_runtime::config::Dirs::from_env()
+        && crate::first_run::offered_local_model(e, &dirs.data, interactive).await
+    {
+        let (emitter, fresh) = axon_runtime::channel();
+        events = fresh;
+        opened = match config(&args, interactive) {
+            Ok(mut config) => {
+                // The default pulled model, not a remote one the config names.
+                config.provider = Some("local".into());
+                config.model = Some(String::new());
+                axon_runtime::open(config, emitter).await
+            }
+            Err(e) => Err(e),
+        };
+    }
     let session = match opened {
         Ok(session) => session,
         Err(e) => {
-            let mut events = events;
             while let Ok(event) = events.try_recv() {
                 renderer.event(event);
             }
@@ -248,12 +264,13 @@ impl Driver {
                 AgentEvent::TurnCompleted { stop_reason, .. } => Some(*stop_reason),
                 _ => None,
             };
-            if let AgentEvent::ApprovalRequested { call, .. } = &event {
+            if let AgentEvent::ApprovalRequested { call, rule, .. } = &event {
                 let question = format!("Allow {} {}?", call.name, call.arguments);
+                let always = rule.as_ref().map(|rule| rule.description.clone());
                 let call_id = call.id.clone();
                 self.renderer.event(event);
                 let decision = if self.interactive {
-                    self.interrupt.ask(move || ask(&question)).await.unwrap_or(
+                    self.interrupt.ask(move || ask(&question, always.as_deref())).await.unwrap_or(
                         ApprovalDecision::Deny {
                             reason: Some("the run was cancelled".to_string()),
                         },
@@ -411,16 +428,21 @@ fn read_prompt(arg: &str) -> Result<String> {
     Ok(prompt)
 }
 
-fn ask(question: &str) -> ApprovalDecision {
+/// Asks at the terminal. "Always" is offered only with the rule it would
+/// save (`always`, its description), and says what that is.
+fn ask(question: &str, always: Option<&str>) -> ApprovalDecision {
     let shown: String = question.chars().take(300).collect();
-    eprint!("{shown} [y]es / [a]lways for this tool / [n]o: ");
+    match always {
+        Some(rule) => eprint!("{shown} [y]es / [a]lways: {rule} / [n]o: "),
+        None => eprint!("{shown} [y]es / [n]o: "),
+    }
     let mut answer = String::new();
     if std::io::stdin().read_line(&mut answer).is_err() {
         return ApprovalDecision::Deny { reason: Some("no answer could be read".to_string()) };
     }
     match answer.trim().to_lowercase().as_str() {
         "y" | "yes" => ApprovalDecision::Once,
-        "a" | "always" => ApprovalDecision::Always,
+        "a" | "always" if always.is_some() => ApprovalDecision::Always,
         _ => ApprovalDecision::Deny { reason: Some("the user said no".to_string()) },
     }
 }

@@ -117,7 +117,7 @@ fn parse_addr(text: &str) -> Result<SocketAddr, String> {
 }
 
 pub async fn run(args: ServeArgs) -> u8 {
-    let (server, summary) = match prepare(&args) {
+    let (server, summary) = match prepare(&args).await {
         Ok(prepared) => prepared,
         Err(e) => {
             eprintln!("axon: {e:#}");
@@ -163,7 +163,7 @@ pub async fn run(args: ServeArgs) -> u8 {
 }
 
 /// The server, and a line saying what it serves.
-fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
+async fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
     let mut session = SessionConfig::load(&args.dir)?;
     for warning in &session.config.refused {
         eprintln!("axon: warning: {warning}");
@@ -183,7 +183,7 @@ fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
         session.approval =
             Some(if args.read_only { ApprovalPolicy::ReadOnly } else { ApprovalPolicy::Auto });
 
-        match RunTool::new(session) {
+        match RunTool::new(session).await {
             Ok(tool) => {
                 // The agent follows the same rules and skills as `axon run`;
                 // their problems are said once, here.
@@ -236,7 +236,7 @@ fn http_options(args: &ServeArgs) -> Result<HttpOptions> {
 /// Ctrl-C, SIGTERM, SIGHUP or SIGQUIT stops serving; in-flight calls are
 /// dropped with the runtime, which kills any shell they started, and main
 /// kills what they detached.
-async fn stop_on_signal(shutdown: CancellationToken) {
+pub(crate) async fn stop_on_signal(shutdown: CancellationToken) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

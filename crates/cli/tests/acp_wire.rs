@@ -11,14 +11,11 @@ mod common;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axon_testkit::Reply;
-use common::{Setup, setup};
+use common::{PATIENCE, Setup, eventually, setup};
 use serde_json::{Value, json};
-
-/// Generous: the machine may be busy with other tests.
-const PATIENCE: Duration = Duration::from_secs(60);
 
 /// `axon acp` with raw lines in and parsed lines out.
 struct Raw {
@@ -220,18 +217,6 @@ fn processes_with(marker: &str) -> Vec<u32> {
         }
     }
     found
-}
-
-/// Waits until `done` holds, polling; false if [`PATIENCE`] runs out.
-fn eventually(mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + PATIENCE;
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    done()
 }
 
 #[test]

@@ -144,7 +144,7 @@ fn an_edit_is_approved_on_its_card_and_the_session_exported() {
     ]);
     let tmux = start(&setup);
     tmux.keys(&["write out.md", "Enter"]);
-    tmux.wait_for(&["Allow write_file?", "[a] always this session"]);
+    tmux.wait_for(&["Allow write_file?", "[a] always: allow write_file on out.md"]);
     assert!(!setup.workspace.path().join("out.md").exists(), "written before the answer");
     // Keys in the first moments of a question do not answer it.
     std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));

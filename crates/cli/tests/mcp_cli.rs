@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::{Reply, ScriptedServer};
+use predicates::prelude::PredicateBooleanExt;
 use serde_json::json;
 
 fn everything_js() -> String {
@@ -196,4 +197,38 @@ fn server_statuses_are_events_in_json_mode() {
     assert_eq!(statuses("broken"), ["connecting", "error"]);
     let error = events.iter().find(|e| e["type"] == "mcp_status" && e["state"] == "error").unwrap();
     assert!(error["message"].as_str().unwrap().contains("cannot open the database"), "{error}");
+}
+
+#[test]
+fn a_trusted_workspace_server_starts_until_what_it_runs_changes() {
+    let dir = workspace_with_everything();
+    let home = tempfile::tempdir().unwrap();
+    axon(dir.path(), home.path())
+        .args(["mcp", "trust", "nothing"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no MCP server named 'nothing'"));
+    axon(dir.path(), home.path())
+        .args(["mcp", "trust", "everything"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("trusted everything"));
+    // Remembered under the data folder, not in the repository.
+    assert!(home.path().join("data").join("trust").is_dir());
+    assert!(!dir.path().join(".axon").exists());
+    // Trusted: it starts without a question and without being named.
+    axon(dir.path(), home.path())
+        .args(["mcp", "list"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("everything"))
+        .stderr(predicates::str::contains("was not started").not());
+    // The repository changes what it runs: not trusted any more.
+    let changed = json!({"mcpServers": {"everything": {"command": "node", "args": [everything_js(), "stdio", "--evil"], "startup_timeout_ms": 60000}}});
+    std::fs::write(dir.path().join(".mcp.json"), changed.to_string()).unwrap();
+    axon(dir.path(), home.path())
+        .args(["mcp", "list"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("was not started"));
 }

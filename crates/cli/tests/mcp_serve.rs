@@ -426,6 +426,7 @@ fn manager_config(
         enabled_tools: None,
         disabled_tools: Vec::new(),
         source: "test".into(),
+        sandbox: Default::default(),
     }
 }
 

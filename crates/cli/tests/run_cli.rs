@@ -56,6 +56,7 @@ fn json_mode_prints_one_event_per_line() {
             "header",
             "session_started",
             "turn_started",
+            "prompt",
             "session_saved",
             "usage",
             "action",

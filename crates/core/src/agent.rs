@@ -110,6 +110,8 @@ pub struct Agent {
     pub(crate) tools: ToolContext,
     pub(crate) config: AgentConfig,
     pub(crate) approver: Option<Arc<dyn Approver>>,
+    /// Rules and the sandbox, consulted before the approval policy.
+    pub(crate) permissions: Option<Arc<dyn crate::approval::Permissions>>,
     pub(crate) history: History,
     /// Tools the user allowed for the rest of the session.
     pub(crate) allowed: HashSet<String>,
@@ -129,6 +131,8 @@ pub struct Agent {
 pub(crate) struct Preamble {
     pub(crate) system: String,
     pub(crate) tools: Vec<ToolSpec>,
+    /// The tools the text protocol describes in `system`.
+    text_tools: Vec<ToolSpec>,
     estimated: OnceLock<u64>,
     exact: OnceLock<u64>,
 }
@@ -141,13 +145,15 @@ impl Preamble {
         // decided here rather than by removing them from the registry).
         let specs: Vec<ToolSpec> =
             registry.specs().filter(|s| config.approval.offers(s)).cloned().collect();
-        let (system, tools) = match provider.info().tool_protocol {
-            ToolProtocol::Native => (system_prompt.to_string(), specs),
-            ToolProtocol::Text => {
-                (format!("{system_prompt}\n\n{}", text_protocol::instructions(&specs)), Vec::new())
-            }
+        let (system, tools, text_tools) = match provider.info().tool_protocol {
+            ToolProtocol::Native => (system_prompt.to_string(), specs, Vec::new()),
+            ToolProtocol::Text => (
+                format!("{system_prompt}\n\n{}", text_protocol::instructions(&specs)),
+                Vec::new(),
+                specs,
+            ),
         };
-        Preamble { system, tools, estimated: OnceLock::new(), exact: OnceLock::new() }
+        Preamble { system, tools, text_tools, estimated: OnceLock::new(), exact: OnceLock::new() }
     }
 
     /// Its tokens as `counter` counts now (estimated, or exactly once loaded).
@@ -194,6 +200,7 @@ impl Agent {
             tools,
             config,
             approver: None,
+            permissions: None,
             history,
             allowed: HashSet::new(),
             denied: HashSet::new(),
@@ -206,6 +213,13 @@ impl Agent {
     /// Who answers `ApprovalPolicy::Ask`. Without one, asking means no.
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
+        self
+    }
+
+    /// Standing permissions consulted before the approval policy. Without,
+    /// the policy alone decides.
+    pub fn with_permissions(mut self, permissions: Arc<dyn crate::approval::Permissions>) -> Self {
+        self.permissions = Some(permissions);
         self
     }
 
@@ -417,6 +431,7 @@ impl Agent {
             system: Cow::Borrowed(&preamble.system),
             messages: self.history.messages(),
             tools: Cow::Borrowed(&preamble.tools),
+            text_tools: Cow::Borrowed(&preamble.text_tools),
             max_output_tokens: self.config.max_output_tokens,
             temperature: None,
         }

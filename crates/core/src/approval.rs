@@ -1,4 +1,6 @@
-//! Who decides whether a tool that changes things may run.
+//! Who decides whether a tool that changes things may run: standing
+//! [`Permissions`] (rules, the sandbox) first, then the approval policy,
+//! then the user through an [`Approver`].
 
 use std::future::Future;
 use std::pin::Pin;
@@ -86,4 +88,27 @@ pub trait Approver: Send + Sync {
         call: &'a ToolCall,
         spec: &'a ToolSpec,
     ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>>;
+}
+
+/// What standing permissions say of one call that changes things, before
+/// the approval policy is consulted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// Runs without asking (an allow rule; a command the sandbox confines).
+    /// A read-only session still refuses it.
+    Allow,
+    /// The approval policy decides (ask, auto or read-only).
+    Policy,
+    /// Asked even when the policy runs everything (an ask rule; a command
+    /// that would run outside the sandbox). Without anyone to ask it is
+    /// refused with this reason, which says how to allow it.
+    Confirm(String),
+    /// Refused with this reason (a deny rule), whatever the policy.
+    Deny(String),
+}
+
+/// Standing permissions: rules from the config files and the workspace's
+/// trust file, and what the sandbox makes safe. Implemented by the runtime.
+pub trait Permissions: Send + Sync {
+    fn gate(&self, call: &ToolCall, spec: &ToolSpec) -> Gate;
 }

@@ -8,7 +8,7 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, EventSink, PlannedCall};
-use crate::approval::{Approval, ApprovalPolicy};
+use crate::approval::{Approval, ApprovalPolicy, Gate};
 use crate::batch::batches;
 
 impl Agent {
@@ -148,6 +148,14 @@ impl Agent {
                 available.join(", ")
             )));
         };
+        let gate = match &self.permissions {
+            Some(permissions) => permissions.gate(&planned.call, &spec),
+            None => Gate::Policy,
+        };
+        // A deny rule holds for tools that only read too (`read_file(.env)`).
+        if let Gate::Deny(reason) = gate {
+            return Err(ToolOutput::error(reason));
+        }
         if spec.annotations.read_only {
             return Ok(false);
         }
@@ -157,44 +165,47 @@ impl Agent {
             )));
         }
         self.sync_approval();
-        // A tool the user allowed for the session is still refused once
-        // the session turned read-only.
-        if self.allowed.contains(name) && self.config.approval != ApprovalPolicy::ReadOnly {
+        let confirm = match gate {
+            _ if self.config.approval == ApprovalPolicy::ReadOnly => {
+                return Err(ToolOutput::error(format!(
+                    "Refused: this session is read-only, and {name} changes files or runs \
+                     commands. Use read-only tools, or tell the user what you would change."
+                )));
+            }
+            Gate::Allow => return Ok(false),
+            Gate::Confirm(reason) => Some(reason),
+            // A deny returned above.
+            Gate::Policy | Gate::Deny(_) => None,
+        };
+        if confirm.is_none()
+            && (self.allowed.contains(name) || self.config.approval == ApprovalPolicy::Auto)
+        {
             return Ok(false);
         }
-        match self.config.approval {
-            ApprovalPolicy::Auto => Ok(false),
-            ApprovalPolicy::ReadOnly => Err(ToolOutput::error(format!(
-                "Refused: this session is read-only, and {name} changes files or runs commands. \
-                 Use read-only tools, or tell the user what you would change."
-            ))),
-            ApprovalPolicy::Ask => {
-                let Some(approver) = self.approver.clone() else {
-                    return Err(ToolOutput::error(format!(
-                        "Refused: {name} needs the user's approval and no one can give it here."
-                    )));
-                };
-                let answer = tokio::select! {
-                    answer = approver.approve(&planned.call, &spec) => answer,
-                    () = cancel.cancelled() => Approval::Deny("the run was cancelled".to_string()),
-                };
-                match answer {
-                    Approval::Allow => Ok(true),
-                    Approval::AllowTool => {
-                        self.allowed.insert(name.clone());
-                        Ok(true)
-                    }
-                    Approval::Deny(reason) => {
-                        Err(ToolOutput::error(format!("The user did not allow {name}: {reason}")))
-                    }
-                    Approval::DenyTool(reason) => {
-                        self.denied.insert(name.clone());
-                        Err(ToolOutput::error(format!(
-                            "The user did not allow {name} and refused it for the rest of this \
-                             session ({reason}); do not call it again."
-                        )))
-                    }
-                }
+        let Some(approver) = self.approver.clone() else {
+            return Err(ToolOutput::error(confirm.unwrap_or_else(|| {
+                format!("Refused: {name} needs the user's approval and no one can give it here.")
+            })));
+        };
+        let answer = tokio::select! {
+            answer = approver.approve(&planned.call, &spec) => answer,
+            () = cancel.cancelled() => Approval::Deny("the run was cancelled".to_string()),
+        };
+        match answer {
+            Approval::Allow => Ok(true),
+            Approval::AllowTool => {
+                self.allowed.insert(name.clone());
+                Ok(true)
+            }
+            Approval::Deny(reason) => {
+                Err(ToolOutput::error(format!("The user did not allow {name}: {reason}")))
+            }
+            Approval::DenyTool(reason) => {
+                self.denied.insert(name.clone());
+                Err(ToolOutput::error(format!(
+                    "The user did not allow {name} and refused it for the rest of this \
+                     session ({reason}); do not call it again."
+                )))
             }
         }
     }

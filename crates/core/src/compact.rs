@@ -126,6 +126,7 @@ impl Agent {
             system: SUMMARY_SYSTEM.into(),
             messages: &messages,
             tools: Default::default(),
+            text_tools: Default::default(),
             max_output_tokens: Some(2048),
             temperature: None,
         };

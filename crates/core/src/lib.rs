@@ -23,7 +23,7 @@ mod todo;
 pub mod tokens;
 
 pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
-pub use approval::{Approval, ApprovalPolicy, Approver, SharedApproval};
+pub use approval::{Approval, ApprovalPolicy, Approver, Gate, Permissions, SharedApproval};
 pub use history::Journal;
 pub use skill_tool::{LoadSkill, LoadSkillArgs};
 pub use todo::{Todo, TodoArgs, TodoItem, TodoStatus};

@@ -55,6 +55,7 @@ async fn reasoning_and_thinking_streams_survive_a_tool_round() {
         provider.base_url = match kind {
             ProviderKind::OpenAi => format!("{}/v1", peer.url),
             ProviderKind::Anthropic => peer.url.clone(),
+            ProviderKind::Local => unreachable!("aimock serves HTTP APIs"),
         };
         provider.model = model.into();
         provider.api_key = Some("test".into());

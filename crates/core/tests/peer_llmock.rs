@@ -34,14 +34,17 @@ fn provider(peer: &Peer, kind: ProviderKind) -> ProviderConfig {
     let mut config = match kind {
         ProviderKind::OpenAi => preset("openai").unwrap(),
         ProviderKind::Anthropic => preset("anthropic").unwrap(),
+        ProviderKind::Local => unreachable!("llmock serves HTTP APIs"),
     };
     config.base_url = match kind {
         ProviderKind::OpenAi => format!("{}/v1", peer.url),
         ProviderKind::Anthropic => format!("{}/anthropic", peer.url),
+        ProviderKind::Local => unreachable!("llmock serves HTTP APIs"),
     };
     config.model = match kind {
         ProviderKind::OpenAi => "gpt-4o-mini".into(),
         ProviderKind::Anthropic => "claude-sonnet-4-6".into(),
+        ProviderKind::Local => unreachable!("llmock serves HTTP APIs"),
     };
     config.api_key = Some("test".into());
     config.tool_protocol = ToolProtocol::Native;

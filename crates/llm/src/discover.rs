@@ -78,6 +78,7 @@ async fn ask(config: &ProviderConfig) -> Option<u64> {
     let models = match config.kind {
         ProviderKind::OpenAi => join_url(base, "/models"),
         ProviderKind::Anthropic => join_url(base, "/v1/models"),
+        ProviderKind::Local => return None,
     };
     let listed = asker.get(&models).await;
     if let Some(window) = listed.as_ref().and_then(|v| from_models(v, &config.model)) {
@@ -179,6 +180,7 @@ impl Asker {
             request = match self.kind {
                 ProviderKind::OpenAi => request.bearer_auth(key),
                 ProviderKind::Anthropic => request.header("x-api-key", key),
+                ProviderKind::Local => request,
             };
         }
         for (name, value) in &self.headers {

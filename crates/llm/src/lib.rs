@@ -8,7 +8,9 @@
 //! of an answer ([`retry`]) and fail with a typed [`LlmError`] whose message
 //! says what to do. [`TurnAssembler`] folds a stream into the assistant
 //! message; [`text_protocol`] lets models without native tool calling use
-//! tools through ```` ```json:tool ```` blocks (seed 000).
+//! tools through ```` ```json:tool ```` blocks (seed 000); [`tool_text`]
+//! turns the call syntax local models leak into their text (Hermes,
+//! Llama 3, Mistral) into real tool calls.
 //!
 //! [`PROVIDERS`] is the one table of providers known by name (base URL, key
 //! variable, default model, model context windows); presets, key-variable
@@ -29,6 +31,8 @@ mod presets;
 mod providers;
 pub mod retry;
 pub mod text_protocol;
+pub mod tool_text;
+mod work;
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -48,6 +52,7 @@ pub use providers::{
     KnownProvider, OTHER_WINDOWS, PROVIDERS, key_variables, known_context_window, known_provider,
     provider_names, takes_images,
 };
+pub use tool_text::{CallExtractor, CallFormat, Piece, extract_calls, with_text_calls};
 
 /// How tools reach the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +74,10 @@ pub struct ProviderRequest<'a> {
     pub messages: &'a [Message],
     /// Empty when the text protocol describes the tools in `system`.
     pub tools: std::borrow::Cow<'a, [ToolSpec]>,
+    /// In the text protocol, the tools `system` describes (empty
+    /// otherwise). Never sent; a provider may hold its output to them (the
+    /// local model's grammar makes a started call a valid one).
+    pub text_tools: std::borrow::Cow<'a, [ToolSpec]>,
     pub max_output_tokens: Option<u32>,
     pub temperature: Option<f32>,
 }

@@ -4,7 +4,9 @@
 //! Tool calls arrive as deltas keyed by index and are re-emitted as
 //! start/argument events; DeepSeek's `reasoning_content` (and OpenRouter's
 //! `reasoning`) become reasoning deltas. A stream that closes before the
-//! model said why it stopped is an error, not a short answer.
+//! model said why it stopped is an error, not a short answer. When the
+//! request offers tools, calls the model wrote as text (Hermes, Llama 3,
+//! Mistral syntax) become tool calls too ([`with_text_calls`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,6 +17,7 @@ use serde_json::Value;
 
 use crate::http::{self, Auth, Connection, Emitter, Settings};
 use crate::openai_wire::Body;
+use crate::tool_text::with_text_calls;
 use crate::{
     EventStream, FinishReason, LlmError, Provider, ProviderEvent, ProviderInfo, ProviderRequest,
 };
@@ -42,7 +45,7 @@ impl Provider for OpenAiProvider {
         // only the bytes.
         let body = Body::new(&connection.info.model, request, connection.max_output_tokens);
         let body = http::encode(&body);
-        http::spawn_call(move |emit| async move {
+        let stream = http::spawn_call(move |emit| async move {
             let result = match body {
                 Ok(body) => read_answer(&connection, &emit, &body).await,
                 Err(e) => Err(e),
@@ -50,7 +53,22 @@ impl Provider for OpenAiProvider {
             if let Err(e) = result {
                 emit.send(Err(e)).await;
             }
-        })
+        });
+        // Local servers often leave the model's own call syntax in the
+        // text instead of `tool_calls`; with native tools offered, such
+        // text is read as the calls it is. Not for the hosted presets
+        // (OpenAI, DeepSeek, OpenRouter), whose `tool_calls` are reliable:
+        // there the reading would only hold back text that merely looks
+        // like a marker (a cancelled answer would lose it) and could take
+        // a model explaining the syntax for a call.
+        let hosted =
+            crate::known_provider(&self.connection.info.name).is_some_and(|p| p.requires_key);
+        if request.tools.is_empty() || hosted {
+            stream
+        } else {
+            let names = request.tools.iter().map(|tool| tool.name.clone()).collect();
+            with_text_calls(stream, names)
+        }
     }
 }
 

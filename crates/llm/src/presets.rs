@@ -25,6 +25,9 @@ pub enum ProviderKind {
     #[serde(rename = "openai")]
     OpenAi,
     Anthropic,
+    /// A GGUF model run inside axon's own process (`axon_local`); built by
+    /// the runtime, which links llama.cpp, never by this crate.
+    Local,
 }
 
 /// A provider as configured: a preset's values with the user's overrides.
@@ -195,6 +198,11 @@ pub(crate) fn build_with_window(
     Ok(match config.kind {
         ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(settings)?),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(settings)?),
+        ProviderKind::Local => {
+            return Err(LlmError::Config(
+                "the local provider runs inside axon's runtime, not over an API; open it with axon_runtime::connect".into(),
+            ));
+        }
     })
 }
 

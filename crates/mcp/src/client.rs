@@ -147,7 +147,8 @@ pub(crate) async fn connect(
                 Some(dir) => dir.clone(),
                 None => workspace.to_path_buf(),
             };
-            let started = crate::spawn::start(&config.name, command, args, env, &dir)?;
+            let started =
+                crate::spawn::start(&config.name, command, args, env, &dir, &config.sandbox)?;
             let process_group = started.group;
             if let Some(group) = process_group {
                 axon_tools::process::guard_group(group);

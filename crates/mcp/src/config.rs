@@ -29,6 +29,46 @@ pub struct ServerConfig {
     pub disabled_tools: Vec<String>,
     /// Where it was configured, for messages.
     pub source: String,
+    /// Whether a stdio server runs in the OS sandbox (`sandbox = true`),
+    /// resolved by the session to the sandbox its commands run in.
+    pub sandbox: ServerSandbox,
+}
+
+/// The OS sandbox a stdio server runs in.
+#[derive(Clone, Default)]
+pub enum ServerSandbox {
+    /// None: it runs with the user's rights (the default).
+    #[default]
+    Off,
+    /// The config asks for it (`sandbox = true`); the session has not
+    /// resolved it yet. A server still in this state does not start.
+    Wanted,
+    /// In this sandbox (the session's, shared with its commands).
+    In(std::sync::Arc<axon_tools::CommandSandbox>),
+    /// Asked for, but the session cannot give it (the reason); the server
+    /// does not start rather than run unconfined.
+    Unavailable(String),
+}
+
+impl std::fmt::Debug for ServerSandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerSandbox::Off => f.write_str("Off"),
+            ServerSandbox::Wanted => f.write_str("Wanted"),
+            ServerSandbox::In(sandbox) => write!(f, "In({})", sandbox.describe()),
+            ServerSandbox::Unavailable(why) => write!(f, "Unavailable({why:?})"),
+        }
+    }
+}
+
+impl PartialEq for ServerSandbox {
+    fn eq(&self, other: &ServerSandbox) -> bool {
+        match (self, other) {
+            (ServerSandbox::In(a), ServerSandbox::In(b)) => std::sync::Arc::ptr_eq(a, b),
+            (ServerSandbox::Unavailable(a), ServerSandbox::Unavailable(b)) => a == b,
+            (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
+        }
+    }
 }
 
 impl ServerConfig {
@@ -121,6 +161,7 @@ pub fn parse_mcp_json(text: &str, source: &str) -> Result<Vec<ServerConfig>, Con
                 enabled_tools: None,
                 disabled_tools: Vec::new(),
                 source: source.to_string(),
+                sandbox: ServerSandbox::Off,
             })
         })
         .collect()
@@ -147,6 +188,8 @@ pub struct TomlServer {
     pub enabled_tools: Option<Vec<String>>,
     #[serde(default)]
     pub disabled_tools: Vec<String>,
+    /// Run this stdio server in the session's OS sandbox.
+    pub sandbox: Option<bool>,
 }
 
 impl TomlServer {
@@ -165,6 +208,19 @@ impl TomlServer {
                 bearer_token_env: self.bearer_token_env,
             },
         )?;
+        let sandbox = match (self.sandbox, &transport) {
+            (Some(true), Transport::Stdio { .. }) => ServerSandbox::Wanted,
+            (Some(true), Transport::Http { .. }) => {
+                return Err(ConfigError::Invalid {
+                    file: source.to_string(),
+                    name: name.to_string(),
+                    message: "`sandbox = true` confines a command axon starts; this server \
+                              is reached over HTTP (url), so remove `sandbox`"
+                        .to_string(),
+                });
+            }
+            _ => ServerSandbox::Off,
+        };
         Ok(ServerConfig {
             name: name.to_string(),
             transport,
@@ -176,6 +232,7 @@ impl TomlServer {
             enabled_tools: self.enabled_tools,
             disabled_tools: self.disabled_tools,
             source: source.to_string(),
+            sandbox,
         })
     }
 }
@@ -288,5 +345,26 @@ mod tests {
         .unwrap();
         assert_eq!(server.startup_timeout, Duration::from_millis(500));
         assert!(server.offers("a") && !server.offers("b") && !server.offers("c"));
+    }
+
+    #[test]
+    fn a_toml_server_can_ask_for_the_sandbox_and_mcp_json_ones_cannot() {
+        let asks = TomlServer {
+            command: Some("srv".into()),
+            sandbox: Some(true),
+            ..TomlServer::default()
+        };
+        assert_eq!(asks.into_config("s", "c").unwrap().sandbox, ServerSandbox::Wanted);
+        let plain = TomlServer { command: Some("srv".into()), ..TomlServer::default() };
+        assert_eq!(plain.into_config("s", "c").unwrap().sandbox, ServerSandbox::Off);
+        let remote = TomlServer {
+            url: Some("http://127.0.0.1:9/mcp".into()),
+            sandbox: Some(true),
+            ..TomlServer::default()
+        };
+        let refused = remote.into_config("r", "c").unwrap_err().to_string();
+        assert!(refused.contains("reached over HTTP"), "{refused}");
+        let json = parse_mcp_json(r#"{"mcpServers": {"s": {"command": "srv"}}}"#, "f").unwrap();
+        assert_eq!(json[0].sandbox, ServerSandbox::Off);
     }
 }

@@ -4,6 +4,9 @@
 //!   `LC_*`, `TERM`, …) and the proxy settings
 //!   ([`EnvPolicy::mcp_server`]) plus exactly the `env` its
 //!   configuration lists: never the user's API keys.
+//! - With `sandbox = true` it runs in the session's OS sandbox (the one its
+//!   commands run in); if that sandbox cannot be set up it does not start,
+//!   rather than run unconfined.
 //! - It runs in its own process group, dies with axon
 //!   ([`axon_tools::process::die_with_parent`]), and its group is handed to
 //!   the guardian, so even `kill -9` of axon takes it along.
@@ -44,14 +47,34 @@ pub(crate) struct Started {
     pub not_mcp: oneshot::Receiver<String>,
 }
 
-/// Spawns `command` for the server `name`.
+/// Spawns `command` for the server `name`, in `sandbox` if it asks for one.
 pub(crate) fn start(
     name: &str,
     command: &str,
     args: &[String],
     env: &BTreeMap<String, String>,
     dir: &Path,
+    sandbox: &crate::config::ServerSandbox,
 ) -> Result<Started, String> {
+    use crate::config::ServerSandbox;
+    let prepared = match sandbox {
+        ServerSandbox::Off => None,
+        ServerSandbox::In(sandbox) => {
+            Some(axon_sandbox::prepare(sandbox.policy()).map_err(|e| {
+                format!("not started: its sandbox (sandbox = true) could not be set up: {e}")
+            })?)
+        }
+        ServerSandbox::Wanted => {
+            return Err("not started: it asks for the OS sandbox (sandbox = true), and this \
+                        command does not set one up for servers"
+                .to_string());
+        }
+        ServerSandbox::Unavailable(why) => {
+            return Err(format!(
+                "not started: it asks for the OS sandbox (sandbox = true), but {why}"
+            ));
+        }
+    };
     let mut wrapped = CommandWrap::with_new(command, |c| {
         EnvPolicy::mcp_server().configure(c);
         c.envs(env)
@@ -61,6 +84,9 @@ pub(crate) fn start(
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         axon_tools::process::die_with_parent(c);
+        if let Some(prepared) = prepared {
+            prepared.apply_tokio(c);
+        }
     });
     // Signals reach everything the server started (npx, node, …).
     #[cfg(unix)]

@@ -36,6 +36,7 @@ fn stdio(name: &str, command: &str, args: &[&str], startup: Duration) -> ServerC
         enabled_tools: None,
         disabled_tools: Vec::new(),
         source: "test".to_string(),
+        sandbox: Default::default(),
     }
 }
 

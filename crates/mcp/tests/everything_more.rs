@@ -34,6 +34,7 @@ fn server(name: &str, transport: Transport) -> ServerConfig {
         enabled_tools: None,
         disabled_tools: Vec::new(),
         source: "test".into(),
+        sandbox: Default::default(),
     }
 }
 

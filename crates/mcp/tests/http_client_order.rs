@@ -74,6 +74,7 @@ async fn the_first_request_waits_for_the_standalone_stream() {
         enabled_tools: None,
         disabled_tools: Vec::new(),
         source: "test".into(),
+        sandbox: Default::default(),
     };
     let manager = McpManager::start(vec![config], workspace.path()).await;
     assert_eq!(manager.statuses()[0].state, ServerState::Ready, "{:?}", manager.statuses());

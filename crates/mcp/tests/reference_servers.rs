@@ -30,6 +30,7 @@ fn node_server(name: &str, args: Vec<String>, env: BTreeMap<String, String>) -> 
         enabled_tools: None,
         disabled_tools: Vec::new(),
         source: "test".into(),
+        sandbox: Default::default(),
     }
 }
 

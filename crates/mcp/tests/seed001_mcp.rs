@@ -47,6 +47,7 @@ done"#,
         enabled_tools: None,
         disabled_tools: Vec::new(),
         source: "test".into(),
+        sandbox: Default::default(),
     }
 }
 

@@ -11,6 +11,20 @@ use std::time::Duration;
 use axon_mcp::config::{ServerConfig, Transport};
 use axon_mcp::{McpManager, ServerState};
 
+/// Returns from the calling test with the reason printed, or panics when
+/// `CI` or `AXON_REQUIRE_SANDBOX` is set: there a skipped sandbox test would
+/// pass without having tried anything.
+macro_rules! skip_unless_required {
+    ($($reason:tt)+) => {{
+        let reason = format!($($reason)+);
+        if ["CI", "AXON_REQUIRE_SANDBOX"].iter().any(|name| std::env::var_os(name).is_some()) {
+            panic!("CI or AXON_REQUIRE_SANDBOX is set, so this test may not skip: {reason}");
+        }
+        eprintln!("skipped: {reason}");
+        return;
+    }};
+}
+
 fn sh(name: &str, script: &str, env: BTreeMap<String, String>) -> ServerConfig {
     ServerConfig {
         name: name.to_string(),
@@ -27,6 +41,7 @@ fn sh(name: &str, script: &str, env: BTreeMap<String, String>) -> ServerConfig {
         enabled_tools: None,
         disabled_tools: Vec::new(),
         source: "test".to_string(),
+        sandbox: Default::default(),
     }
 }
 
@@ -146,5 +161,64 @@ async fn a_server_gets_its_env_and_the_core_only() {
             "{name} reached the server: {seen}"
         );
     }
+    manager.shutdown().await;
+}
+
+/// The first line a server prints is named in the "not speaking MCP" error:
+/// here, whether a write outside its workspace worked.
+fn first_line(statuses: &[axon_mcp::ServerStatus], name: &str) -> String {
+    match &statuses.iter().find(|s| s.name == name).unwrap().state {
+        ServerState::Error(message) => message.clone(),
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_asks_for_the_sandbox_runs_in_it_or_not_at_all() {
+    use axon_mcp::config::ServerSandbox;
+    use std::sync::Arc;
+    let support = axon_sandbox::probe();
+    let workspace = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("planted");
+    let script = format!(
+        "if echo x > '{}' 2>/dev/null; then echo wrote; else echo refused; fi; sleep 600",
+        target.display()
+    );
+    let policy = axon_sandbox::Policy::new(
+        axon_sandbox::Mode::WorkspaceWrite,
+        std::fs::canonicalize(workspace.path()).unwrap(),
+        std::env::temp_dir(),
+    );
+    if let Err(why) = support.can_enforce(&policy) {
+        skip_unless_required!("this machine cannot enforce the sandbox: {why}");
+    }
+    let sandbox = Arc::new(axon_tools::CommandSandbox::new(policy, tempfile::tempdir().unwrap()));
+    let mut confined = sh("confined", &script, BTreeMap::new());
+    confined.sandbox = ServerSandbox::In(sandbox);
+    let mut refused = sh("refused", &script, BTreeMap::new());
+    refused.sandbox = ServerSandbox::Unavailable("this machine cannot enforce it".into());
+    let mut unresolved = sh("unresolved", &script, BTreeMap::new());
+    unresolved.sandbox = ServerSandbox::Wanted;
+    let manager = tokio::time::timeout(
+        Duration::from_secs(60),
+        McpManager::start(vec![confined, refused, unresolved], workspace.path()),
+    )
+    .await
+    .unwrap();
+    let statuses = manager.statuses();
+    assert!(first_line(&statuses, "confined").contains(r#"first bytes "refused""#), "{statuses:?}");
+    assert!(!target.exists(), "the confined server wrote outside its workspace");
+    // Neither runs unconfined: they do not start at all.
+    for name in ["refused", "unresolved"] {
+        let message = first_line(&statuses, name);
+        assert!(message.contains("not started: it asks for the OS sandbox"), "{message}");
+    }
+    assert!(!target.exists());
+    manager.shutdown().await;
+    // The control: the same script without the sandbox does write there.
+    let free = sh("free", &script, BTreeMap::new());
+    let manager = McpManager::start(vec![free], workspace.path()).await;
+    assert!(first_line(&manager.statuses(), "free").contains(r#"first bytes "wrote""#));
     manager.shutdown().await;
 }

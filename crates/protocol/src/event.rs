@@ -121,6 +121,41 @@ pub struct SkillInfo {
     pub description: String,
 }
 
+/// How the OS sandbox confines `shell` commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Read anything; write only the private temp folder.
+    ReadOnly,
+    /// Also write inside the workspace (not its `.git` or `.axon`).
+    WorkspaceWrite,
+    /// No sandbox: commands run with the user's rights.
+    Off,
+}
+
+/// The sandbox a session's commands run in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SandboxInfo {
+    pub mode: SandboxMode,
+    /// Whether commands may open network sockets (Unix sockets always).
+    pub network: bool,
+    /// Whether this machine enforces `mode`. When it cannot, every command
+    /// is asked about instead of running unconfined unasked.
+    pub enforced: bool,
+    /// For people: what enforces it, or why it cannot be enforced.
+    pub detail: String,
+}
+
+/// The standing rule an "always" answer to an approval would save (in the
+/// workspace's trust file, outside the repository).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RuleSuggestion {
+    /// The rules, as written in a config's `allow` list (`shell(cargo test:*)`).
+    pub rules: Vec<String>,
+    /// For people: "allow `cargo test` commands in this workspace".
+    pub description: String,
+}
+
 /// What a session is: sent when it opens, and again when the conversation
 /// is replaced (a new one, or another resumed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -143,6 +178,9 @@ pub struct SessionInfo {
     pub skills: Vec<SkillInfo>,
     /// Estimated tokens the next request sends.
     pub context_tokens: u64,
+    /// The sandbox `shell` commands run in; absent without a `shell` tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxInfo>,
 }
 
 /// Importance of an informational message.
@@ -182,6 +220,21 @@ pub enum AgentEvent {
     TurnStarted {
         turn: u32,
     },
+    /// The prompt the turn just started answers, as the user sent it
+    /// (`attachments` names what went with it: file paths, text names,
+    /// image types). A front end that did not send it itself (a second
+    /// browser tab) shows the user's message from this.
+    Prompt {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<String>,
+    },
+    /// The session's mode or approval mode changed: a front end switched
+    /// it (`set_mode`, `set_approval`). Every other front end shows it.
+    ModeChanged {
+        mode: Mode,
+        approval: ApprovalMode,
+    },
     /// That work ended.
     TurnCompleted {
         turn: u32,
@@ -200,10 +253,14 @@ pub enum AgentEvent {
         text: String,
     },
     /// A tool call waits for the user's decision (`approve` operation).
-    /// `preview` is what it would do, computed without doing it.
+    /// `preview` is what it would do, computed without doing it; `rule`
+    /// is what answering `always` would save (without one, `always` allows
+    /// just this call).
     ApprovalRequested {
         call: ToolCall,
         preview: Preview,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<RuleSuggestion>,
     },
     /// A tool call is about to run; or, when `refused`, it will not run
     /// (the approval policy or the user refused it) and its `observation`

@@ -52,7 +52,10 @@ pub enum Attachment {
 pub enum ApprovalDecision {
     /// Run this call.
     Once,
-    /// Run this call, and this tool without asking for the rest of the session.
+    /// Run this call, and save the request's suggested `rule` in the
+    /// workspace's trust file so that calls it covers run without asking
+    /// (in this session and later ones). Without a suggested rule, the same
+    /// as `once`.
     Always,
     /// Do not run it; `reason` is told to the model.
     Deny {

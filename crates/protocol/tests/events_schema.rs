@@ -14,8 +14,8 @@ use std::path::PathBuf;
 
 use axon_protocol::{
     AgentEvent, ApprovalMode, ContentPart, McpServerInfo, McpState, Message, Mode, Op, Plan,
-    PlanStatus, PlanStep, Preview, SCHEMA_VERSION, SessionInfo, SkillInfo, SkillState, StepStatus,
-    StopReason, ToolCall, ToolOutput, Usage,
+    PlanStatus, PlanStep, Preview, RuleSuggestion, SCHEMA_VERSION, SandboxInfo, SandboxMode,
+    SessionInfo, SkillInfo, SkillState, StepStatus, StopReason, ToolCall, ToolOutput, Usage,
 };
 use serde_json::{Value, json};
 
@@ -199,6 +199,12 @@ fn samples() -> Vec<AgentEvent> {
                     },
                 ],
                 context_tokens: 2310,
+                sandbox: Some(SandboxInfo {
+                    mode: SandboxMode::WorkspaceWrite,
+                    network: false,
+                    enforced: true,
+                    detail: "Landlock and seccomp".into(),
+                }),
             },
         },
         AgentEvent::SessionStarted {
@@ -215,6 +221,7 @@ fn samples() -> Vec<AgentEvent> {
                 rules: vec![],
                 skills: vec![],
                 context_tokens: 0,
+                sandbox: None,
             },
         },
         AgentEvent::History {
@@ -274,6 +281,12 @@ fn samples() -> Vec<AgentEvent> {
             context_window: 1_047_576,
         },
         AgentEvent::TurnRestarted { reason: "the stream broke off".into() },
+        AgentEvent::Prompt { text: "tidy the tests".into(), attachments: vec![] },
+        AgentEvent::Prompt {
+            text: "compare them".into(),
+            attachments: vec!["src/lib.rs".into(), "image/png".into()],
+        },
+        AgentEvent::ModeChanged { mode: Mode::Plan, approval: ApprovalMode::Auto },
         AgentEvent::Info { message: "compacted 40 messages".into() },
         AgentEvent::Warning { message: "retrying in 2 s".into() },
         AgentEvent::Error { message: "the provider refused the key".into() },
@@ -300,7 +313,12 @@ fn samples() -> Vec<AgentEvent> {
             diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n".into(),
             created: false,
         },
-        Preview::Command { command: "cargo test".into(), workdir: ".".into() },
+        Preview::Command {
+            command: "cargo test".into(),
+            workdir: ".".into(),
+            sandbox: Some("workspace-write, network off".into()),
+        },
+        Preview::Command { command: "curl example.org".into(), workdir: ".".into(), sandbox: None },
         Preview::Mcp { server: "files".into(), tool: "list".into(), arguments: json!({}) },
         Preview::Arguments { arguments: json!({"anything": true}) },
         Preview::Invalid { message: "path is outside the workspace".into() },
@@ -309,8 +327,21 @@ fn samples() -> Vec<AgentEvent> {
         events.push(AgentEvent::ApprovalRequested {
             call: call("write_file", json!({"path": "a.txt", "content": "y\n"})),
             preview,
+            rule: None,
         });
     }
+    events.push(AgentEvent::ApprovalRequested {
+        call: call("shell", json!({"command": "cargo test"})),
+        preview: Preview::Command {
+            command: "cargo test".into(),
+            workdir: ".".into(),
+            sandbox: None,
+        },
+        rule: Some(RuleSuggestion {
+            rules: vec!["shell(cargo test:*)".into()],
+            description: "allow `cargo test` commands in this workspace".into(),
+        }),
+    });
     events
 }
 

@@ -14,6 +14,7 @@ use axon_tools::{ToolContext, ToolRegistry};
 use tokio::sync::oneshot;
 
 use crate::events::Emitter;
+use crate::permissions::SessionPermissions;
 
 /// What the session's handle and its task share: the questions waiting
 /// for an answer, and the token that cancels the work submitted so far.
@@ -77,6 +78,8 @@ pub struct AskFrontEnd {
     pub shared: Arc<Shared>,
     pub registry: Arc<ToolRegistry>,
     pub context: ToolContext,
+    /// Suggests the rule an "always" would save, and saves it.
+    pub permissions: Arc<SessionPermissions>,
 }
 
 impl Approver for AskFrontEnd {
@@ -88,11 +91,31 @@ impl Approver for AskFrontEnd {
         Box::pin(async move {
             let preview =
                 self.registry.preview_async(&self.context, &call.name, &call.arguments).await;
+            let rule = self.permissions.suggest(call);
             let answer = self.shared.ask(&call.id);
-            self.events.emit(AgentEvent::ApprovalRequested { call: call.clone(), preview });
-            answer
+            self.events.emit(AgentEvent::ApprovalRequested {
+                call: call.clone(),
+                preview,
+                rule: rule.clone(),
+            });
+            let answer = answer
                 .await
-                .unwrap_or_else(|_| Approval::Deny("the question went unanswered".to_string()))
+                .unwrap_or_else(|_| Approval::Deny("the question went unanswered".to_string()));
+            if answer != Approval::AllowTool {
+                return answer;
+            }
+            // "Always": the suggested rule, saved; without one, this call.
+            if let Some(rule) = rule
+                && let Err(e) = self.permissions.remember(&rule)
+            {
+                self.events.emit(AgentEvent::Warning {
+                    message: format!(
+                        "the rule {} applies to this session but could not be saved: {e}",
+                        rule.rules.join(", ")
+                    ),
+                });
+            }
+            Approval::Allow
         })
     }
 }

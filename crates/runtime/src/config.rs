@@ -18,6 +18,8 @@ use axon_mcp::config::{ServerConfig, TomlServer, Transport, parse_mcp_json};
 use axon_tools::env_policy::{EnvPolicy, EnvPolicyConfig};
 use serde::Deserialize;
 
+pub use crate::safety_config::{PermissionsFile, SandboxFile};
+
 /// One config file, as written. Every field is optional: files are layers.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,6 +50,13 @@ pub struct ConfigFile {
     /// off by name.
     #[serde(default)]
     pub skills: Vec<SkillFile>,
+    /// `[sandbox]`: the OS sandbox commands run in.
+    #[serde(default)]
+    pub sandbox: SandboxFile,
+    /// `[permissions]`: allow, ask and deny rules. Kept per file (see
+    /// [`Effective::permissions`]), never merged here.
+    #[serde(default)]
+    pub permissions: PermissionsFile,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -91,6 +100,12 @@ pub struct ProviderFile {
     pub thinking_budget: Option<u32>,
     /// The output limit of every request (`0`: send none, OpenAI format).
     pub max_tokens: Option<u32>,
+    /// The local model: CPU threads (default: every core).
+    pub threads: Option<usize>,
+    /// The local model: layers offloaded to a GPU, where the build has one.
+    pub gpu_layers: Option<u32>,
+    /// The local model: sampling temperature (default 0.2; 0 is greedy).
+    pub temperature: Option<f32>,
 }
 
 impl ConfigFile {
@@ -101,6 +116,7 @@ impl ConfigFile {
         self.max_tokens = other.max_tokens.or(self.max_tokens);
         self.context.strategy = other.context.strategy.or(self.context.strategy.take());
         self.shell_environment_policy.merge(other.shell_environment_policy);
+        self.sandbox.merge(other.sandbox);
         self.rules.extend(other.rules);
         // A later layer's entry for the same skill replaces the earlier one.
         for skill in other.skills {
@@ -123,6 +139,9 @@ impl ConfigFile {
                 theirs.stream_idle_timeout_ms.or(ours.stream_idle_timeout_ms);
             ours.thinking_budget = theirs.thinking_budget.or(ours.thinking_budget);
             ours.max_tokens = theirs.max_tokens.or(ours.max_tokens);
+            ours.threads = theirs.threads.or(ours.threads);
+            ours.gpu_layers = theirs.gpu_layers.or(ours.gpu_layers);
+            ours.temperature = theirs.temperature.or(ours.temperature);
         }
     }
 }
@@ -176,6 +195,11 @@ pub struct Effective {
     /// MCP servers a workspace asks for (`.axon/config.toml`, `.mcp.json`):
     /// commands from a repository, started only with the user's consent.
     pub workspace_servers: Vec<ServerConfig>,
+    /// Each file's `[permissions]`, with the file it came from (rules are
+    /// reported by their file).
+    pub permissions: Vec<(PathBuf, PermissionsFile)>,
+    /// axon's data folder, where pulled models are (`<data>/models`).
+    pub data: PathBuf,
 }
 
 impl ConfigFile {
@@ -219,6 +243,16 @@ impl ConfigFile {
             if provider.kind.take().is_some() {
                 refuse(format!("providers.{name}.kind"));
             }
+            // A model file is code-like input to a C++ parser: a repository
+            // may pick a model the user pulled, never a file of its own.
+            if provider.model.as_deref().is_some_and(looks_like_a_path) {
+                refuse(format!("providers.{name}.model to a file path"));
+                provider.model = None;
+            }
+        }
+        if self.model.as_deref().is_some_and(looks_like_a_path) {
+            refuse("model to a file path".to_string());
+            self.model = None;
         }
         // A repository may hide more variables from commands, never show more.
         let policy = &mut self.shell_environment_policy;
@@ -240,8 +274,16 @@ impl ConfigFile {
                 refuse(format!("skills.{}.repo", skill.name));
             }
         }
+        self.sandbox.restrict_to_workspace(&mut refuse);
+        self.permissions.restrict_to_workspace(&mut refuse);
         refused
     }
+}
+
+/// A model named by its file rather than by a stored name (a local model
+/// is opened from a path only when it names a `.gguf` file).
+fn looks_like_a_path(model: &str) -> bool {
+    model.ends_with(".gguf") || model.starts_with(['/', '.', '~'])
 }
 
 /// Command-line overrides.
@@ -260,6 +302,7 @@ impl Effective {
         let mut refused = Vec::new();
         let mut user_servers = Vec::new();
         let mut workspace_servers = Vec::new();
+        let mut permissions = Vec::new();
         let workspace_file = workspace.join(".axon").join("config.toml");
         for path in [dirs.config_file.clone(), workspace_file.clone()] {
             match std::fs::read_to_string(&path) {
@@ -276,6 +319,10 @@ impl Effective {
                         let server = server.into_config(&name, &source)?;
                         if from_workspace { &mut workspace_servers } else { &mut user_servers }
                             .push(server);
+                    }
+                    let rules = std::mem::take(&mut layer.permissions);
+                    if !rules.is_empty() {
+                        permissions.push((path.clone(), rules));
                     }
                     file.merge(layer);
                     sources.push(path);
@@ -297,7 +344,15 @@ impl Effective {
         }
         // The user's own definition of a server wins over a workspace's.
         workspace_servers.retain(|w| !user_servers.iter().any(|u| u.name == w.name));
-        Ok(Effective { sources, file, refused, user_servers, workspace_servers })
+        Ok(Effective {
+            sources,
+            file,
+            refused,
+            user_servers,
+            workspace_servers,
+            permissions,
+            data: dirs.data.clone(),
+        })
     }
 
     /// The provider to use, with every layer applied.
@@ -307,14 +362,15 @@ impl Effective {
             .clone()
             .or_else(|| env("AXON_PROVIDER"))
             .or_else(|| self.file.provider.clone())
-            .map_or_else(detect_provider, Ok)?;
+            .map_or_else(|| detect_provider(&self.data), Ok)?;
         let layer = self.file.providers.get(&name).cloned().unwrap_or_default();
         let mut config = match (preset(&name), layer.kind) {
             (Some(preset), _) => preset,
             (None, Some(kind)) => custom(&name, kind),
+            (None, None) if name == axon_local::PROVIDER => custom(&name, ProviderKind::Local),
             (None, None) => bail!(
-                "unknown provider '{name}'. Use one of {}, or define it with `kind` and \
-                 `base_url` under [providers.{name}]",
+                "unknown provider '{name}'. Use one of {}, local (a GGUF model run by axon), or \
+                 define it with `kind` and `base_url` under [providers.{name}]",
                 axon_llm::provider_names()
             ),
         };
@@ -324,8 +380,9 @@ impl Effective {
         if let Some(env_var) = layer.api_key_env.clone() {
             config.api_key_env = env_var;
         }
+        let local = config.kind == ProviderKind::Local;
         config.base_url = env("AXON_BASE_URL").or(layer.base_url).unwrap_or(config.base_url);
-        if config.base_url.is_empty() {
+        if config.base_url.is_empty() && !local {
             bail!(
                 "provider '{name}' has no base_url; set it under [providers.{name}] or in AXON_BASE_URL"
             );
@@ -337,7 +394,8 @@ impl Effective {
             .or(layer.model)
             .or_else(|| self.file.model.clone())
             .unwrap_or(config.model);
-        if config.model.is_empty() {
+        // The local provider's empty model is the default pulled model.
+        if config.model.is_empty() && !local {
             bail!("provider '{name}' has no model; pass --model or set `model` in the config");
         }
         config.api_key = env("AXON_API_KEY").or_else(|| env(&config.api_key_env)).or(layer.api_key);
@@ -393,8 +451,9 @@ fn custom(name: &str, kind: ProviderKind) -> ProviderConfig {
     }
 }
 
-/// With no provider chosen, the one preset whose key is in the environment.
-fn detect_provider() -> Result<String> {
+/// With no provider chosen, the one preset whose key is in the environment;
+/// with no key at all, the local model if one has been pulled.
+fn detect_provider(data: &Path) -> Result<String> {
     let candidates: Vec<&str> = axon_llm::PROVIDERS
         .iter()
         .filter(|p| p.detect && env(p.key_var).is_some())
@@ -402,21 +461,36 @@ fn detect_provider() -> Result<String> {
         .collect();
     match candidates.as_slice() {
         [one] => Ok((*one).to_string()),
-        [] => bail!(
-            "no model provider is configured. Either set an API key, e.g.\n  export DEEPSEEK_API_KEY=sk-...   (or {})\nor choose a provider in ~/.config/axon/config.toml:\n  provider = \"deepseek\"\nor for a local model:\n  axon run --provider ollama --model llama3.1 \"...\"\nSee `axon config show` for what is in effect.",
-            axon_llm::PROVIDERS
-                .iter()
-                .filter(|p| p.detect && p.name != "deepseek")
-                .map(|p| p.key_var)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        [] if crate::local_model::any_pulled(data) => Ok(axon_local::PROVIDER.to_string()),
+        [] => Err(anyhow::Error::new(NoProvider)),
         several => bail!(
             "API keys for several providers are set ({}); choose one with --provider, AXON_PROVIDER or `provider = \"...\"` in the config",
             several.join(", ")
         ),
     }
 }
+
+/// No provider is configured, no API key is set and no local model is
+/// pulled. Front ends find this error by its type to offer the local model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoProvider;
+
+impl std::fmt::Display for NoProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = axon_llm::PROVIDERS
+            .iter()
+            .filter(|p| p.detect && p.name != "deepseek")
+            .map(|p| p.key_var)
+            .collect();
+        write!(
+            f,
+            "no model provider is configured and no API key is set. Either set an API key, e.g.\n  export DEEPSEEK_API_KEY=sk-...   (or {})\nor run a model on this machine, no key or network needed:\n  axon models pull                 (SmolLM2-135M, about 100 MB)\n  axon run --provider local \"...\"\nor choose a provider in ~/.config/axon/config.toml:\n  provider = \"deepseek\"\nSee `axon config show` for what is in effect.",
+            keys.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for NoProvider {}
 
 /// A non-empty environment variable.
 pub fn env(name: &str) -> Option<String> {
@@ -483,6 +557,8 @@ mod tests {
             refused: Vec::new(),
             user_servers: Vec::new(),
             workspace_servers: Vec::new(),
+            permissions: Vec::new(),
+            data: PathBuf::new(),
         };
         let pick = |name: &str| Overrides { provider: Some(name.into()), model: None };
         assert_eq!(effective.provider(&pick("local")).unwrap().max_tokens, Some(500));

@@ -20,16 +20,23 @@ pub mod config;
 mod events;
 pub mod guidance;
 mod journal;
+pub mod local_model;
+pub mod mentions;
+mod permissions;
 mod plan_mode;
 pub mod plan_text;
 mod run_tool;
+pub mod safety_config;
+pub mod sandbox;
 pub mod servers;
 mod session;
 mod setup;
 
 pub use approver::Shared;
+pub use config::NoProvider;
 pub use events::{Emitter, Events, channel};
 pub use journal::{SessionChoice, secrets};
+pub use local_model::connect;
 pub use run_tool::{RunTool, RunToolArgs};
 pub use servers::{AskConsent, ServerConsent};
 pub use session::{MAX_REVISIONS, Session, SessionHandle};
@@ -41,5 +48,5 @@ pub use axon_llm::{
     KnownProvider, LlmError, PROVIDERS, known_provider, provider_names, takes_images,
 };
 pub use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
-pub use axon_store::{SessionStore, Utc, new_session_id};
+pub use axon_store::{SessionStore, SessionSummary, Utc, new_session_id, to_markdown};
 pub use axon_tools::{Buffers, Profile, Workspace};

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use axon_core::ApprovalPolicy;
-use axon_llm::{Provider, build_provider};
+use axon_llm::{Provider, ProviderKind, build_provider};
 use axon_protocol::{AgentEvent, Op, StopReason, ToolAnnotations, ToolOutput};
 use axon_tools::{ToolContext, ToolError, TypedTool};
 use schemars::JsonSchema;
@@ -41,10 +41,18 @@ impl RunTool {
     /// The tool for sessions like `config` (its provider is built, and its
     /// rules and skills loaded, once here; an error says why there is no
     /// provider). `Ask` becomes read-only.
-    pub fn new(mut config: SessionConfig) -> Result<RunTool> {
+    pub async fn new(mut config: SessionConfig) -> Result<RunTool> {
         let overrides =
             Overrides { provider: config.provider.clone(), model: config.model.clone() };
-        let provider = build_provider(&config.config.provider(&overrides)?)?;
+        let provider_config = config.config.provider(&overrides)?;
+        // An API client is built without asking its server anything; a
+        // local model is loaded now, once for every call.
+        let provider = match provider_config.kind {
+            ProviderKind::Local => {
+                crate::local_model::connect(&provider_config, &config.config).await?
+            }
+            _ => build_provider(&provider_config)?,
+        };
         let approval = match config.approval()? {
             ApprovalPolicy::Auto => ApprovalPolicy::Auto,
             ApprovalPolicy::Ask | ApprovalPolicy::ReadOnly => ApprovalPolicy::ReadOnly,

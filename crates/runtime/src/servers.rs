@@ -3,8 +3,12 @@
 //! The user's own servers always start. A workspace's (its
 //! `.axon/config.toml` and `.mcp.json`) are commands a repository asks to
 //! run: they start only with the user's consent, and never in a read-only
-//! session.
+//! session. A yes at the terminal (or `axon mcp trust NAME`) is remembered
+//! in the workspace's trust file under the user's data folder, for exactly
+//! what the server runs: a changed command, argument, variable or URL is
+//! asked about again.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use axon_core::ApprovalPolicy;
@@ -29,26 +33,107 @@ pub enum ServerConsent {
     Ask(AskConsent),
 }
 
-/// The servers to start: the user's, and the workspace's the user allowed.
+/// Where consent is remembered: the user's data folder and the
+/// workspace's root.
+#[derive(Clone, Copy)]
+pub struct TrustStore<'a> {
+    pub data: &'a Path,
+    pub workspace: &'a Path,
+}
+
+impl TrustStore<'_> {
+    /// The trust file's remembered description of server `name`.
+    fn remembered(&self, name: &str) -> Option<String> {
+        axon_permissions::Trust::load(self.data, self.workspace)
+            .ok()
+            .and_then(|trust| trust.mcp_servers.get(name).cloned())
+    }
+
+    /// What consent is remembered for: everything [`describe`] shows, and
+    /// the content of every file inside the workspace that the command or
+    /// its arguments name (a script the repository ships, such as
+    /// `node tools/mcp.js`), so a server whose code changed, by a commit or
+    /// by a command, is asked about again.
+    fn fingerprint(&self, server: &ServerConfig) -> String {
+        use sha2::{Digest, Sha256};
+        let mut text = describe(server);
+        let Transport::Stdio { command, args, cwd, .. } = &server.transport else {
+            return text;
+        };
+        let base = match cwd {
+            Some(dir) if dir.is_relative() => self.workspace.join(dir),
+            Some(dir) => dir.clone(),
+            None => self.workspace.to_path_buf(),
+        };
+        for word in std::iter::once(command).chain(args) {
+            let Ok(path) = std::fs::canonicalize(base.join(word)) else { continue };
+            if !path.starts_with(self.workspace) || !path.is_file() {
+                continue;
+            }
+            let digest = match std::fs::read(&path) {
+                Ok(bytes) => Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
+                Err(e) => format!("unreadable ({e})"),
+            };
+            text.push_str(&format!(" file {word:?} sha256 {digest}"));
+        }
+        text
+    }
+
+    /// Whether the user trusted `server` as it is now.
+    pub fn trusts(&self, server: &ServerConfig) -> bool {
+        self.remembered(&server.name).as_deref() == Some(self.fingerprint(server).as_str())
+    }
+
+    /// Remembers that the user trusts `server` as it is now.
+    pub fn trust(&self, server: &ServerConfig) -> Result<(), String> {
+        let description = self.fingerprint(server);
+        axon_permissions::Trust::update(self.data, self.workspace, |trust| {
+            trust.trust_server(&server.name, &description)
+        })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// The servers to start: the user's, and the workspace's the user allowed
+/// (now, or earlier for exactly what they run).
 pub fn servers_to_start(
     approval: ApprovalPolicy,
     consent: &ServerConsent,
     user: Vec<ServerConfig>,
     workspace: Vec<ServerConfig>,
     events: &Emitter,
+    store: TrustStore<'_>,
 ) -> Vec<ServerConfig> {
     let mut servers = user;
     for server in workspace {
+        let description = describe(&server);
+        let remembered = store.remembered(&server.name);
+        let trusted = remembered.as_deref() == Some(store.fingerprint(&server).as_str());
         let allowed = match consent {
             ServerConsent::Allow => true,
+            _ if trusted && approval != ApprovalPolicy::ReadOnly => true,
             ServerConsent::Ask(ask) if approval != ApprovalPolicy::ReadOnly => {
-                ask(&server, &describe(&server))
+                let description = match remembered {
+                    Some(_) => format!("{description}; CHANGED since you allowed it"),
+                    None => description,
+                };
+                let yes = ask(&server, &description);
+                if yes && let Err(e) = store.trust(&server) {
+                    events.emit(AgentEvent::Warning {
+                        message: format!(
+                            "MCP server {} starts, but your consent could not be remembered: {e}",
+                            server.name
+                        ),
+                    });
+                }
+                yes
             }
             ServerConsent::Ask(_) | ServerConsent::Refuse => {
                 events.emit(AgentEvent::Warning {
                     message: format!(
-                        "MCP server {} from {} was not started: workspace servers run commands; pass --yes to allow them",
-                        server.name, server.source
+                        "MCP server {} from {} was not started: workspace servers run commands; pass --yes to allow them, or trust it with `axon mcp trust {}`",
+                        server.name, server.source, server.name
                     ),
                 });
                 false
@@ -64,7 +149,12 @@ pub fn servers_to_start(
 /// Everything about a server that decides what it runs or where secrets go,
 /// quoted so control characters cannot disguise it.
 pub fn describe(server: &ServerConfig) -> String {
-    match &server.transport {
+    let sandboxed = if server.sandbox == axon_mcp::config::ServerSandbox::Off {
+        ""
+    } else {
+        " (in the sandbox)"
+    };
+    let transport = match &server.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut text = format!("command {command:?} args {args:?}");
             if !env.is_empty() {
@@ -85,7 +175,8 @@ pub fn describe(server: &ServerConfig) -> String {
             }
             text
         }
-    }
+    };
+    format!("{transport}{sandboxed}")
 }
 
 /// A server's state as events carry it, and the error's reason.
@@ -95,5 +186,57 @@ pub fn describe_state(state: &ServerState) -> (McpState, Option<String>) {
         ServerState::Ready => (McpState::Ready, None),
         ServerState::Error(message) => (McpState::Error, Some(message.clone())),
         ServerState::Closed => (McpState::Closed, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    fn server(script: &str) -> ServerConfig {
+        axon_mcp::config::TomlServer {
+            command: Some("node".into()),
+            args: vec![script.into()],
+            ..Default::default()
+        }
+        .into_config("tools", ".mcp.json")
+        .unwrap()
+    }
+
+    /// Starts the workspace's server once, answering yes; the count of
+    /// questions asked so far.
+    fn start(store: TrustStore<'_>, asked: &Arc<AtomicUsize>, config: ServerConfig) -> usize {
+        let counter = Arc::clone(asked);
+        let consent = ServerConsent::Ask(Arc::new(move |_, _| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            true
+        }));
+        let (events, _seen) = crate::events::channel();
+        let started =
+            servers_to_start(ApprovalPolicy::Ask, &consent, vec![], vec![config], &events, store);
+        assert_eq!(started.len(), 1);
+        asked.load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn consent_is_remembered_until_the_server_or_its_script_changes() {
+        let data = tempfile::tempdir().unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(workspace.path()).unwrap();
+        std::fs::write(root.join("mcp.js"), "serve()").unwrap();
+        let store = TrustStore { data: data.path(), workspace: &root };
+        let asked = Arc::new(AtomicUsize::new(0));
+        assert_eq!(start(store, &asked, server("mcp.js")), 1, "asked the first time");
+        assert_eq!(start(store, &asked, server("mcp.js")), 1, "remembered");
+        // A command inside the sandbox may rewrite the script: asked again.
+        std::fs::write(root.join("mcp.js"), "steal()").unwrap();
+        assert_eq!(start(store, &asked, server("mcp.js")), 2, "its code changed");
+        assert_eq!(start(store, &asked, server("mcp.js")), 2, "remembered again");
+        // Another command line: asked again.
+        assert_eq!(start(store, &asked, server("other.js")), 3);
+        // Nothing about it was written into the workspace.
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 1);
     }
 }

@@ -158,9 +158,13 @@ impl Task {
                 Op::SetMode { mode } => {
                     self.mode = mode;
                     self.info.mode = mode;
+                    self.mode_changed();
                 }
                 // The handle already set it; a later switch may have too.
-                Op::SetApproval { .. } => self.sync_approval(),
+                Op::SetApproval { .. } => {
+                    self.sync_approval();
+                    self.mode_changed();
+                }
                 Op::SwitchModel { model } => self.switch_model(&model).await,
                 Op::NewConversation => self.new_conversation(),
                 Op::Resume { id } => self.resume(id),
@@ -180,6 +184,12 @@ impl Task {
         self.turns += 1;
         let turn = self.turns;
         self.events.emit(AgentEvent::TurnStarted { turn });
+        if let Work::Prompt { text, attachments } | Work::Propose { text, attachments } = &work {
+            self.events.emit(AgentEvent::Prompt {
+                text: text.clone(),
+                attachments: attachments.iter().map(attachment_name).collect(),
+            });
+        }
         let usage = Arc::new(Mutex::new(Usage::default()));
         let counted = Arc::clone(&usage);
         let stop_reason = if cancel.is_cancelled() {
@@ -349,7 +359,7 @@ impl Task {
         };
         let connected = match self.models.0.provider(&overrides) {
             Ok(config) => {
-                axon_llm::connect(&config).await.map(|p| (config, p)).map_err(anyhow::Error::from)
+                crate::local_model::connect(&config, &self.models.0).await.map(|p| (config, p))
             }
             Err(e) => Err(e),
         };
@@ -372,6 +382,11 @@ impl Task {
                 .events
                 .emit(AgentEvent::Error { message: format!("cannot switch the model: {e:#}") }),
         }
+    }
+
+    fn mode_changed(&self) {
+        self.events
+            .emit(AgentEvent::ModeChanged { mode: self.info.mode, approval: self.info.approval });
     }
 
     /// Takes the approval mode the handle set (the latest switch), never
@@ -439,5 +454,15 @@ impl Task {
             None => {}
         }
         self.events.emit(AgentEvent::Info { message: format!("resumed session {id}") });
+    }
+}
+
+/// What an attachment is called in a `prompt` event: its path or name, or
+/// an image's type (never its bytes).
+fn attachment_name(attachment: &Attachment) -> String {
+    match attachment {
+        Attachment::File { path } => path.clone(),
+        Attachment::Text { name, .. } => name.clone(),
+        Attachment::Image { media_type, .. } => media_type.clone(),
     }
 }

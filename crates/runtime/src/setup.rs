@@ -9,10 +9,10 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use axon_core::plan::Planner;
 use axon_core::{Agent, AgentConfig, ApprovalPolicy, ContextStrategy};
-use axon_llm::{Provider, connect};
+use axon_llm::Provider;
 use axon_mcp::config::ServerConfig;
 use axon_mcp::{McpManager, ServerState, StatusObserver};
-use axon_protocol::{AgentEvent, McpServerInfo, Mode, PlanStatus, SessionInfo};
+use axon_protocol::{AgentEvent, McpServerInfo, Mode, PlanStatus, SandboxMode, SessionInfo};
 use axon_store::SessionStore;
 use axon_tools::{Profile, ToolContext, Workspace};
 
@@ -21,6 +21,8 @@ use crate::config::{Dirs, Effective, Overrides};
 use crate::events::Emitter;
 use crate::guidance::{self, Guidance};
 use crate::journal::{SessionChoice, Sessions, secrets};
+use crate::permissions::SessionPermissions;
+use crate::sandbox::{self, Choice};
 use crate::servers::{ServerConsent, describe_state, servers_to_start};
 use crate::session::{Session, Task};
 
@@ -72,6 +74,8 @@ pub struct SessionConfig {
     /// Rules and skills already loaded (and their problems reported), for
     /// a front end that opens many sessions; else they are loaded here.
     pub guidance: Option<Arc<Guidance>>,
+    /// Overrides the config's `[sandbox] mode` (`--sandbox`).
+    pub sandbox: Option<SandboxMode>,
 }
 
 impl SessionConfig {
@@ -109,6 +113,7 @@ impl SessionConfig {
             connected: None,
             guidance: None,
             preview_actions: false,
+            sandbox: None,
         }
     }
 
@@ -181,8 +186,19 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     let provider_config = config.config.provider(&overrides)?;
     let provider = match &config.connected {
         Some(provider) => Arc::clone(provider),
-        None => connect(&provider_config).await?,
+        None => crate::local_model::connect(&provider_config, &config.config).await?,
     };
+    let chosen = config.provider.is_some()
+        || crate::config::env("AXON_PROVIDER").is_some()
+        || config.config.file.provider.is_some();
+    if provider_config.kind == axon_llm::ProviderKind::Local && !chosen {
+        emitter.emit(AgentEvent::Warning {
+            message: format!(
+                "no provider is configured and no API key is set: using the local model {} (set a key or `provider` in the config for another)",
+                provider.info().model
+            ),
+        });
+    }
     let strategy = context_strategy(&config.config)?;
     let profile = config.profile()?;
     let approval = config.approval()?;
@@ -199,7 +215,22 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         }
     };
     let secret_vars: Vec<&str> = config.secret_vars.iter().map(String::as_str).collect();
-    let mut registry = profile.registry_with_env(config.config.env_policy(&secret_vars)?);
+    // Set up for every profile: MCP servers may ask for it too.
+    let choice = Choice::new(&config.config, config.sandbox)?;
+    let sandbox = sandbox::setup(&choice, &root, &axon_sandbox::probe(), &config.dirs)?;
+    let has_shell = profile == Profile::Code;
+    if let Some(warning) = sandbox.warning.clone().filter(|_| has_shell) {
+        emitter.emit(AgentEvent::Warning { message: warning });
+    }
+    // Only the code profile has `shell`; the others never use these.
+    let permissions = Arc::new(SessionPermissions::load(
+        &config.config,
+        &config.dirs.data,
+        &config.workspace,
+        sandbox.commands.clone(),
+    )?);
+    let mut registry =
+        profile.registry_with(config.config.env_policy(&secret_vars)?, sandbox.tool.clone());
     registry.register(axon_core::Todo);
     let system_prompt = guidance.system_prompt(&root, &mut registry);
     let agent_config = AgentConfig {
@@ -216,17 +247,19 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         ..AgentConfig::default()
     };
 
-    let servers: Vec<ServerConfig> = if config.start_servers {
+    let mut servers: Vec<ServerConfig> = if config.start_servers {
         servers_to_start(
             approval,
             &config.workspace_servers,
             config.config.user_servers.iter().chain(&config.client_servers).cloned().collect(),
             config.config.workspace_servers.clone(),
             &emitter,
+            crate::servers::TrustStore { data: &config.dirs.data, workspace: &root },
         )
     } else {
         Vec::new()
     };
+    sandbox::resolve_servers(&mut servers, &sandbox);
     let redactor =
         secrets(provider_config.api_key.as_deref(), &servers, &provider_config.api_key_env);
     let sessions = Sessions {
@@ -262,7 +295,8 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     );
     let shared = Arc::new(Shared::default());
     let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
-        .with_shared_approval(Arc::clone(&shared.approval));
+        .with_shared_approval(Arc::clone(&shared.approval))
+        .with_permissions(Arc::clone(&permissions) as Arc<dyn axon_core::Permissions>);
     // Installed whenever someone can answer: the approval mode may turn
     // to `ask` later in the session.
     if config.interactive {
@@ -271,6 +305,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
             shared: Arc::clone(&shared),
             registry: Arc::clone(&registry),
             context,
+            permissions,
         }));
     }
 
@@ -295,6 +330,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         rules: guidance.numbered_rules(),
         skills: guidance.skill_infos(),
         context_tokens: 0,
+        sandbox: has_shell.then_some(sandbox.info),
     };
     let mut history = None;
     let mut journal = None;

@@ -4,141 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::Duration;
+mod common;
 
 use axon_core::ApprovalPolicy;
 use axon_protocol::{AgentEvent, ApprovalDecision, Mode, Op, Preview};
-use axon_runtime::config::{Dirs, Effective};
-use axon_runtime::{Events, Session, SessionConfig};
-use axon_testkit::{Reply, ScriptedServer};
-use axon_tools::Workspace;
-use serde_json::{Value, json};
-
-struct Rig {
-    server: ScriptedServer,
-    workspace: tempfile::TempDir,
-    home: tempfile::TempDir,
-}
-
-impl Rig {
-    async fn new(script: Vec<Reply>) -> Rig {
-        let server = ScriptedServer::start(script).await.unwrap();
-        let workspace = tempfile::tempdir().unwrap();
-        let home = tempfile::tempdir().unwrap();
-        let config = format!(
-            "provider = \"scripted\"\n[providers.scripted]\nkind = \"openai\"\nbase_url = \"{}\"\n\
-             model = \"scripted\"\napi_key = \"test-key\"\ncontext_window = 100000\n",
-            server.openai_base()
-        );
-        std::fs::write(home.path().join("config.toml"), config).unwrap();
-        Rig { server, workspace, home }
-    }
-
-    fn config(&self) -> SessionConfig {
-        let dirs = Dirs {
-            config_file: self.home.path().join("config.toml"),
-            data: self.home.path().join("data"),
-            cache: self.home.path().join("cache"),
-        };
-        let workspace = Workspace::new(self.workspace.path()).unwrap();
-        let effective = Effective::load(&dirs, workspace.root()).unwrap();
-        let mut config = SessionConfig::new(workspace, dirs, effective);
-        config.interactive = true;
-        config
-    }
-
-    async fn open(&self, config: SessionConfig) -> (Session, Events) {
-        let (emitter, events) = axon_runtime::channel();
-        let session = axon_runtime::open(config, emitter).await.unwrap();
-        (session, events)
-    }
-
-    /// Every event as one line of JSON, with what differs from run to run
-    /// replaced; streamed tokens joined.
-    fn transcript(&self, events: &[AgentEvent]) -> String {
-        let root = std::fs::canonicalize(self.workspace.path()).unwrap();
-        let root = root.display().to_string();
-        let mut lines: Vec<String> = Vec::new();
-        let mut tokens = String::new();
-        for event in events {
-            if let AgentEvent::Token { text } = event {
-                tokens.push_str(text);
-                continue;
-            }
-            if !tokens.is_empty() {
-                lines.push(format!("token {:?}", std::mem::take(&mut tokens)));
-            }
-            let mut value = serde_json::to_value(event).unwrap();
-            normalise(&mut value, &root);
-            lines.push(value.to_string());
-        }
-        if !tokens.is_empty() {
-            lines.push(format!("token {tokens:?}"));
-        }
-        lines.join("\n")
-    }
-}
-
-fn normalise(value: &mut Value, root: &str) {
-    match value {
-        Value::Object(map) => {
-            for (key, value) in map.iter_mut() {
-                match key.as_str() {
-                    "session_id" if !value.is_null() => *value = json!("<id>"),
-                    "created_at" | "updated_at" => *value = json!(0),
-                    "context_tokens" => *value = json!("<n>"),
-                    "id" if value.as_str().is_some_and(|s| s.starts_with("plan-")) => {
-                        *value = json!("<plan>");
-                    }
-                    _ => normalise(value, root),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| normalise(v, root)),
-        Value::String(text) if text.contains(root) => *text = text.replace(root, "<ws>"),
-        _ => {}
-    }
-}
-
-/// Events until the next `turn_completed` (included), answering approval
-/// requests with `answer`.
-async fn until_turn_end(
-    session: &Session,
-    events: &mut Events,
-    mut answer: impl FnMut(&AgentEvent) -> Option<Op>,
-) -> Vec<AgentEvent> {
-    let mut seen = Vec::new();
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(60), events.recv())
-            .await
-            .expect("the turn ends")
-            .expect("the session is open");
-        if let Some(op) = answer(&event) {
-            session.submit(op);
-        }
-        let done = matches!(event, AgentEvent::TurnCompleted { .. });
-        seen.push(event);
-        if done {
-            return seen;
-        }
-    }
-}
-
-fn opened(events: &mut Events) -> Vec<AgentEvent> {
-    let mut seen = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        seen.push(event);
-    }
-    seen
-}
-
-fn user(text: &str) -> Op {
-    Op::UserTurn { text: text.to_string(), attachments: Vec::new() }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
+use axon_testkit::Reply;
+use common::{Rig, opened, runtime, until_turn_end, user};
+use serde_json::json;
 
 #[test]
 fn a_denied_call_is_not_run_and_the_model_is_told() {
@@ -187,7 +59,7 @@ fn an_approved_edit_carried_its_diff_in_the_request() {
         let workspace = rig.workspace.path().to_path_buf();
         seen.extend(
             until_turn_end(&session, &mut events, |event| match event {
-                AgentEvent::ApprovalRequested { call, preview } => {
+                AgentEvent::ApprovalRequested { call, preview, .. } => {
                     // Asked before anything was written.
                     let now = std::fs::read_to_string(workspace.join("notes.txt")).unwrap();
                     assert_eq!(now, "one\nhello\nthree\n");

@@ -7,6 +7,8 @@
 //! model's window (`/v1/models`, `/props`, `/api/ps`, `/api/show`), it
 //! answers as [`ModelInfo`] says, without using the script.
 
+pub mod webdriver;
+
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -45,6 +47,11 @@ pub enum Reply {
     /// Text, then the model declines: `content_filter` (OpenAI) or
     /// `refusal` (Anthropic) as the reason it stopped.
     Refusal(String),
+    /// `pieces` text pieces `gap` apart (OpenAI format only), each
+    /// `⟦MS⟧ ` with the wall-clock time it was written, in milliseconds
+    /// since the epoch with microseconds: a page can tell how long a
+    /// piece took to reach its screen.
+    Clocked { pieces: usize, gap: std::time::Duration },
 }
 
 impl Reply {
@@ -275,6 +282,9 @@ async fn answer(
     if let Reply::Silent = reply {
         std::future::pending::<()>().await;
     }
+    if let Reply::Clocked { pieces, gap } = reply {
+        return clocked(pieces, gap);
+    }
     if let Reply::Error { status, headers, body } = &reply {
         let mut response = plain(*status, body);
         for (name, value) in headers {
@@ -310,6 +320,38 @@ async fn answer(
         .status(200)
         .header("content-type", "text/event-stream")
         .body(body)
+        .unwrap_or_else(|_| plain(500, "cannot build the response"))
+}
+
+/// A stream of `pieces` time-stamped pieces, written as they are made.
+fn clocked(pieces: usize, gap: std::time::Duration) -> Response {
+    let chunk = |delta: Value, finish: Value| {
+        let v = json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": "scripted",
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        Ok::<_, Infallible>(Bytes::from(format!("data: {v}\n\n")))
+    };
+    let start =
+        stream::once(
+            async move { chunk(json!({"role": "assistant", "content": ""}), Value::Null) },
+        );
+    let body = stream::unfold(0usize, move |sent| async move {
+        if sent == pieces {
+            return None;
+        }
+        if sent > 0 {
+            tokio::time::sleep(gap).await;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as f64 / 1000.0)
+            .unwrap_or_default();
+        Some((chunk(json!({"content": format!("⟦{now:.3}⟧ ")}), Value::Null), sent + 1))
+    });
+    let end = stream::iter([chunk(json!({}), json!("stop")), Ok(Bytes::from("data: [DONE]\n\n"))]);
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(start.chain(body).chain(end)))
         .unwrap_or_else(|_| plain(500, "cannot build the response"))
 }
 
@@ -490,6 +532,6 @@ fn parts(reply: &Reply) -> Parts<'_> {
         Reply::Stall(text) => (text, "", &[], Some(Fault::Stall)),
         Reply::Corrupt(text) => (text, "", &[], Some(Fault::Corrupt)),
         Reply::Refusal(text) => (text, "", &[], Some(Fault::Refuse)),
-        Reply::Error { .. } | Reply::Silent => ("", "", &[], None),
+        Reply::Error { .. } | Reply::Silent | Reply::Clocked { .. } => ("", "", &[], None),
     }
 }

@@ -45,6 +45,7 @@ pub use process::kill_process_group;
 pub use registry::{ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool};
 pub use resolved::{Opened, Resolved, is_escape, read_text_nofollow};
 pub use search::{FileMatches, SearchMatch, SearchOptions, SearchResults, search_workspace};
+pub use shell::CommandSandbox;
 pub use workspace::Workspace;
 
 /// Which set of built-in tools an agent gets.
@@ -66,6 +67,16 @@ impl Profile {
     /// The registry of built-in tools for this profile, `shell` commands
     /// getting the environment `env` allows.
     pub fn registry_with_env(self, env: env_policy::EnvPolicy) -> ToolRegistry {
+        self.registry_with(env, None)
+    }
+
+    /// The registry of built-in tools for this profile, `shell` commands
+    /// getting the environment `env` allows, inside `sandbox` if given.
+    pub fn registry_with(
+        self,
+        env: env_policy::EnvPolicy,
+        sandbox: Option<std::sync::Arc<shell::CommandSandbox>>,
+    ) -> ToolRegistry {
         let mut registry = ToolRegistry::new();
         match self {
             Profile::Code => {
@@ -75,7 +86,7 @@ impl Profile {
                 registry.register(list_dir::ListDir);
                 registry.register(search::Search);
                 registry.register(glob::Glob);
-                registry.register(shell::Shell { env: std::sync::Arc::new(env) });
+                registry.register(shell::Shell { env: std::sync::Arc::new(env), sandbox });
             }
             Profile::Vault => {
                 registry.register(notes::ReadNote);

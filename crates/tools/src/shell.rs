@@ -10,8 +10,13 @@
 //! output. The result always shows the exit code, stdout and stderr, even
 //! when empty.
 //!
-//! Only the working folder is confined to the workspace: what the command
-//! itself touches is not, which needs an OS sandbox (a later issue).
+//! With a [`CommandSandbox`], the command runs under the OS sandbox
+//! (`axon_sandbox`: Landlock and seccomp, installed between fork and exec):
+//! if the sandbox cannot be set up the command does not run. A call with
+//! `unsandboxed: true` runs without it; the session's permissions make sure
+//! the user approved that. A sandboxed command that fails gets a note
+//! saying what the sandbox refuses, so the model can tell the user instead
+//! of retrying blindly.
 //!
 //! The preview is the command and its working folder (workspace-relative),
 //! after the same checks the run makes before starting anything.
@@ -50,11 +55,93 @@ pub struct ShellArgs {
     /// Folder to run in, relative to the workspace root. Defaults to the root.
     #[serde(default)]
     pub workdir: Option<String>,
+    /// Run outside the sandbox. Only for a command that needs what the sandbox refuses (the network, writing outside the workspace or into .git); the user is asked first.
+    #[serde(default)]
+    pub unsandboxed: Option<bool>,
 }
 
-/// The `shell` tool; its commands get the environment `env` allows.
+/// The sandbox `shell` commands run in: its policy, and the private temp
+/// folder the policy names (removed when the last holder goes).
+pub struct CommandSandbox {
+    policy: axon_sandbox::Policy,
+    _temp: tempfile::TempDir,
+}
+
+impl CommandSandbox {
+    /// `policy` with `temp` as its temp folder.
+    pub fn new(mut policy: axon_sandbox::Policy, temp: tempfile::TempDir) -> CommandSandbox {
+        policy.temp = temp.path().to_path_buf();
+        CommandSandbox { policy, _temp: temp }
+    }
+
+    pub fn policy(&self) -> &axon_sandbox::Policy {
+        &self.policy
+    }
+
+    /// `workspace-write, network off`.
+    pub fn describe(&self) -> String {
+        let network = if self.policy.network { "network on" } else { "network off" };
+        format!("{}, {network}", self.policy.mode.name())
+    }
+
+    /// Whether a failed command's output looks like a refusal the sandbox
+    /// could have caused (a failing test does not get the note, which
+    /// would invite needless requests to leave the sandbox).
+    fn may_explain(&self, stdout: &str, stderr: &str) -> bool {
+        const REFUSED: [&str; 5] = [
+            "Permission denied",
+            "Operation not permitted",
+            "Read-only file system",
+            "EACCES",
+            "EPERM",
+        ];
+        const OFFLINE: [&str; 8] = [
+            "Could not resolve",
+            "Couldn't connect",
+            "Failed to connect",
+            "Network is unreachable",
+            "Temporary failure in name resolution",
+            "Name or service not known",
+            "getaddrinfo",
+            "failed to lookup address",
+        ];
+        let said = |words: &[&str]| {
+            words.iter().any(|word| stdout.contains(word) || stderr.contains(word))
+        };
+        said(&REFUSED) || (!self.policy.network && said(&OFFLINE))
+    }
+
+    /// What a failed command's result says the sandbox refuses.
+    fn note(&self) -> String {
+        let writes = match self.policy.mode {
+            axon_sandbox::Mode::ReadOnly => "it could write only in $TMPDIR".to_string(),
+            _ => format!(
+                "it could write only inside the workspace (not into {}, and no new entries \
+                 directly in the workspace folder when one of those exists) and in $TMPDIR",
+                self.policy.protected.join(" or ")
+            ),
+        };
+        let mut note = format!(
+            "\n[sandbox] This command ran in axon's sandbox ({}): {writes}.",
+            self.policy.mode.name()
+        );
+        if !self.policy.network {
+            note.push(' ');
+            note.push_str(axon_sandbox::network_off_note());
+        }
+        note.push_str(
+            " If it failed because of the sandbox, tell the user, or call shell again with \
+             unsandboxed: true (the user is asked to approve).",
+        );
+        note
+    }
+}
+
+/// The `shell` tool; its commands get the environment `env` allows, inside
+/// `sandbox` when there is one.
 pub struct Shell {
     pub env: Arc<EnvPolicy>,
+    pub sandbox: Option<Arc<CommandSandbox>>,
 }
 
 impl TypedTool for Shell {
@@ -62,13 +149,27 @@ impl TypedTool for Shell {
     const NAME: &'static str = "shell";
 
     fn description(&self) -> String {
-        "Run a shell command (`sh -c`) in the workspace and return its exit code, stdout and \
-         stderr. Stdin is empty; nothing is interactive. timeout_ms (default 120000) kills the \
-         command and everything it started. Background processes are stopped when the command \
-         returns; detach long-running servers with `setsid` (they stop when axon exits). API keys \
-         and other secret variables are not in the environment. Prefer read_file, search and glob \
-         for reading and finding files."
-            .to_string()
+        let mut text = "Run a shell command (`sh -c`) in the workspace and return its exit code, \
+         stdout and stderr. Stdin is empty; nothing is interactive. timeout_ms (default 120000) \
+         kills the command and everything it started. Background processes are stopped when the \
+         command returns; detach long-running servers with `setsid` (they stop when axon exits). \
+         API keys and other secret variables are not in the environment. Prefer read_file, search \
+         and glob for reading and finding files."
+            .to_string();
+        if let Some(sandbox) = &self.sandbox {
+            let policy = sandbox.policy();
+            text.push_str(&format!(
+                " Commands run sandboxed ({}{}): {}; set unsandboxed only when a command needs \
+                 more, and say why.",
+                policy.mode.name(),
+                if policy.network { "" } else { ", network off" },
+                match policy.mode {
+                    axon_sandbox::Mode::ReadOnly => "they can write only in $TMPDIR",
+                    _ => "they can write inside the workspace (not .git or .axon) and $TMPDIR",
+                }
+            ));
+        }
+        text
     }
 
     fn annotations(&self) -> ToolAnnotations {
@@ -80,6 +181,18 @@ impl TypedTool for Shell {
         let timeout = Duration::from_millis(
             args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS),
         );
+
+        let sandbox = self.sandbox_for(&args);
+        let prepared = match sandbox {
+            Some(sandbox) => Some(axon_sandbox::prepare(sandbox.policy()).map_err(|e| {
+                ToolError::failed(format!(
+                    "The command did not run: its sandbox could not be set up ({e}). Tell the \
+                     user: `axon sandbox check` shows what this machine enforces, and \
+                     `--sandbox off` runs commands unsandboxed."
+                ))
+            })?),
+            None => None,
+        };
 
         let mut command = Command::new("sh");
         self.env.configure(&mut command);
@@ -97,6 +210,9 @@ impl TypedTool for Shell {
         #[cfg(unix)]
         command.process_group(0);
         die_with_parent(&mut command);
+        if let Some(prepared) = prepared {
+            prepared.apply_tokio(&mut command);
+        }
 
         let started = Instant::now();
         let mut child =
@@ -123,12 +239,20 @@ impl TypedTool for Shell {
             Ok(Err(e)) => Err(ToolError::failed(format!("Failed to wait for the command: {e}"))),
             Ok(Ok(status)) => {
                 let code = describe_status(&status);
-                let body = format!(
+                let mut body = format!(
                     "{code} ({:.1}s)\n{}",
                     elapsed.as_secs_f64(),
                     render_streams(&stdout_text, &stderr_text)
                 );
-                Ok(if status.success() { ToolOutput::text(body) } else { ToolOutput::error(body) })
+                if status.success() {
+                    return Ok(ToolOutput::text(body));
+                }
+                if let Some(sandbox) = sandbox
+                    && sandbox.may_explain(&stdout_text, &stderr_text)
+                {
+                    body.push_str(&sandbox.note());
+                }
+                Ok(ToolOutput::error(body))
             }
         }
     }
@@ -138,9 +262,18 @@ impl TypedTool for Shell {
             Ok((workdir, _)) => Preview::Command {
                 command: args.command.clone(),
                 workdir: ctx.workspace.relative(workdir.path()),
+                sandbox: self.sandbox_for(args).map(|sandbox| sandbox.describe()),
             },
             Err(e) => invalid(&e),
         })
+    }
+}
+
+impl Shell {
+    /// The sandbox a call runs in: the session's, unless it asked to run
+    /// unsandboxed (which the session's permissions had the user approve).
+    fn sandbox_for(&self, args: &ShellArgs) -> Option<&Arc<CommandSandbox>> {
+        self.sandbox.as_ref().filter(|_| args.unsandboxed != Some(true))
     }
 }
 
@@ -361,9 +494,17 @@ mod tests {
             set: [("ONLY".to_string(), "this".to_string())].into(),
             ..Default::default()
         };
-        let shell = Shell { env: Arc::new(EnvPolicy::new(&config, Vec::<String>::new()).unwrap()) };
+        let shell = Shell {
+            env: Arc::new(EnvPolicy::new(&config, Vec::<String>::new()).unwrap()),
+            sandbox: None,
+        };
         let ctx = ToolContext::new(crate::Workspace::new(dir.path()).unwrap());
-        let args = ShellArgs { command: "/usr/bin/env".into(), timeout_ms: None, workdir: None };
+        let args = ShellArgs {
+            command: "/usr/bin/env".into(),
+            timeout_ms: None,
+            workdir: None,
+            unsandboxed: None,
+        };
         let text = shell.run(&ctx, args).await.unwrap().text_content();
         assert!(text.contains("ONLY=this"), "{text}");
         // The test runner's own variables (CARGO_*, PATH) stay behind.

@@ -378,14 +378,21 @@ fn shell_preview_gives_the_command_and_its_folder() {
     let preview = preview_only(&ws, "shell", json!({"command": "touch made-by-shell"}));
     assert_eq!(
         preview,
-        Preview::Command { command: "touch made-by-shell".into(), workdir: ".".into() }
+        Preview::Command {
+            command: "touch made-by-shell".into(),
+            workdir: ".".into(),
+            sandbox: None
+        }
     );
     let preview = preview_only(
         &ws,
         "shell",
         json!({"command": "ls", "workdir": "sub/./dir/../dir", "timeout_ms": null}),
     );
-    assert_eq!(preview, Preview::Command { command: "ls".into(), workdir: "sub/dir".into() });
+    assert_eq!(
+        preview,
+        Preview::Command { command: "ls".into(), workdir: "sub/dir".into(), sandbox: None }
+    );
     for args in [
         json!({"command": "ls", "workdir": "file.txt"}),
         json!({"command": "ls", "workdir": "missing"}),

@@ -188,7 +188,12 @@ impl App {
     /// `call` waits for the user's answer. Its card appears now (the
     /// agent announces a call only once it may run) and shows `preview`,
     /// what the call would do, until the user answers.
-    pub fn ask_approval(&mut self, call: ToolCall, preview: Preview) {
+    pub fn ask_approval(
+        &mut self,
+        call: ToolCall,
+        preview: Preview,
+        rule: Option<axon_protocol::RuleSuggestion>,
+    ) {
         let id = call.id.clone();
         if !self.has_card(&id) {
             self.end_streaming();
@@ -197,6 +202,7 @@ impl App {
         }
         if let Some(card) = self.transcript.card_mut(&id) {
             card.set_preview(preview);
+            card.rule = rule.map(Box::new);
             // Asked again (a repeated event): one question, one answer.
             if std::mem::replace(&mut card.awaiting_approval, true) {
                 return;

@@ -4,7 +4,7 @@
 //! diff, a command and where it runs, an MCP call's arguments) above the
 //! question, so the user decides on what will happen, not on a name.
 
-use axon_protocol::{Preview, ToolCall, ToolOutput};
+use axon_protocol::{Preview, RuleSuggestion, ToolCall, ToolOutput};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -44,6 +44,8 @@ pub struct ToolCard {
     /// (boxed: most cards have none, and every transcript entry is as
     /// large as its largest kind).
     pub preview: Option<Box<Preview>>,
+    /// What answering "always" would save, when asked.
+    pub rule: Option<Box<RuleSuggestion>>,
 }
 
 impl ToolCard {
@@ -54,6 +56,7 @@ impl ToolCard {
             state: CardState::Running,
             awaiting_approval: false,
             preview: None,
+            rule: None,
         }
     }
 
@@ -117,7 +120,12 @@ impl ToolCard {
             let limit = if expanded { EXPANDED_LINES } else { PREVIEW_LINES };
             let first = body.is_empty();
             push_body(&mut lines, body, limit, expanded, width, theme);
-            let question = format!("Allow {name}?  [y] once  [a] always this session  [n] deny");
+            let question = match &self.rule {
+                Some(rule) => {
+                    format!("Allow {name}?  [y] once  [a] always: {}  [n] deny", rule.description)
+                }
+                None => format!("Allow {name}?  [y] once  [n] deny"),
+            };
             let head = if first { gutter() } else { vec![Span::raw("    ")] };
             lines.extend(wrap(
                 &[Span::styled(question, theme.prompt())],
@@ -156,7 +164,7 @@ impl ToolCard {
                     lines
                 }
             }
-            Some(Preview::Command { command, workdir }) => {
+            Some(Preview::Command { command, workdir, sandbox }) => {
                 let mut lines: Vec<Vec<Span<'static>>> = command
                     .lines()
                     .enumerate()
@@ -168,7 +176,11 @@ impl ToolCard {
                         ]
                     })
                     .collect();
-                lines.push(vec![Span::styled(format!("in {workdir}"), theme.dim())]);
+                let confined = match sandbox {
+                    Some(sandbox) => format!("sandboxed: {sandbox}"),
+                    None => "not sandboxed: runs with your full rights".to_string(),
+                };
+                lines.push(vec![Span::styled(format!("in {workdir} · {confined}"), theme.dim())]);
                 lines
             }
             Some(Preview::Mcp { arguments, .. }) => {

@@ -230,6 +230,9 @@ fn status_parts(app: &App, compact: bool) -> Vec<String> {
     } else {
         format!("{}/{} tokens{share}", tokens(status.tokens), tokens(status.window))
     });
+    if let Some(sandbox) = app.info.as_ref().and_then(|info| info.sandbox.as_ref()) {
+        parts.push(sandbox_label(sandbox, compact));
+    }
     if !status.servers.is_empty() {
         let ready =
             status.servers.values().filter(|s| s.state == axon_protocol::McpState::Ready).count();
@@ -255,6 +258,25 @@ fn status_parts(app: &App, compact: bool) -> Vec<String> {
         });
     }
     parts
+}
+
+/// Where commands run: the sandbox's mode and network, or that there is
+/// none (and, when one was wanted but cannot be enforced, that commands ask).
+fn sandbox_label(sandbox: &axon_protocol::SandboxInfo, compact: bool) -> String {
+    use axon_protocol::SandboxMode;
+    let mode = match (sandbox.mode, compact) {
+        (SandboxMode::Off, _) => return "sandbox off".to_string(),
+        (_, true) if !sandbox.enforced => return "sandbox ✗".to_string(),
+        (_, false) if !sandbox.enforced => return "no sandbox here: commands ask".to_string(),
+        (SandboxMode::ReadOnly, _) => "read-only",
+        (SandboxMode::WorkspaceWrite, true) => "ws-write",
+        (SandboxMode::WorkspaceWrite, false) => "workspace-write",
+    };
+    match (sandbox.network, compact) {
+        (true, _) => format!("sandbox {mode}"),
+        (false, true) => format!("sandbox {mode} no-net"),
+        (false, false) => format!("sandbox {mode}, network off"),
+    }
 }
 
 /// `12.3k`, `128k`, `950`.

@@ -6,8 +6,8 @@
 
 use axon_protocol::{
     AgentEvent, ApprovalMode, ContentPart, McpServerInfo, McpState, Message, Plan, PlanStatus,
-    PlanStep, Preview, SessionInfo, SkillInfo, SkillState, StepStatus, StopReason, ToolCall,
-    ToolOutput, Usage,
+    PlanStep, Preview, RuleSuggestion, SandboxInfo, SandboxMode, SessionInfo, SkillInfo,
+    SkillState, StepStatus, StopReason, ToolCall, ToolOutput, Usage,
 };
 use axon_tui::{Action, Answer, App, Level, Mode, PlanDecision, Theme, draw};
 use insta::assert_snapshot;
@@ -143,7 +143,7 @@ fn an_approval_is_asked_on_the_card_and_answered_with_a_key() {
     app.turn_started();
     let write = call("c9", "write_file", json!({"path": "notes/todo.md", "content": "- a"}));
     let arguments = write.arguments.clone();
-    app.ask_approval(write, Preview::Arguments { arguments });
+    app.ask_approval(write, Preview::Arguments { arguments }, None);
     // A key typed as the question appears does not answer it, and while it
     // waits other keys go nowhere; only y / a / n (or Esc) answer. The first
     // key comes straight after the question (before drawing the screen), so
@@ -397,6 +397,7 @@ fn coloured_session(theme: Theme) -> App {
     app.ask_approval(
         call("c2", "write_file", json!({"path": "a"})),
         Preview::Diff { path: "a".into(), diff, created: false },
+        None,
     );
     app
 }
@@ -418,8 +419,9 @@ fn a_call_id_used_again_by_a_later_model_call_gets_its_own_card() {
         name: "read_file".into(),
         output: ToolOutput::text("alpha"),
     });
-    let preview = Preview::Command { command: "rm -rf build".into(), workdir: ".".into() };
-    app.ask_approval(call("block_1", "shell", json!({"command": "rm -rf build"})), preview);
+    let preview =
+        Preview::Command { command: "rm -rf build".into(), workdir: ".".into(), sandbox: None };
+    app.ask_approval(call("block_1", "shell", json!({"command": "rm -rf build"})), preview, None);
     let screen = screen(&mut app, 60, 16);
     assert!(screen.contains("✓ read_file a.md"), "{screen}");
     assert!(screen.contains("? shell") && screen.contains("⎿ $ rm -rf build"), "{screen}");
@@ -486,7 +488,7 @@ const CONFIG_DIFF: &str = "--- a/src/config.rs
 ";
 
 fn asked(app: &mut App, call: ToolCall, preview: Preview) {
-    app.on_agent_event(AgentEvent::ApprovalRequested { call, preview });
+    app.on_agent_event(AgentEvent::ApprovalRequested { call, preview, rule: None });
 }
 
 /// The cell colours of the first screen row whose text starts with `start`.
@@ -581,8 +583,16 @@ fn a_command_or_a_call_that_would_fail_waits_with_what_it_would_do() {
     let preview = Preview::Command {
         command: "cargo build --release && ls target".into(),
         workdir: "crates/cli".into(),
+        sandbox: None,
     };
-    asked(&mut app, shell, preview);
+    app.on_agent_event(AgentEvent::ApprovalRequested {
+        call: shell,
+        preview,
+        rule: Some(RuleSuggestion {
+            rules: vec!["shell(cargo build:*)".into(), "shell(ls:*)".into()],
+            description: "allow `cargo build` and `ls` commands in this workspace".into(),
+        }),
+    });
     let broken = call("e2", "edit_file", json!({"path": "src/x.rs", "old_str": "fn y()"}));
     let invalid = Preview::Invalid { message: "old_str was not found in src/x.rs".into() };
     asked(&mut app, broken, invalid);
@@ -659,7 +669,11 @@ fn turn_started_after_the_front_end_started_the_turn_keeps_its_cards() {
     app.on_key(key(KeyCode::Enter));
     app.turn_started();
     let shell = call("c1", "shell", json!({"command": "rm -rf build"}));
-    let preview = Preview::Command { command: "rm -rf build".into(), workdir: ".".into() };
+    let preview = Preview::Command {
+        command: "rm -rf build".into(),
+        workdir: ".".into(),
+        sandbox: Some("workspace-write, network off".into()),
+    };
     asked(&mut app, shell.clone(), preview);
     // The session's own announcement arrives after the card.
     app.on_agent_event(AgentEvent::TurnStarted { turn: 1 });
@@ -699,6 +713,12 @@ fn session(id: Option<&str>) -> SessionInfo {
             description: "Cut a release".into(),
         }],
         context_tokens: 3_200,
+        sandbox: Some(SandboxInfo {
+            mode: SandboxMode::WorkspaceWrite,
+            network: false,
+            enforced: true,
+            detail: "Landlock and seccomp".into(),
+        }),
     }
 }
 

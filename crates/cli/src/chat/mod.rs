@@ -7,7 +7,6 @@
 //! Esc reaches a running turn at once.
 
 mod commands;
-mod files;
 pub(crate) mod terminal;
 
 use std::io::IsTerminal;
@@ -76,7 +75,7 @@ pub async fn run(args: ChatArgs) -> u8 {
     let (files_tx, files) = oneshot::channel();
     let root = local.workspace.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let _ = files_tx.send(files::index(&root));
+        let _ = files_tx.send(axon_runtime::mentions::index(&root));
     });
     let result = ui(app, &session, events, files, &local).await;
     terminal::leave();
@@ -110,6 +109,17 @@ async fn start(args: &ChatArgs, emitter: axon_runtime::Emitter) -> Result<(Sessi
                 server.name, server.source
             ))
         }));
+    }
+    // No provider at all: the local model is offered before the UI starts.
+    let overrides = axon_runtime::config::Overrides {
+        provider: config.provider.clone(),
+        model: config.model.clone(),
+    };
+    if let Err(e) = config.config.provider(&overrides)
+        && crate::first_run::offered_local_model(&e, &config.dirs.data, true).await
+    {
+        config.provider = Some("local".into());
+        config.model = Some(String::new());
     }
     let local = Local { workspace: config.workspace.clone(), data: config.dirs.data.clone() };
     let session = axon_runtime::open(config, emitter).await?;
@@ -180,7 +190,7 @@ async fn ui(
                     session.submit(Op::SetMode { mode });
                 }
                 app.turn_started();
-                let attachments = files::mentioned(&text, &app.files);
+                let attachments = axon_runtime::mentions::mentioned(&text, &app.files);
                 session.submit(Op::UserTurn { text, attachments });
             }
             Action::Approve { call_id, answer } => {

@@ -6,6 +6,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 mod events;
+pub mod web;
 
 use std::time::Duration;
 
@@ -15,6 +16,22 @@ use axon_testkit::{Reply, ScriptedServer};
 // would otherwise warn.
 #[allow(unused_imports)]
 pub use events::{event_line, events};
+
+/// How long a test waits for anything: generous, the machine may be busy
+/// with other tests.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Waits until `done` holds, polling; false if [`PATIENCE`] runs out.
+pub fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while std::time::Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
 
 pub struct Setup {
     pub runtime: tokio::runtime::Runtime,

@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use crate::work::Work;
+
 use super::{CLOSE, FENCE};
 
 /// Streamed reply text with the tool blocks taken out, for showing as it
@@ -97,19 +99,6 @@ impl VisibleText {
     #[cfg(test)]
     fn work(&self) -> usize {
         self.work.0
-    }
-}
-
-/// Bytes looked at, counted in tests to show the work stays linear.
-#[derive(Debug, Default)]
-struct Work(#[cfg(test)] usize);
-
-impl Work {
-    fn add(&mut self, _bytes: usize) {
-        #[cfg(test)]
-        {
-            self.0 += _bytes;
-        }
     }
 }
 

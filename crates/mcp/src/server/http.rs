@@ -26,13 +26,13 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
+use axon_guard::{Hosts, bearer_matches};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use rmcp::ServerHandler;
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -45,8 +45,7 @@ pub use super::sessions::{
     BoundedSessions, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, SessionLimits,
 };
 
-/// The shortest token accepted for a server reachable from other machines.
-pub const MIN_EXPOSED_TOKEN_CHARS: usize = 32;
+pub use axon_guard::MIN_EXPOSED_TOKEN_CHARS;
 
 /// The largest request body read, as rmcp's own limit.
 const MAX_BODY: usize = 4 * 1024 * 1024;
@@ -82,7 +81,7 @@ impl HttpServer {
     /// Binds `addr` (port 0 picks a free port). A non-loopback address needs
     /// a token of at least [`MIN_EXPOSED_TOKEN_CHARS`] characters.
     pub async fn bind(addr: SocketAddr, options: HttpOptions) -> Result<Self, ServeError> {
-        check_exposure(addr, &options)?;
+        axon_guard::check_exposure(addr, options.token.as_deref())?;
         let listener =
             TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
         let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr, source })?;
@@ -116,7 +115,7 @@ impl HttpServer {
         F: Fn() -> S + Send + Sync + 'static,
     {
         let mut config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(allowed_hosts(self.addr, &self.options))
+            .with_allowed_hosts(Hosts::new(self.addr, &self.options.allowed_hosts).names().to_vec())
             .with_allowed_origins(allowed_origins(&self.options))
             .enforce_origin_validation();
         config.cancellation_token = shutdown.child_token();
@@ -141,40 +140,11 @@ impl HttpServer {
         let reaper_stop = shutdown.child_token();
         let _stop_reaper = reaper_stop.clone().drop_guard();
         tokio::spawn(reap(sessions, reaper_stop));
-        axum::serve(nodelay(self.listener), router)
+        axum::serve(axon_guard::nodelay(self.listener), router)
             .with_graceful_shutdown(shutdown.cancelled_owned())
             .await
             .map_err(ServeError::Http)
     }
-}
-
-/// A server other machines can reach needs a token, and one too long to
-/// guess.
-fn check_exposure(addr: SocketAddr, options: &HttpOptions) -> Result<(), ServeError> {
-    if addr.ip().is_loopback() {
-        return Ok(());
-    }
-    match &options.token {
-        None => Err(ServeError::ExposedWithoutToken(addr)),
-        Some(token) if token.chars().count() < MIN_EXPOSED_TOKEN_CHARS => {
-            Err(ServeError::WeakToken {
-                addr,
-                chars: token.chars().count(),
-                needed: MIN_EXPOSED_TOKEN_CHARS,
-            })
-        }
-        Some(_) => Ok(()),
-    }
-}
-
-/// The listener with TCP_NODELAY set on every accepted socket.
-fn nodelay(
-    listener: TcpListener,
-) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = SocketAddr> {
-    listener.tap_io(|stream| {
-        // A socket that refuses the option still works, only slower.
-        let _ = stream.set_nodelay(true);
-    })
 }
 
 /// Closes idle sessions even when no request comes to notice them.
@@ -300,37 +270,6 @@ async fn require_token(token: &str, request: Request, next: Next) -> Response {
     response
 }
 
-/// `Bearer TOKEN`, the scheme in any letter case (RFC 9110 makes schemes
-/// case-insensitive), the token exactly.
-fn bearer_matches(given: &HeaderValue, token: &str) -> bool {
-    let given = given.as_bytes();
-    let Some(space) = given.iter().position(|&b| b == b' ') else {
-        return false;
-    };
-    let (scheme, rest) = given.split_at(space);
-    let credentials = rest.trim_ascii_start();
-    scheme.eq_ignore_ascii_case(b"bearer") && constant_time_eq(credentials, token.as_bytes())
-}
-
-/// Equal-length inputs take the same time whatever they hold, so a wrong
-/// token's timing says nothing about the right one.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// This machine's names (any port) plus the bound address itself when it is
-/// a specific non-loopback one, plus what the user added.
-fn allowed_hosts(addr: SocketAddr, options: &HttpOptions) -> Vec<String> {
-    let mut hosts: Vec<String> =
-        ["localhost", "127.0.0.1", "::1"].into_iter().map(String::from).collect();
-    let ip = addr.ip();
-    if !ip.is_loopback() && !ip.is_unspecified() {
-        hosts.push(ip.to_string());
-    }
-    hosts.extend(options.allowed_hosts.iter().cloned());
-    hosts
-}
-
 /// Pages served from this machine, on any port, plus what the user added.
 fn allowed_origins(options: &HttpOptions) -> Vec<String> {
     let mut origins = Vec::new();
@@ -341,67 +280,4 @@ fn allowed_origins(options: &HttpOptions) -> Vec<String> {
     }
     origins.extend(options.allowed_origins.iter().cloned());
     origins
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_compare_by_content_and_length() {
-        assert!(constant_time_eq(b"Bearer abc", b"Bearer abc"));
-        assert!(!constant_time_eq(b"Bearer abd", b"Bearer abc"));
-        assert!(!constant_time_eq(b"Bearer ab", b"Bearer abc"));
-        assert!(!constant_time_eq(b"", b"Bearer abc"));
-    }
-
-    #[test]
-    fn the_bearer_scheme_is_accepted_in_any_case_and_the_token_exactly() {
-        let token = "s3cret-token";
-        for header in ["Bearer s3cret-token", "bearer s3cret-token", "BEARER  s3cret-token"] {
-            assert!(bearer_matches(&HeaderValue::from_static(header), token), "{header}");
-        }
-        for header in ["Bearer S3CRET-TOKEN", "Basic s3cret-token", "Bearers3cret-token", "Bearer"]
-        {
-            assert!(!bearer_matches(&HeaderValue::from_static(header), token), "{header}");
-        }
-    }
-
-    #[test]
-    fn a_network_address_needs_a_token_of_32_characters() {
-        let lan: SocketAddr = "0.0.0.0:8765".parse().unwrap();
-        let with =
-            |token: &str| HttpOptions { token: Some(token.into()), ..HttpOptions::default() };
-        assert!(matches!(
-            check_exposure(lan, &HttpOptions::default()),
-            Err(ServeError::ExposedWithoutToken(_))
-        ));
-        let short = check_exposure(lan, &with(&"x".repeat(31))).unwrap_err();
-        assert!(matches!(short, ServeError::WeakToken { chars: 31, needed: 32, .. }));
-        assert!(short.to_string().contains("32"), "{short}");
-        assert!(check_exposure(lan, &with(&"x".repeat(32))).is_ok());
-        // Loopback stays open to short tokens and to none.
-        let local: SocketAddr = "127.0.0.1:8765".parse().unwrap();
-        assert!(check_exposure(local, &with("short")).is_ok());
-        assert!(check_exposure(local, &HttpOptions::default()).is_ok());
-    }
-
-    #[tokio::test]
-    async fn accepted_sockets_have_nodelay() {
-        use axum::serve::Listener;
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut listener = nodelay(listener);
-        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let (accepted, _) = listener.accept().await;
-        assert!(accepted.nodelay().unwrap());
-    }
-
-    #[test]
-    fn a_specific_lan_address_is_an_allowed_host() {
-        let hosts = allowed_hosts("192.0.2.7:80".parse().unwrap(), &HttpOptions::default());
-        assert!(hosts.contains(&"192.0.2.7".to_string()));
-        let hosts = allowed_hosts("0.0.0.0:80".parse().unwrap(), &HttpOptions::default());
-        assert!(!hosts.contains(&"0.0.0.0".to_string()));
-    }
 }

@@ -229,16 +229,8 @@ pub enum ServeError {
     Stopped(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: std::net::SocketAddr, source: std::io::Error },
-    #[error(
-        "refusing to serve on {0} without a token: anyone who can reach that address could run \
-         tools in this workspace. Bind 127.0.0.1 or set a token with --token-env VAR"
-    )]
-    ExposedWithoutToken(std::net::SocketAddr),
-    #[error(
-        "refusing to serve on {addr} with a {chars}-character token: a token guarding a network \
-         address needs at least {needed} characters. Generate one, e.g. `openssl rand -hex 32`"
-    )]
-    WeakToken { addr: std::net::SocketAddr, chars: usize, needed: usize },
+    #[error(transparent)]
+    Exposure(#[from] axon_guard::Exposure),
     #[error("the HTTP server failed: {0}")]
     Http(std::io::Error),
 }

@@ -30,6 +30,7 @@ fn config(name: String, command: &[String]) -> ServerConfig {
         enabled_tools: None,
         disabled_tools: Vec::new(),
         source: "bench".into(),
+        sandbox: Default::default(),
     }
 }
 

@@ -31,6 +31,7 @@ async fn main() {
         enabled_tools: None,
         disabled_tools: Vec::new(),
         source: "conformance".into(),
+        sandbox: Default::default(),
     };
     let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
     let manager = McpManager::start(vec![config], &dir).await;

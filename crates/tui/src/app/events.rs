@@ -16,7 +16,15 @@ impl App {
     /// One event of the session, in the order it was emitted.
     pub fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::Header { .. } | AgentEvent::Custom { .. } => {}
+            // The UI shows the prompts it sends as they are typed.
+            AgentEvent::Header { .. } | AgentEvent::Custom { .. } | AgentEvent::Prompt { .. } => {}
+            AgentEvent::ModeChanged { mode, approval } => {
+                self.mode = mode;
+                if let Some(info) = &mut self.info {
+                    info.mode = mode;
+                    info.approval = approval;
+                }
+            }
             AgentEvent::SessionStarted { session } => self.session_started(session),
             AgentEvent::History { messages } => {
                 self.load_history(&messages);
@@ -44,7 +52,9 @@ impl App {
             }
             AgentEvent::Token { text } => self.stream(text, false),
             AgentEvent::Thought { text } => self.stream(text, true),
-            AgentEvent::ApprovalRequested { call, preview } => self.ask_approval(call, preview),
+            AgentEvent::ApprovalRequested { call, preview, rule } => {
+                self.ask_approval(call, preview, rule)
+            }
             AgentEvent::Action { call, .. } if self.has_card(&call.id) => {}
             AgentEvent::Action { call, .. } => {
                 self.end_streaming();

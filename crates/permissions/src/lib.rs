@@ -1,0 +1,27 @@
+//! axon's permission rules: allow, ask and deny rules over tool calls that
+//! remember what the user approved, and each workspace's trust file.
+//!
+//! Guarantees: pure logic (the trust file is the only I/O, under the user's
+//! data folder, never in the repository); nothing prints; no input can make
+//! it panic. Shell commands are judged by a quote-aware scanner feeding
+//! shlex, never by regular expressions, and conservatively: what it cannot
+//! pin down is `opaque` and is never auto-allowed by a prefix or exact rule;
+//! a command whose words may not show all it runs (a program named by an
+//! expansion, a shell reading standard input, ...) is asked about whenever
+//! a deny or ask rule for `shell` exists. Deny beats ask beats allow. See
+//! `command`, `effective`, `invoke`, `decide`, `suggest`, `trust`.
+
+pub mod command;
+mod decide;
+mod effective;
+mod invoke;
+mod path;
+mod rule;
+mod suggest;
+mod trust;
+
+pub use command::{Analysis, analyze};
+pub use decide::{Kind, RuleSet, Source, Verdict};
+pub use rule::{Rule, RuleError};
+pub use suggest::{Suggestion, suggest};
+pub use trust::{Trust, TrustError, trust_path};
