@@ -344,8 +344,10 @@ impl Agent {
         }
         self.prompt_index = self.history.len() - 1;
         let mut last_text = String::new();
+        let mut repeats = crate::repeats::Repeats::default();
+        let mut answer_only = false;
         for _ in 0..self.config.max_iterations {
-            let turn = match self.next_turn(emit, cancel).await {
+            let turn = match self.next_turn(answer_only, emit, cancel).await {
                 Ok(turn) => turn,
                 Err(TurnEnd::Cancelled(partial)) => {
                     if !partial.is_empty() {
@@ -366,7 +368,7 @@ impl Agent {
                         .to_string(),
                 });
             }
-            let (assistant, text, calls) = self.interpret(turn);
+            let (assistant, text, calls) = self.interpret(turn, answer_only);
             for (n, planned) in calls.iter().enumerate() {
                 // An unreadable ```json:tool block names no tool, so no tool
                 // call event shows it: say it here.
@@ -398,10 +400,20 @@ impl Agent {
                 return RunOutcome::Answered(text);
             }
             last_text = text;
-            let outputs = self.run_calls(&calls, emit, cancel).await;
+            let mut outputs = self.run_calls(&calls, emit, cancel).await;
             let stop = calls.iter().zip(&outputs).any(|(planned, output)| {
                 !output.is_error && self.config.stop_tools.contains(&planned.call.name)
             });
+            let called: Vec<&ToolCall> = calls.iter().map(|planned| &planned.call).collect();
+            if let Some(looping) = repeats.observe(&called, &mut outputs) {
+                answer_only = true;
+                emit(AgentEvent::Warning {
+                    message: format!(
+                        "the model called {} {} times with the same arguments and got the same                          result; its next reply is asked without tools, so that it answers",
+                        looping.tool, looping.times
+                    ),
+                });
+            }
             self.push_results(&calls, outputs);
             if cancel.is_cancelled() {
                 return RunOutcome::Cancelled(last_text);
@@ -425,15 +437,21 @@ impl Agent {
         preamble_of(&self.preamble, &self.registry, &*self.provider, &self.config)
     }
 
-    fn request(&self) -> ProviderRequest<'_> {
+    /// The next model call; `answer_only` when the tools are withheld.
+    fn request(&self, answer_only: bool) -> ProviderRequest<'_> {
         let preamble = self.preamble();
         ProviderRequest {
             system: Cow::Borrowed(&preamble.system),
             messages: self.history.messages(),
             tools: Cow::Borrowed(&preamble.tools),
-            text_tools: Cow::Borrowed(&preamble.text_tools),
+            text_tools: if answer_only {
+                Cow::Borrowed(&[])
+            } else {
+                Cow::Borrowed(&preamble.text_tools)
+            },
             max_output_tokens: self.config.max_output_tokens,
             temperature: None,
+            answer_only,
         }
     }
 
@@ -441,6 +459,7 @@ impl Agent {
     /// once on a context-length error.
     async fn next_turn(
         &mut self,
+        answer_only: bool,
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<AssembledTurn, TurnEnd> {
@@ -449,7 +468,7 @@ impl Agent {
         let mut trimmed = false;
         let mut attempts = 0;
         loop {
-            let request = self.request();
+            let request = self.request(answer_only);
             let estimate =
                 self.preamble().tokens(&self.history.counter) + self.history.raw_tokens();
             let error = match self.stream_turn(&request, estimate, emit, cancel).await {
@@ -569,8 +588,13 @@ impl Agent {
     }
 
     /// The assistant message to keep, the answer text, and the calls to
-    /// run, for either tool protocol.
-    fn interpret(&self, turn: AssembledTurn) -> (Message, String, Vec<PlannedCall>) {
+    /// run, for either tool protocol. With the tools withheld, blocks the
+    /// text protocol's model writes anyway are not run.
+    fn interpret(
+        &self,
+        turn: AssembledTurn,
+        answer_only: bool,
+    ) -> (Message, String, Vec<PlannedCall>) {
         match self.provider.info().tool_protocol {
             ToolProtocol::Native => {
                 let text = turn.message.text();
@@ -596,6 +620,12 @@ impl Agent {
             ToolProtocol::Text => {
                 let raw = turn.message.text();
                 let parsed = text_protocol::parse(&raw);
+                if answer_only {
+                    let mut message = turn.message;
+                    message.tool_calls.clear();
+                    let text = if parsed.text.trim().is_empty() { raw } else { parsed.text };
+                    return (message, text, Vec::new());
+                }
                 let calls = parsed
                     .calls
                     .into_iter()

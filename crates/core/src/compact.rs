@@ -129,6 +129,7 @@ impl Agent {
             text_tools: Default::default(),
             max_output_tokens: Some(2048),
             temperature: None,
+            answer_only: false,
         };
         let mut stream = self.provider.stream(&request);
         let mut text = String::new();

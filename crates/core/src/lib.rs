@@ -16,6 +16,7 @@ pub mod context;
 mod history;
 pub mod plan;
 pub mod prompt;
+mod repeats;
 pub mod rules;
 mod skill_tool;
 pub mod skills;

@@ -368,3 +368,61 @@ async fn a_run_dropped_mid_tool_leaves_a_history_that_can_be_sent_again() {
     assert_eq!(messages[2]["content"], "Interrupted before it finished.");
     assert_eq!(messages[3]["content"], "second");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_repeated_with_the_same_result_ends_in_an_answer_without_tools() {
+    for kind in KINDS {
+        let same = || Reply::tool("read_file", json!({"path": "notes.txt"}));
+        let script = vec![same(), same(), same(), Reply::text("The word is pelican.")];
+        let config = AgentConfig { max_iterations: 4, ..AgentConfig::default() };
+        let mut h =
+            Harness::with_config(script, kind, ToolProtocol::Native, Profile::Code, config).await;
+        std::fs::write(h.path("notes.txt"), "pelican\n").unwrap();
+        let outcome = h.run("read notes.txt").await;
+        assert_eq!(outcome, RunOutcome::Answered("The word is pelican.".into()), "{kind:?}");
+        let requests = h.server.requests();
+        assert_eq!(requests.len(), 4, "{kind:?}");
+        for early in &requests[..3] {
+            assert!(early.get("tool_choice").is_none(), "{kind:?}: {early}");
+        }
+        let last = &requests[3];
+        let none =
+            if kind == ProviderKind::Anthropic { json!({"type": "none"}) } else { json!("none") };
+        assert_eq!(last["tool_choice"], none, "{kind:?}");
+        assert!(last["tools"].as_array().is_some_and(|t| !t.is_empty()), "tools stay defined");
+        let sent = last.to_string();
+        assert!(sent.contains("call number 2 of read_file"), "{kind:?}: {sent}");
+        assert!(sent.contains("Tools are withheld"), "{kind:?}: {sent}");
+        assert!(
+            h.events().iter().any(|e| matches!(e, AgentEvent::Warning { message }
+                if message.contains("read_file 3 times"))),
+            "{kind:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_tools_withheld_a_text_protocol_block_is_not_run() {
+    let block = "```json:tool\n{\"tool\": \"read_file\", \"params\": {\"path\": \"a\"}}\n```";
+    let script = vec![
+        Reply::text(block),
+        Reply::text(block),
+        Reply::text(block),
+        Reply::text(&format!("Done.\n{block}")),
+    ];
+    let config = AgentConfig { max_iterations: 6, ..AgentConfig::default() };
+    let mut h = Harness::with_config(
+        script,
+        ProviderKind::OpenAi,
+        ToolProtocol::Text,
+        Profile::Code,
+        config,
+    )
+    .await;
+    std::fs::write(h.path("a"), "x\n").unwrap();
+    assert_eq!(h.run("read a").await, RunOutcome::Answered("Done.".into()));
+    assert_eq!(h.server.requests().len(), 4);
+    let observations =
+        h.events().iter().filter(|e| matches!(e, AgentEvent::Observation { .. })).count();
+    assert_eq!(observations, 3, "the fourth block was not run");
+}

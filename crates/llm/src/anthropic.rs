@@ -203,6 +203,9 @@ pub fn request_body(
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
             .collect();
+        if request.answer_only {
+            body["tool_choice"] = json!({"type": "none"});
+        }
     }
     if let Some(budget) = thinking_budget {
         // The API requires the answer's budget to exceed the thinking one,
@@ -404,6 +407,22 @@ mod tests {
         assert_eq!(wire[1]["content"][2]["type"], "tool_use");
         assert_eq!(wire[2]["content"].as_array().unwrap().len(), 2);
         assert_eq!(wire[2]["content"][1]["is_error"], true);
+    }
+
+    #[test]
+    fn an_answer_only_call_sends_tool_choice_none() {
+        let tools = [axon_protocol::ToolSpec {
+            name: "read_file".into(),
+            description: "read".into(),
+            input_schema: json!({"type": "object"}),
+            annotations: Default::default(),
+        }];
+        let request = ProviderRequest { tools: tools[..].into(), ..Default::default() };
+        assert!(request_body("claude", &request, None).get("tool_choice").is_none());
+        let only = ProviderRequest { answer_only: true, ..request };
+        let body = request_body("claude", &only, None);
+        assert_eq!(body["tool_choice"], json!({"type": "none"}));
+        assert_eq!(body["tools"][0]["name"], "read_file");
     }
 
     #[test]

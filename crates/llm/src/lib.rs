@@ -80,6 +80,10 @@ pub struct ProviderRequest<'a> {
     pub text_tools: std::borrow::Cow<'a, [ToolSpec]>,
     pub max_output_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// This call must answer in text: the tools stay defined (the history
+    /// may hold calls, which some APIs refuse without them) but none may
+    /// be called (`tool_choice: none`; no grammar for the local model).
+    pub answer_only: bool,
 }
 
 /// Why the model stopped.

@@ -63,7 +63,7 @@ impl Provider for OpenAiProvider {
         // a model explaining the syntax for a call.
         let hosted =
             crate::known_provider(&self.connection.info.name).is_some_and(|p| p.requires_key);
-        if request.tools.is_empty() || hosted {
+        if request.tools.is_empty() || hosted || request.answer_only {
             stream
         } else {
             let names = request.tools.iter().map(|tool| tool.name.clone()).collect();
@@ -290,7 +290,7 @@ struct CompletionDetails {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axon_protocol::{ContentPart, Message};
+    use axon_protocol::{ContentPart, Message, ToolSpec};
     use serde_json::json;
 
     fn events_of(chunks: &[&str]) -> Vec<ProviderEvent> {
@@ -389,5 +389,25 @@ mod tests {
         let own = ProviderRequest { max_output_tokens: Some(5), ..request.clone() };
         assert_eq!(body(&own, Some(100))["max_tokens"], 5);
         assert!(body(&request, None).get("max_tokens").is_none());
+    }
+
+    #[test]
+    fn an_answer_only_call_keeps_the_tools_and_forbids_calling_them() {
+        let tools = [ToolSpec {
+            name: "read_file".into(),
+            description: "read".into(),
+            input_schema: json!({"type": "object"}),
+            annotations: Default::default(),
+        }];
+        let request = ProviderRequest { tools: tools[..].into(), ..Default::default() };
+        let sent = |request: &ProviderRequest<'_>| {
+            serde_json::to_value(Body::new("m", request, None)).unwrap()
+        };
+        assert!(sent(&request).get("tool_choice").is_none());
+        let only = ProviderRequest { answer_only: true, ..request.clone() };
+        assert_eq!(sent(&only)["tool_choice"], "none");
+        assert_eq!(sent(&only)["tools"][0]["function"]["name"], "read_file");
+        let bare = ProviderRequest { answer_only: true, ..Default::default() };
+        assert!(sent(&bare).get("tool_choice").is_none(), "no tools, no choice");
     }
 }

@@ -23,6 +23,8 @@ pub(crate) struct Body<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
@@ -41,6 +43,7 @@ impl<'a> Body<'a> {
             stream: true,
             stream_options: StreamOptions { include_usage: true },
             tools: request.tools.iter().map(WireTool::new).collect(),
+            tool_choice: (request.answer_only && !request.tools.is_empty()).then_some("none"),
             max_tokens: request.max_output_tokens.or(default_max_tokens),
             temperature: request.temperature,
         }

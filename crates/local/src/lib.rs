@@ -182,7 +182,7 @@ impl Provider for LocalProvider {
         };
         // In the text protocol the tools are only described in `system`;
         // the grammar still holds a started call to them.
-        let tools = match (self.grammar, request.tools.is_empty()) {
+        let tools = match (self.grammar && !request.answer_only, request.tools.is_empty()) {
             (false, _) => Vec::new(),
             (true, true) => request.text_tools.to_vec(),
             (true, false) => request.tools.to_vec(),
