@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::{ApprovalPolicy, Approver, SharedApproval};
 use crate::history::{History, Journal};
+use crate::lifecycle::{Lifecycle, Verdict, add_context, keep_going};
 use crate::tokens::TokenCounter;
 
 #[derive(Debug, Clone)]
@@ -99,6 +100,9 @@ pub enum RunOutcome {
     /// The model declined (a refusal, or its provider's content filter
     /// stopped the reply); the text it gave.
     Refused(String),
+    /// A `UserPromptSubmit` hook refused the request, for this reason; the
+    /// model never saw it.
+    Blocked(String),
 }
 
 /// Receives every event of a run, in order.
@@ -125,6 +129,8 @@ pub struct Agent {
     /// Where the approval policy is read from when a front end may change
     /// it mid-turn.
     pub(crate) shared_approval: Option<Arc<SharedApproval>>,
+    /// Hooks and checkpoints, told of each step.
+    pub(crate) lifecycle: Option<Arc<dyn Lifecycle>>,
 }
 
 /// What every request sends before the history, and its token counts.
@@ -207,7 +213,18 @@ impl Agent {
             prompt_index: 0,
             preamble: OnceLock::new(),
             shared_approval: None,
+            lifecycle: None,
         }
+    }
+
+    /// Who is told of each step of a run (hooks, checkpoints).
+    pub fn with_lifecycle(mut self, lifecycle: Arc<dyn Lifecycle>) -> Self {
+        self.set_lifecycle(lifecycle);
+        self
+    }
+
+    pub fn set_lifecycle(&mut self, lifecycle: Arc<dyn Lifecycle>) {
+        self.lifecycle = Some(lifecycle);
     }
 
     /// Who answers `ApprovalPolicy::Ask`. Without one, asking means no.
@@ -334,18 +351,29 @@ impl Agent {
         // A run dropped mid-tool (its future discarded) leaves calls
         // without results; close them before the history is sent again.
         self.history.close_open_calls();
+        let asked = prompt.text();
+        let verdict = self.consult(emit, |l| l.prompt_submitted(&asked)).await;
+        if let Some(reason) = verdict.block {
+            emit(AgentEvent::Warning {
+                message: format!("a hook refused the request (the model did not see it): {reason}"),
+            });
+            return RunOutcome::Blocked(reason);
+        }
+        let mut prompt = prompt;
         // A request that failed or was cancelled before any reply is still
         // the last message: asked again, it is answered, not repeated.
         let unanswered = self.history.messages().last().is_some_and(|m| {
             m.role == Role::User && m.tool_call_id.is_none() && m.content == prompt.content
         });
         if !unanswered {
+            add_context(&mut prompt.content, &verdict);
             self.history.push(prompt);
         }
         self.prompt_index = self.history.len() - 1;
         let mut last_text = String::new();
         let mut repeats = crate::repeats::Repeats::default();
         let mut answer_only = false;
+        let mut stop_blocked = false;
         for _ in 0..self.config.max_iterations {
             let turn = match self.next_turn(answer_only, emit, cancel).await {
                 Ok(turn) => turn,
@@ -385,6 +413,21 @@ impl Agent {
             self.history.push(assistant);
             if calls.is_empty() {
                 emit(AgentEvent::Answer { text: text.clone() });
+                let again = stop_blocked;
+                let verdict = if turn_refused {
+                    Verdict::default()
+                } else {
+                    self.consult(emit, |l| l.stopping(&text, again)).await
+                };
+                if let Some(reason) = verdict.block {
+                    stop_blocked = true;
+                    emit(AgentEvent::Warning {
+                        message: format!("a stop hook kept the model going: {reason}"),
+                    });
+                    self.history.push(keep_going(&reason));
+                    last_text = text;
+                    continue;
+                }
                 if turn_refused {
                     // The request and the refusal are taken back: neither is
                     // sent again (what ACP's `refusal` tells editors).

@@ -3,13 +3,14 @@
 //! anything alone), and feeding every result back, one per call.
 
 use axon_llm::ToolProtocol;
-use axon_protocol::{AgentEvent, Message, TEXT_RESULTS_HEADER, ToolCall, ToolOutput};
+use axon_protocol::{AgentEvent, ContentPart, Message, TEXT_RESULTS_HEADER, ToolCall, ToolOutput};
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, EventSink, PlannedCall};
 use crate::approval::{Approval, ApprovalPolicy, Gate};
 use crate::batch::batches;
+use crate::lifecycle::{HookPermission, Verdict, add_context};
 
 impl Agent {
     /// Runs a turn's calls (see `batch` for what runs concurrently) and
@@ -28,6 +29,8 @@ impl Agent {
             })
             .collect();
         let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+        // What PreToolUse hooks added for the model, per call.
+        let mut context: Vec<Vec<String>> = vec![Vec::new(); calls.len()];
         // Calls that got an Action event; only they get an Observation.
         let mut announced = vec![false; calls.len()];
         for batch in batches(&read_only) {
@@ -37,7 +40,20 @@ impl Agent {
             let mut runnable = Vec::new();
             for &i in &batch {
                 let planned = &calls[i];
-                match self.check(planned, emit, cancel).await {
+                let verdict = match self.registry.spec(&planned.call.name) {
+                    Some(spec) if planned.problem.is_none() => {
+                        self.consult(emit, |l| l.before_tool(&planned.call, spec)).await
+                    }
+                    _ => Verdict::default(),
+                };
+                context[i] = verdict.context;
+                let checked = match (verdict.block, verdict.permission) {
+                    (Some(reason), _) | (None, Some(HookPermission::Deny(reason))) => {
+                        Err(ToolOutput::error(format!("A hook refused this call: {reason}")))
+                    }
+                    (None, permission) => self.check(planned, permission, emit, cancel).await,
+                };
+                match checked {
                     Ok(asked) => {
                         // A call just asked about was shown with its preview.
                         let preview = if read_only[i] || asked || !self.config.preview_actions {
@@ -98,7 +114,14 @@ impl Agent {
             };
             if let Some(done) = finished {
                 for (&i, output) in runnable.iter().zip(done) {
-                    outputs[i] = Some(output);
+                    outputs[i] = Some(self.after_hooks(&calls[i].call, output, emit).await);
+                }
+            }
+            for &i in &batch {
+                if let Some(output) = outputs[i].as_mut() {
+                    for text in context[i].drain(..) {
+                        output.content.push(ContentPart::text(format!("\n{text}")));
+                    }
                 }
             }
             for &i in &batch {
@@ -131,6 +154,7 @@ impl Agent {
     async fn check(
         &mut self,
         planned: &PlannedCall,
+        hook: Option<HookPermission>,
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<bool, ToolOutput> {
@@ -151,6 +175,15 @@ impl Agent {
         let gate = match &self.permissions {
             Some(permissions) => permissions.gate(&planned.call, &spec),
             None => Gate::Policy,
+        };
+        // A hook's word comes after the deny rules, before the policy.
+        let gate = match (gate, hook) {
+            (Gate::Deny(reason), _) => Gate::Deny(reason),
+            (_, Some(HookPermission::Allow)) => Gate::Allow,
+            (_, Some(HookPermission::Ask(reason) | HookPermission::Deny(reason))) => {
+                Gate::Confirm(format!("A hook asks the user first: {reason}"))
+            }
+            (gate, None) => gate,
         };
         // A deny rule holds for tools that only read too (`read_file(.env)`).
         if let Gate::Deny(reason) = gate {
@@ -208,6 +241,21 @@ impl Agent {
                 )))
             }
         }
+    }
+
+    /// PostToolUse: what the hooks say of a result is added to it.
+    async fn after_hooks(
+        &self,
+        call: &ToolCall,
+        mut output: ToolOutput,
+        emit: EventSink<'_>,
+    ) -> ToolOutput {
+        let verdict = self.consult(emit, |l| l.after_tool(call, &output)).await;
+        if let Some(reason) = &verdict.block {
+            output.content.push(ContentPart::text(format!("\nA hook objected: {reason}")));
+        }
+        add_context(&mut output.content, &verdict);
+        output
     }
 
     pub(crate) fn push_results(&mut self, calls: &[PlannedCall], mut outputs: Vec<ToolOutput>) {

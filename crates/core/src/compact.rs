@@ -49,6 +49,7 @@ impl Agent {
         if self.config.context_strategy == ContextStrategy::Summarize {
             let replaced = self.oldest_half();
             if replaced > 0 {
+                self.consult(emit, |l| l.compacting(true)).await;
                 match self.compact(replaced, cancel).await {
                     Ok(()) => {
                         emit(AgentEvent::Warning {
@@ -82,12 +83,18 @@ impl Agent {
 
     /// Summarises everything before the last user request (`axon run
     /// --compact`). Returns how many messages the summary replaced.
-    pub async fn compact_all(&mut self, cancel: &CancellationToken) -> Result<usize, String> {
+    pub async fn compact_all(
+        &mut self,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<usize, String> {
         let last_user =
             self.history.messages().iter().rposition(|m| m.role == Role::User).unwrap_or(0);
         if last_user == 0 {
             return Ok(0);
         }
+        // PreCompact hooks cannot stop it; they are told, and may warn.
+        self.consult(emit, |l| l.compacting(false)).await;
         self.compact(last_user, cancel).await?;
         Ok(last_user)
     }

@@ -216,6 +216,7 @@ impl Planner {
             }
             RunOutcome::Answered(_) => "the model answered without calling submit_plan".to_string(),
             RunOutcome::Refused(_) => "the model declined to make a plan".to_string(),
+            RunOutcome::Blocked(reason) => format!("a hook refused the request: {reason}"),
         })
     }
 }
@@ -264,6 +265,9 @@ pub async fn execute(
             RunOutcome::Failed(e) => (StepStatus::Failed, e),
             RunOutcome::Refused(_) => {
                 (StepStatus::Failed, "the model declined this step".to_string())
+            }
+            RunOutcome::Blocked(reason) => {
+                (StepStatus::Failed, format!("a hook refused this step: {reason}"))
             }
             RunOutcome::Cancelled(_) => {
                 plan.steps[index].status = StepStatus::Pending;

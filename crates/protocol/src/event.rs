@@ -94,7 +94,8 @@ pub enum StopReason {
     MaxIterations,
     Cancelled,
     /// The model declined: a refusal, or its provider's content filter
-    /// stopped the reply.
+    /// stopped the reply; or a hook refused the request before the model
+    /// saw it.
     Refusal,
     /// A provider error, or a plan step that failed and could not be revised.
     Error,

@@ -274,7 +274,7 @@ impl Task {
             RunOutcome::Failed(_) => StopReason::Error,
             RunOutcome::IterationLimit(_) => StopReason::MaxIterations,
             RunOutcome::Cancelled(_) => StopReason::Cancelled,
-            RunOutcome::Refused(_) => StopReason::Refusal,
+            RunOutcome::Refused(_) | RunOutcome::Blocked(_) => StopReason::Refusal,
         }
     }
 
@@ -314,7 +314,8 @@ impl Task {
     }
 
     async fn compact(&mut self, cancel: &CancellationToken) -> StopReason {
-        match self.agent.compact_all(cancel).await {
+        let events = &self.events;
+        match self.agent.compact_all(&|event| events.emit(event), cancel).await {
             Ok(0) => {
                 self.events.emit(AgentEvent::Info {
                     message: "nothing to compact: the conversation has only its latest request"
