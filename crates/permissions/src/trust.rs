@@ -1,5 +1,5 @@
 //! Each workspace's trust file: the allow rules the user added with
-//! "always", and the workspace MCP servers the user consented to.
+//! "always", and the workspace MCP servers and hooks the user consented to.
 //!
 //! Guarantees: the file lives under the user's data folder
 //! (`DATA/trust/NAME-HASH.toml`), never in the repository, so a repository
@@ -31,6 +31,10 @@ pub struct Trust {
     /// Workspace MCP servers the user consented to: name -> a description of
     /// what it runs (its command line); a changed command is not trusted.
     pub mcp_servers: BTreeMap<String, String>,
+    /// Workspace hooks the user consented to: the hook (event, matcher,
+    /// command) -> a fingerprint of what it runs (the command and the
+    /// workspace scripts it names); a changed one is not trusted.
+    pub hooks: BTreeMap<String, String>,
 }
 
 /// A trust file that cannot be read, understood or written.
@@ -55,13 +59,16 @@ struct TrustFile {
     allow: Vec<String>,
     #[serde(default)]
     mcp_servers: BTreeMap<String, String>,
+    #[serde(default)]
+    hooks: BTreeMap<String, String>,
 }
 
 const HEADER: &str = "\
 # axon trust file, written by axon: what the user allowed in one workspace.
 # `allow` holds permission rules added with \"always\" in an approval;
 # `mcp_servers` the workspace's MCP servers the user consented to, each with
-# the command it runs (a changed command is asked about again).
+# the command it runs (a changed command is asked about again); `hooks` the
+# workspace's hook commands the user consented to, likewise.
 # It lives in the user's data folder, never in the repository, so a
 # repository cannot grant itself permissions. axon rewrites this file:
 # edits to its values are kept, comments are not.
@@ -123,7 +130,12 @@ impl Trust {
             return Ok(Trust::new(workspace));
         }
         check_rules(&file.allow, &path)?;
-        Ok(Trust { workspace: file.workspace, allow: file.allow, mcp_servers: file.mcp_servers })
+        Ok(Trust {
+            workspace: file.workspace,
+            allow: file.allow,
+            mcp_servers: file.mcp_servers,
+            hooks: file.hooks,
+        })
     }
 
     /// Writes the trust file atomically (see the module's guarantees).
@@ -134,6 +146,7 @@ impl Trust {
             workspace: self.workspace.clone(),
             allow: self.allow.clone(),
             mcp_servers: self.mcp_servers.clone(),
+            hooks: self.hooks.clone(),
         };
         let body = toml::to_string(&file).map_err(|error| TrustError::Invalid {
             path: path.clone(),
@@ -226,6 +239,19 @@ impl Trust {
     pub fn trust_server(&mut self, name: &str, description: &str) -> bool {
         let previous = self.mcp_servers.insert(name.to_string(), description.to_string());
         previous.as_deref() != Some(description)
+    }
+
+    /// Whether the workspace hook `hook` was trusted with exactly this
+    /// fingerprint of what it runs.
+    pub fn trusts_hook(&self, hook: &str, fingerprint: &str) -> bool {
+        self.hooks.get(hook).is_some_and(|have| have == fingerprint)
+    }
+
+    /// Trusts the workspace hook `hook` as `fingerprint` describes it;
+    /// answers whether anything changed.
+    pub fn trust_hook(&mut self, hook: &str, fingerprint: &str) -> bool {
+        let previous = self.hooks.insert(hook.to_string(), fingerprint.to_string());
+        previous.as_deref() != Some(fingerprint)
     }
 }
 

@@ -3,6 +3,7 @@
 //! once, and synced to disk at the end of every turn; a failed write is
 //! reported once as a warning and the work goes on.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Result, bail};
@@ -33,11 +34,32 @@ pub struct SessionJournal {
     writer: Mutex<SessionWriter>,
     failed: Mutex<bool>,
     events: Emitter,
+    /// Turns the file has begun, across resumes.
+    turns: AtomicU32,
 }
 
 impl SessionJournal {
-    fn new(writer: SessionWriter, events: Emitter) -> Self {
-        SessionJournal { writer: Mutex::new(writer), failed: Mutex::new(false), events }
+    fn new(writer: SessionWriter, events: Emitter, turns: u32) -> Self {
+        SessionJournal {
+            writer: Mutex::new(writer),
+            failed: Mutex::new(false),
+            events,
+            turns: AtomicU32::new(turns),
+        }
+    }
+
+    /// Records that the session's next turn begins; its number, counted
+    /// over the whole file (what `axon rewind --turn` takes).
+    pub fn begin_turn(&self) -> u32 {
+        let turn = self.turns.fetch_add(1, Ordering::AcqRel) + 1;
+        self.append(&Record::Turn { turn, at: now_ms() });
+        turn
+    }
+
+    /// Records the checkpoint taken before `turn` first changed a file.
+    pub fn checkpoint(&self, turn: u32, snapshot: &str, skipped: Vec<String>) {
+        let at = now_ms();
+        self.append(&Record::Checkpoint { turn, snapshot: snapshot.to_string(), skipped, at });
     }
 
     fn append(&self, record: &Record) {
@@ -142,7 +164,7 @@ impl Sessions {
         let writer =
             self.store.create_as(&id, title, &self.workspace, provider, model, redactor)?;
         Ok(Some(Opened {
-            journal: Arc::new(SessionJournal::new(writer, self.events.clone())),
+            journal: Arc::new(SessionJournal::new(writer, self.events.clone(), 0)),
             resumed: None,
             plan: None,
         }))
@@ -180,7 +202,8 @@ impl Sessions {
             });
         }
         let writer = self.store.append_to(&session, self.redactor.clone())?;
-        let journal = Arc::new(SessionJournal::new(writer, self.events.clone()));
+        let journal =
+            Arc::new(SessionJournal::new(writer, self.events.clone(), session.turn_count()));
         // A session whose model is gone goes on with the current one.
         if session.model() != (provider, model) {
             journal.append(&Record::Model {

@@ -28,12 +28,14 @@ mod export;
 mod load;
 mod record;
 mod redact;
+mod rewind;
 mod store;
 
 pub use export::{to_json, to_markdown};
 pub use load::{LoadError, load};
 pub use record::{Header, Record, SESSION_VERSION};
 pub use redact::Redactor;
+pub use rewind::{Rewind, TurnSummary};
 pub use store::{
     Session, SessionStore, SessionSummary, SessionWriter, StoreError, Utc, civil_from_days,
     new_session_id,

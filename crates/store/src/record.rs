@@ -50,6 +50,19 @@ pub enum Record {
     /// The newest `messages` messages were taken back (a refused request
     /// and its reply): a resumed session goes on without them.
     Withdrawn { messages: usize, at: i64 },
+    /// User request number `turn` of the session (counted over the whole
+    /// file, across resumes) begins: what follows is its conversation.
+    Turn { turn: u32, at: i64 },
+    /// Before turn `turn` first changed a file, the workspace's files were
+    /// snapshotted as `snapshot` (a checkpoint id); `skipped` names what
+    /// the snapshot left out (ignored, too large).
+    Checkpoint {
+        turn: u32,
+        snapshot: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped: Vec<String>,
+        at: i64,
+    },
 }
 
 impl Record {

@@ -1,0 +1,188 @@
+//! What rewinding a session to the start of one of its turns means: which
+//! checkpoint holds the files as they were, and how many messages of the
+//! conversation to take back.
+//!
+//! Guarantees: the files are those of the first checkpoint taken in that
+//! turn or later (no earlier turn's tools changed a file after it), or none
+//! when nothing was changed since; the conversation is cut back to just
+//! before the turn's request, through a `Withdrawn` record appended by the
+//! caller (the file is never rewritten). A compaction after the turn
+//! summarised the messages a cut would need, so the conversation then
+//! cannot be rewound (the files still can), and says so.
+
+use crate::{Record, Session};
+
+/// A rewind of a session to just before turn `turn`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewind {
+    pub turn: u32,
+    /// The request that began the turn, for showing.
+    pub prompt: String,
+    /// The checkpoint whose files to restore; `None` when no tool changed
+    /// a file from that turn on.
+    pub snapshot: Option<String>,
+    /// Messages to take back; `Err` says why the conversation cannot be
+    /// rewound.
+    pub withdraw: Result<usize, String>,
+}
+
+/// One turn of a session, for a picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnSummary {
+    pub turn: u32,
+    pub prompt: String,
+    /// Whether a checkpoint was taken in this turn (its tools changed files).
+    pub changed_files: bool,
+    pub at: i64,
+}
+
+impl Session {
+    /// How many turns the session has begun (the next one is this + 1).
+    pub fn turn_count(&self) -> u32 {
+        self.records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Turn { turn, .. } => Some(*turn),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Every turn, oldest first, with its request.
+    pub fn turns(&self) -> Vec<TurnSummary> {
+        let mut turns: Vec<TurnSummary> = Vec::new();
+        let mut awaiting_prompt = false;
+        for record in &self.records {
+            match record {
+                Record::Turn { turn, at } => {
+                    turns.push(TurnSummary {
+                        turn: *turn,
+                        prompt: String::new(),
+                        changed_files: false,
+                        at: *at,
+                    });
+                    awaiting_prompt = true;
+                }
+                Record::Message { message, .. } if awaiting_prompt => {
+                    if let Some(last) = turns.last_mut() {
+                        last.prompt = message.text();
+                    }
+                    awaiting_prompt = false;
+                }
+                Record::Checkpoint { turn, .. } => {
+                    if let Some(summary) = turns.iter_mut().find(|t| t.turn == *turn) {
+                        summary.changed_files = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        turns
+    }
+
+    /// What rewinding to just before turn `turn` takes; `None` when the
+    /// session has no such turn.
+    pub fn rewind_to(&self, turn: u32) -> Option<Rewind> {
+        let start = self
+            .records
+            .iter()
+            .position(|r| matches!(r, Record::Turn { turn: t, .. } if *t == turn))?;
+        let prompt = self.turns().into_iter().find(|t| t.turn == turn)?.prompt;
+        let snapshot = self.records[start..].iter().find_map(|r| match r {
+            Record::Checkpoint { turn: t, snapshot, .. } if *t >= turn => Some(snapshot.clone()),
+            _ => None,
+        });
+        let compacted_after =
+            self.records[start..].iter().any(|r| matches!(r, Record::Compaction { .. }));
+        let withdraw = if compacted_after {
+            Err(format!(
+                "the conversation was compacted after turn {turn}, so its messages from then on \
+                 are a summary now; the files can still be rewound (--files-only)"
+            ))
+        } else {
+            let before = Session { records: self.records[..start].to_vec(), ..self.clone() };
+            Ok(self.history().len().saturating_sub(before.history().len()))
+        };
+        Some(Rewind { turn, prompt, snapshot, withdraw })
+    }
+
+    /// Every checkpoint id the session recorded (to prune with it).
+    pub fn snapshots(&self) -> Vec<String> {
+        self.records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Checkpoint { snapshot, .. } => Some(snapshot.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Header;
+    use axon_protocol::Message;
+
+    fn session(records: Vec<Record>) -> Session {
+        Session {
+            path: "s.jsonl".into(),
+            header: Header {
+                version: 1,
+                id: "s".into(),
+                title: "t".into(),
+                workspace: "/w".into(),
+                provider: "p".into(),
+                model: "m".into(),
+                created_at: 0,
+            },
+            records,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn turn(turn: u32, prompt: &str, answer: &str) -> Vec<Record> {
+        vec![
+            Record::Turn { turn, at: 0 },
+            Record::message(Message::user(prompt)),
+            Record::message(Message::assistant(answer)),
+        ]
+    }
+
+    #[test]
+    fn a_rewind_takes_back_the_turns_messages_and_finds_the_next_checkpoint() {
+        let mut records = turn(1, "first", "one");
+        records.extend(turn(2, "second", "two"));
+        records.push(Record::Checkpoint {
+            turn: 2,
+            snapshot: "abc".into(),
+            skipped: vec![],
+            at: 0,
+        });
+        records.extend(turn(3, "third", "three"));
+        let s = session(records);
+        assert_eq!(s.turn_count(), 3);
+        let back = s.rewind_to(1).unwrap();
+        assert_eq!(back.prompt, "first");
+        assert_eq!(back.snapshot.as_deref(), Some("abc"), "turn 1 changed nothing; turn 2 did");
+        assert_eq!(back.withdraw, Ok(6));
+        let back = s.rewind_to(3).unwrap();
+        assert_eq!(back.snapshot, None, "nothing changed from turn 3 on");
+        assert_eq!(back.withdraw, Ok(2));
+        assert!(s.rewind_to(4).is_none());
+        let turns = s.turns();
+        assert_eq!(turns.len(), 3);
+        assert!(turns[1].changed_files && !turns[0].changed_files);
+    }
+
+    #[test]
+    fn a_compaction_after_the_turn_stops_only_the_conversation_rewind() {
+        let mut records = turn(1, "first", "one");
+        records.extend(turn(2, "second", "two"));
+        records.push(Record::Compaction { summary: "sum".into(), kept: 2, at: 0 });
+        let s = session(records);
+        assert!(s.rewind_to(1).unwrap().withdraw.is_err());
+        assert_eq!(s.rewind_to(1).unwrap().snapshot, None);
+    }
+}
