@@ -1,0 +1,241 @@
+//! Checkpoints and rewind of a workspace's files.
+//!
+//! A [`Checkpoints`] keeps snapshots of one workspace in a shadow git
+//! repository under axon's data folder,
+//! `DATA/checkpoints/<folder name>-<16 hex of sha256(canonical path)>/`,
+//! never in the user's own `.git`. Every snapshot is a parentless commit
+//! named by a ref, `refs/axon/<session>/<unix ms>-<commit>`, so deleting a
+//! session's refs ([`Checkpoints::prune_session`]) leaves its commits
+//! unreachable and `git gc` collects them; what snapshots share (most files)
+//! is stored once.
+//!
+//! git runs with the shadow repository as `GIT_DIR` and the workspace as
+//! `GIT_WORK_TREE`, in an environment built from nothing (no system or
+//! global config, no hooks, no signing, a fixed identity, no line-ending or
+//! filter conversion, whatever the workspace's `.gitattributes` say), so a
+//! restore is byte-for-byte and the user's git setup cannot break a
+//! snapshot. A snapshot stages the workspace with git's stat cache: only
+//! files whose size or times changed are read again, so a turn costs about
+//! the same in a 10,000-file tree as in a small one.
+//!
+//! One lock file per workspace (`flock`, held for the length of one call)
+//! serialises processes and threads; a new shadow repository is built aside
+//! and renamed into place, so a half-made one is never seen.
+//!
+//! # What a snapshot holds, and what it does not
+//!
+//! A snapshot holds every file of the workspace that git would see as
+//! untracked-or-tracked in a repository at its root: content, the
+//! executable bit and symlinks. Changes made by shell commands are caught
+//! like any other, as long as a snapshot was taken before the command ran.
+//! NOT caught, and never touched by a restore:
+//!
+//! - files ignored by the workspace's `.gitignore` files, by the
+//!   `.git/info/exclude` of a repository at the workspace's root, or that
+//!   were tracked and became ignored (they leave the snapshots);
+//!   `.gitignore` files of a repository *above* the workspace are not read;
+//! - files larger than [`MAX_FILE_BYTES`] (reported as
+//!   [`SkipReason::TooLarge`] by every snapshot);
+//! - nested git repositories (a folder with its own `.git`: reported as
+//!   [`SkipReason::NestedRepository`]) and unreadable files
+//!   ([`SkipReason::Unreadable`]);
+//! - the user's `.git` and axon's own `.axon` folder at the workspace root;
+//! - anything outside the workspace, and empty directories; permissions
+//!   beyond the executable bit, owners and times.
+
+mod error;
+mod git;
+mod repo;
+mod restore;
+mod stage;
+
+use std::path::{Path, PathBuf};
+
+pub use error::CheckpointError;
+
+/// Files larger than this (10 MiB) are left out of snapshots.
+pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The checkpoints of one workspace. Cheap to keep; every call takes the
+/// workspace's lock for its own length only.
+#[derive(Debug, Clone)]
+pub struct Checkpoints {
+    git: git::Git,
+    lock_path: PathBuf,
+    max_file_bytes: u64,
+    ignores: std::sync::Arc<stage::IgnoreWatch>,
+}
+
+/// A snapshot just taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The commit id: what [`Checkpoints::restore`] and
+    /// [`Checkpoints::diff_stat`] take.
+    pub id: String,
+    /// Paths whose state entered the shadow index anew (changed, created,
+    /// deleted, or newly left out) since the previous snapshot or restore.
+    /// 0 when nothing changed.
+    pub changed: usize,
+    /// Files left out of this snapshot, and why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A path a snapshot or restore left alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Relative to the workspace.
+    pub path: PathBuf,
+    pub reason: SkipReason,
+}
+
+/// Why a path was left alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// A file of this many bytes, over [`MAX_FILE_BYTES`].
+    TooLarge(u64),
+    /// A folder holding its own git repository.
+    NestedRepository,
+    /// A file git could not open.
+    Unreadable,
+    /// On restore: the snapshot has a file here, but the path is now taken
+    /// by something snapshots do not hold (an ignored or too-large file, a
+    /// nested repository, a folder of ignored files), which is kept.
+    Occupied,
+}
+
+/// What a restore did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    /// The snapshot taken just before restoring: restore it to undo.
+    pub backup: String,
+    /// Files rewritten or recreated with the snapshot's content and mode.
+    pub written: Vec<PathBuf>,
+    /// Files removed because the snapshot does not have them (folders they
+    /// leave empty go too).
+    pub removed: Vec<PathBuf>,
+    /// Paths of the snapshot left as they are.
+    pub skipped: Vec<Skipped>,
+}
+
+/// One file a restore would change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Relative to the workspace.
+    pub path: PathBuf,
+    pub kind: ChangeKind,
+    /// Lines the restore would add and remove; `None` for a binary file.
+    pub lines: Option<(u64, u64)>,
+}
+
+/// What a restore would do to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// The file is gone and would come back.
+    Create,
+    /// The file would get the snapshot's content or mode.
+    Rewrite,
+    /// The file is not in the snapshot and would be removed.
+    Remove,
+}
+
+/// One snapshot of a session, as [`Checkpoints::list`] gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotInfo {
+    pub id: String,
+    /// The label given to [`Checkpoints::snapshot`].
+    pub label: String,
+    /// When it was taken, in milliseconds since the Unix epoch.
+    pub time_ms: u64,
+}
+
+impl Checkpoints {
+    /// The checkpoints of `workspace`, kept under `data_dir/checkpoints/`.
+    /// Creates the shadow repository on first use. Fails if git is missing
+    /// or older than 2.25, or the workspace cannot be read.
+    pub fn open(data_dir: &Path, workspace: &Path) -> Result<Checkpoints, CheckpointError> {
+        repo::open(data_dir, workspace)
+    }
+
+    /// Leaves out files larger than `bytes` instead of [`MAX_FILE_BYTES`].
+    pub fn with_max_file_bytes(mut self, bytes: u64) -> Checkpoints {
+        self.max_file_bytes = bytes;
+        self
+    }
+
+    /// The canonical workspace path the snapshots are of.
+    pub fn workspace(&self) -> &Path {
+        &self.git.work_tree
+    }
+
+    /// The shadow repository (a git directory).
+    pub fn shadow_dir(&self) -> &Path {
+        &self.git.git_dir
+    }
+
+    /// Records the workspace's current files as a snapshot of `session`,
+    /// labelled `label` (one line; a turn's prompt, say). A snapshot with
+    /// no change since the last is still a snapshot, and costs one small
+    /// commit.
+    pub fn snapshot(&self, session: &str, label: &str) -> Result<Snapshot, CheckpointError> {
+        check_session(session)?;
+        let _lock = self.lock()?;
+        self.snapshot_locked(session, label)
+    }
+
+    /// Makes the workspace's files what they were in snapshot `id`: files
+    /// changed since are rewritten, deleted ones recreated, new ones
+    /// removed, except what snapshots never hold (see the crate's doc).
+    /// The current state is snapshotted first, into `session`, and
+    /// [`Restored::backup`] names it.
+    pub fn restore(&self, session: &str, id: &str) -> Result<Restored, CheckpointError> {
+        check_session(session)?;
+        let _lock = self.lock()?;
+        restore::restore(self, session, id)
+    }
+
+    /// What [`Checkpoints::restore`] of `id` would change now, by path.
+    pub fn diff_stat(&self, id: &str) -> Result<Vec<Change>, CheckpointError> {
+        let _lock = self.lock()?;
+        restore::diff_stat(self, id)
+    }
+
+    /// The snapshots of `session`, oldest first.
+    pub fn list(&self, session: &str) -> Result<Vec<SnapshotInfo>, CheckpointError> {
+        check_session(session)?;
+        repo::list(&self.git, session)
+    }
+
+    /// The sessions that have snapshots of this workspace.
+    pub fn sessions(&self) -> Result<Vec<String>, CheckpointError> {
+        repo::sessions(&self.git)
+    }
+
+    /// Forgets every snapshot of `session` and frees what no other snapshot
+    /// shares. Returns how many snapshots were forgotten.
+    pub fn prune_session(&self, session: &str) -> Result<usize, CheckpointError> {
+        check_session(session)?;
+        let _lock = self.lock()?;
+        repo::prune_session(&self.git, session)
+    }
+
+    fn lock(&self) -> Result<std::fs::File, CheckpointError> {
+        repo::lock(&self.lock_path)
+    }
+
+    fn snapshot_locked(&self, session: &str, label: &str) -> Result<Snapshot, CheckpointError> {
+        let staged = stage::stage(&self.git, self.max_file_bytes, &self.ignores)?;
+        let id = repo::commit(&self.git, session, label)?;
+        Ok(Snapshot { id, changed: staged.changed, skipped: staged.skipped })
+    }
+}
+
+/// A session id becomes one ref component: keep it to a safe alphabet.
+fn check_session(session: &str) -> Result<(), CheckpointError> {
+    let ok = !session.is_empty()
+        && session.len() <= 200
+        && !session.starts_with('.')
+        && !session.ends_with(".lock")
+        && !session.contains("..")
+        && session.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if ok { Ok(()) } else { Err(CheckpointError::BadSession { session: session.to_string() }) }
+}

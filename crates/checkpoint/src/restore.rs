@@ -1,0 +1,139 @@
+//! Restore and its preview. A restore first snapshots the present (so it
+//! can be undone and so the shadow index matches the workspace exactly),
+//! then compares that snapshot's tree with the target's: files only the
+//! present has are removed with `git rm`, files the target has that differ
+//! or are gone are written with `git checkout <target> -- <paths>`. Both are
+//! git's own careful work-tree code (no writes through a symlinked parent,
+//! modes and symlinks as recorded), and both only ever get paths the
+//! snapshots hold, so ignored, too-large and nested-repository paths are
+//! never touched.
+
+use std::io::ErrorKind;
+use std::path::PathBuf;
+
+use crate::git::{Git, literal_pathspecs, path_of, split_z};
+use crate::{
+    Change, ChangeKind, CheckpointError, Checkpoints, Restored, SkipReason, Skipped, repo, stage,
+};
+
+pub(crate) fn restore(
+    checkpoints: &Checkpoints,
+    session: &str,
+    id: &str,
+) -> Result<Restored, CheckpointError> {
+    let git = &checkpoints.git;
+    let target = repo::resolve(git, id)?;
+    let short = target.get(..12).unwrap_or(&target);
+    let backup = checkpoints.snapshot_locked(session, &format!("before restoring {short}"))?;
+    let out = git.run(
+        ["diff-tree", "-r", "-z", "--no-renames", "--name-status", &backup.id, &target],
+        None,
+    )?;
+    let mut gone: Vec<&[u8]> = Vec::new();
+    // (path, whether the present has it: a rewrite rather than a return)
+    let mut back: Vec<(&[u8], bool)> = Vec::new();
+    for (status, path) in name_status(&out) {
+        match status {
+            b'D' => gone.push(path),
+            b'A' => back.push((path, false)),
+            _ => back.push((path, true)),
+        }
+    }
+    // Removals first: a folder that replaced one of the target's files has
+    // to go before the file can come back.
+    if !gone.is_empty() {
+        git.run(
+            ["rm", "-q", "-f", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            Some(literal_pathspecs(gone.iter().copied())),
+        )?;
+    }
+    let mut skipped = Vec::new();
+    let mut write: Vec<&[u8]> = Vec::new();
+    for (path, present) in back {
+        match occupant(git, checkpoints.max_file_bytes, path).filter(|_| !present) {
+            Some(reason) => skipped.push(Skipped { path: path_of(path), reason }),
+            None => write.push(path),
+        }
+    }
+    if !write.is_empty() {
+        git.run(
+            ["checkout", &target, "--pathspec-from-file=-", "--pathspec-file-nul"],
+            Some(literal_pathspecs(write.iter().copied())),
+        )?;
+    }
+    Ok(Restored {
+        backup: backup.id,
+        written: write.into_iter().map(path_of).collect(),
+        removed: gone.into_iter().map(path_of).collect(),
+        skipped,
+    })
+}
+
+pub(crate) fn diff_stat(
+    checkpoints: &Checkpoints,
+    id: &str,
+) -> Result<Vec<Change>, CheckpointError> {
+    let git = &checkpoints.git;
+    let target = repo::resolve(git, id)?;
+    stage::stage(git, checkpoints.max_file_bytes, &checkpoints.ignores)?;
+    let out = git.run(["write-tree"], None)?;
+    let now = String::from_utf8_lossy(&out).trim().to_string();
+    let kinds =
+        git.run(["diff-tree", "-r", "-z", "--no-renames", "--name-status", &now, &target], None)?;
+    let counts =
+        git.run(["diff-tree", "-r", "-z", "--no-renames", "--numstat", &now, &target], None)?;
+    let mut lines = std::collections::HashMap::new();
+    for record in split_z(&counts) {
+        let mut fields = record.splitn(3, |&b| b == b'\t');
+        if let (Some(added), Some(removed), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        {
+            let number = |field: &[u8]| std::str::from_utf8(field).ok()?.parse::<u64>().ok();
+            lines.insert(path.to_vec(), number(added).zip(number(removed)));
+        }
+    }
+    let mut changes = Vec::new();
+    for (status, path) in name_status(&kinds) {
+        let kind = match status {
+            b'D' => ChangeKind::Remove,
+            b'A' => ChangeKind::Create,
+            _ => ChangeKind::Rewrite,
+        };
+        // A restore would leave an occupied path alone: not a change.
+        if kind == ChangeKind::Create && occupant(git, checkpoints.max_file_bytes, path).is_some() {
+            continue;
+        }
+        let lines = lines.get(path).copied().flatten();
+        changes.push(Change { path: path_of(path), kind, lines });
+    }
+    Ok(changes)
+}
+
+/// `--name-status -z` records: a status letter, then a path.
+fn name_status(out: &[u8]) -> Vec<(u8, &[u8])> {
+    let mut records = split_z(out);
+    let mut pairs = Vec::new();
+    while let (Some(status), Some(path)) = (records.next(), records.next()) {
+        if let Some(&letter) = status.first() {
+            pairs.push((letter, path));
+        }
+    }
+    pairs
+}
+
+/// Why a path the target has, and the present snapshot has not, cannot be
+/// written: something snapshots do not hold is there now. `None` when the
+/// path is free.
+fn occupant(git: &Git, max_file_bytes: u64, path: &[u8]) -> Option<SkipReason> {
+    let full: PathBuf = git.work_tree.join(path_of(path));
+    match full.symlink_metadata() {
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
+        Ok(meta) if meta.is_file() && meta.len() > max_file_bytes => {
+            Some(SkipReason::TooLarge(meta.len()))
+        }
+        Ok(meta) if meta.is_dir() && full.join(".git").exists() => {
+            Some(SkipReason::NestedRepository)
+        }
+        _ => Some(SkipReason::Occupied),
+    }
+}

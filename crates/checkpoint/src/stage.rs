@@ -1,0 +1,124 @@
+//! Staging: brings the shadow index to the workspace's current state, so
+//! that `write-tree` gives exactly the snapshot's tree. git's own change
+//! detection (`ls-files -m -o`, the index's stat cache) finds what changed,
+//! so an unchanged file is never read; only the changed paths are handed to
+//! `update-index`. Afterwards the index holds every non-ignored file of at
+//! most the size limit, and nothing else.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::ErrorKind;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use crate::git::{Git, nul_list, path_of, split_z};
+use crate::{CheckpointError, SkipReason, Skipped};
+
+pub(crate) struct Staged {
+    pub(crate) changed: usize,
+    pub(crate) skipped: Vec<Skipped>,
+}
+
+/// When the ignore rules may have changed, so tracked files they now cover
+/// must be looked for (a scan of the index against every rule, skipped on
+/// most turns): on a handle's first staging, when a `.gitignore` is among
+/// the changed paths, or when the user's `.git/info/exclude` changed.
+#[derive(Debug, Default)]
+pub(crate) struct IgnoreWatch {
+    /// `None` before the first check; then the exclude file's mtime.
+    seen: Mutex<Option<Option<SystemTime>>>,
+}
+
+impl IgnoreWatch {
+    fn must_check(&self, git: &Git, gitignore_changed: bool) -> (bool, Option<SystemTime>) {
+        let mtime = git
+            .user_exclude
+            .as_ref()
+            .and_then(|path| path.metadata().and_then(|m| m.modified()).ok());
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        (gitignore_changed || *seen != Some(mtime), mtime)
+    }
+
+    fn checked(&self, mtime: Option<SystemTime>) {
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(mtime);
+    }
+}
+
+pub(crate) fn stage(
+    git: &Git,
+    max_file_bytes: u64,
+    watch: &IgnoreWatch,
+) -> Result<Staged, CheckpointError> {
+    // Modified (including deleted) tracked files and untracked, not ignored
+    // ones; sorted so a path comes before what is below it, which
+    // `update-index --replace` needs when a file became a folder or back.
+    // `-t` tags each path: `? ` untracked, anything else tracked.
+    let listed = git.run(["ls-files", "-z", "-t", "-m", "-o", "--exclude-standard"], None)?;
+    let candidates: BTreeSet<(&[u8], bool)> = split_z(&listed)
+        .filter_map(|record| match record {
+            [b'?', b' ', path @ ..] => Some((path, false)),
+            [_, b' ', path @ ..] => Some((path, true)),
+            _ => None,
+        })
+        .collect();
+    let mut update: Vec<&[u8]> = Vec::new();
+    // Left-out paths still in the index; untracked ones need nothing.
+    let mut remove: Vec<&[u8]> = Vec::new();
+    let mut skipped = Vec::new();
+    let mut leave_out = |path, tracked, reason| {
+        skipped.push(Skipped { path: path_of(path), reason });
+        if tracked {
+            remove.push(path);
+        }
+    };
+    for &(path, tracked) in &candidates {
+        // `ls-files -o` shows a folder with its own repository as `dir/`.
+        if let Some(dir) = path.strip_suffix(b"/") {
+            leave_out(dir, tracked, SkipReason::NestedRepository);
+            continue;
+        }
+        let full = git.work_tree.join(path_of(path));
+        match full.symlink_metadata() {
+            Ok(meta) if meta.is_file() && meta.len() > max_file_bytes => {
+                leave_out(path, tracked, SkipReason::TooLarge(meta.len()));
+            }
+            // update-index would stop the whole snapshot at a file it
+            // cannot open; leave such a file out instead.
+            Ok(meta) if meta.is_file() && File::open(&full).is_err() => {
+                leave_out(path, tracked, SkipReason::Unreadable);
+            }
+            Ok(_) => update.push(path),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                update.push(path)
+            }
+            Err(_) => leave_out(path, tracked, SkipReason::Unreadable),
+        }
+    }
+    // Tracked files that a .gitignore now covers leave the snapshots, as if
+    // they had never been added.
+    let gitignore_changed = candidates
+        .iter()
+        .any(|(path, _)| path.rsplit(|&b| b == b'/').next() == Some(b".gitignore".as_slice()));
+    let (must_check, mtime) = watch.must_check(git, gitignore_changed);
+    let ignored = if must_check {
+        git.run(["ls-files", "-z", "-c", "-i", "--exclude-standard"], None)?
+    } else {
+        Vec::new()
+    };
+    let ignored: Vec<&[u8]> = split_z(&ignored).collect();
+    remove.extend(ignored.iter().copied());
+    if !update.is_empty() {
+        git.run(
+            ["update-index", "-z", "--add", "--remove", "--replace", "--stdin"],
+            Some(nul_list(update.iter().copied())),
+        )?;
+    }
+    if !remove.is_empty() {
+        // Removing a path that is not in the index is a no-op.
+        git.run(["update-index", "-z", "--force-remove", "--stdin"], Some(nul_list(remove)))?;
+    }
+    if must_check {
+        watch.checked(mtime);
+    }
+    Ok(Staged { changed: update.len() + ignored.len(), skipped })
+}
