@@ -82,7 +82,7 @@ fn measure(tree: &Path, runs: usize) -> Result<(), Error> {
     let restored = cp.restore("bench", &first.id)?;
     let restore = started.elapsed();
 
-    println!("tree: {} ({} files)", tree.display(), files.len());
+    println!("tree: {} ({} .rs/.md files take the changes)", tree.display(), files.len());
     println!(
         "| what | first snapshot | per turn median | per turn p95 | git CPU per turn (mean) |"
     );
