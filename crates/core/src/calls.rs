@@ -2,9 +2,14 @@
 //! running them in batches (read-only calls together, a call that changes
 //! anything alone), and feeding every result back, one per call.
 
+use std::any::Any;
+use std::sync::Arc;
+
 use axon_llm::ToolProtocol;
 use axon_protocol::{AgentEvent, ContentPart, Message, TEXT_RESULTS_HEADER, ToolCall, ToolOutput};
+use axon_tools::CallEvents;
 use futures_util::future::join_all;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, EventSink, PlannedCall};
@@ -24,10 +29,18 @@ impl Agent {
         let read_only: Vec<bool> = calls
             .iter()
             .map(|p| {
-                p.problem.is_none()
-                    && self.registry.spec(&p.call.name).is_some_and(|s| s.annotations.read_only)
+                p.problem.is_none() && self.registry.reads_only(&p.call.name, &p.call.arguments)
             })
             .collect();
+        // What each call is lent: the agent's powers, for a subagent it
+        // starts, and where that subagent's events go (into this stream,
+        // in order, before the call's observation).
+        let parent: Arc<dyn Any + Send + Sync> = Arc::new(self.as_parent(cancel));
+        let (nested, mut nested_events) = mpsc::unbounded_channel::<AgentEvent>();
+        let sink: CallEvents = Arc::new(move |event| {
+            // Closed only once this turn's calls are done with.
+            let _ = nested.send(event);
+        });
         let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
         // What PreToolUse hooks added for the model, per call.
         let mut context: Vec<Vec<String>> = vec![Vec::new(); calls.len()];
@@ -90,12 +103,13 @@ impl Agent {
                 }
             }
             let registry = &self.registry;
-            let tools = &self.tools;
             let timeout = self.config.tool_timeout;
             let running = join_all(runnable.iter().map(|&i| {
                 let call = &calls[i].call;
+                let tools =
+                    self.tools.for_call(&call.id, Arc::clone(&sink), Some(Arc::clone(&parent)));
                 async move {
-                    let run = registry.call(tools, &call.name, call.arguments.clone());
+                    let run = registry.call(&tools, &call.name, call.arguments.clone());
                     match tokio::time::timeout(timeout, run).await {
                         Ok(output) => output,
                         Err(_) => ToolOutput::error(format!(
@@ -108,10 +122,18 @@ impl Agent {
             }));
             // Dropping the running calls cancels them (shell process groups
             // are killed); they get a cancellation result below.
-            let finished = tokio::select! {
-                () = cancel.cancelled() => None,
-                done = running => Some(done),
+            tokio::pin!(running);
+            let finished = loop {
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => break None,
+                    Some(event) = nested_events.recv() => emit(event),
+                    done = &mut running => break Some(done),
+                }
             };
+            while let Ok(event) = nested_events.try_recv() {
+                emit(event);
+            }
             if let Some(done) = finished {
                 for (&i, output) in runnable.iter().zip(done) {
                     outputs[i] = Some(self.after_hooks(&calls[i].call, output, emit).await);
@@ -189,7 +211,7 @@ impl Agent {
         if let Gate::Deny(reason) = gate {
             return Err(ToolOutput::error(reason));
         }
-        if spec.annotations.read_only {
+        if self.registry.reads_only(name, &planned.call.arguments) {
             return Ok(false);
         }
         if self.denied.contains(name) {

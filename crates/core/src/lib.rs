@@ -21,6 +21,7 @@ mod repeats;
 pub mod rules;
 mod skill_tool;
 pub mod skills;
+pub mod subagents;
 mod todo;
 pub mod tokens;
 

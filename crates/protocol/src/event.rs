@@ -337,6 +337,16 @@ pub enum AgentEvent {
     Usage {
         usage: Usage,
     },
+    /// Something a subagent did: `event` is one of its own events, sent
+    /// while the parent's call `call_id` (the tool call that started it,
+    /// named `agent`) runs. It may itself be a `subagent` event (a
+    /// subagent's subagent). A subagent's `usage` is not wrapped: it comes
+    /// as a plain `usage` event, so that adding up `usage` counts it once.
+    Subagent {
+        call_id: String,
+        agent: String,
+        event: Box<AgentEvent>,
+    },
     /// Anything a later front end may want that has no type yet.
     Custom {
         name: String,

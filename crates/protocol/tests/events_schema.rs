@@ -292,6 +292,15 @@ fn samples() -> Vec<AgentEvent> {
         AgentEvent::Error { message: "the provider refused the key".into() },
         AgentEvent::Usage { usage: usage() },
         AgentEvent::Custom { name: "x-editor".into(), data: json!({"anything": [1, null]}) },
+        AgentEvent::Subagent {
+            call_id: "call_7".into(),
+            agent: "reviewer".into(),
+            event: Box::new(AgentEvent::Subagent {
+                call_id: "call_1".into(),
+                agent: "explorer".into(),
+                event: Box::new(AgentEvent::Token { text: "found it".into() }),
+            }),
+        },
     ];
     for state in [McpState::Connecting, McpState::Ready, McpState::Error, McpState::Closed] {
         let message = (state == McpState::Error).then(|| "exited with status 1".to_string());

@@ -5,12 +5,13 @@
 //! the tool run. Unknown tools, invalid arguments and tool failures all come
 //! back as a [`ToolOutput`] with `is_error` set, worded for the model.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use axon_protocol::{ContentPart, Preview, ToolAnnotations, ToolOutput, ToolSpec};
+use axon_protocol::{AgentEvent, ContentPart, Preview, ToolAnnotations, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::Deserialize;
@@ -33,11 +34,27 @@ const MAX_VIOLATIONS: usize = 10;
 /// progress, or a front end showing what a long call is doing.
 pub type ProgressSink = Arc<dyn Fn(String) + Send + Sync>;
 
+/// Receives the events of work a call does on its own (a subagent's), for
+/// the event stream of the agent that made the call.
+pub type CallEvents = Arc<dyn Fn(AgentEvent) + Send + Sync>;
+
+/// What an agent lends one call it makes: the call's id, where the events
+/// of work the call does on its own go, and the caller itself (type-erased:
+/// `axon-tools` does not know the agent; a tool that runs one, such as
+/// `axon-core`'s subagents, downcasts it).
+#[derive(Clone)]
+struct CallLink {
+    call_id: String,
+    events: CallEvents,
+    caller: Option<Arc<dyn Any + Send + Sync>>,
+}
+
 /// What a tool runs with.
 #[derive(Clone)]
 pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     progress: Option<ProgressSink>,
+    call: Option<CallLink>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -45,18 +62,52 @@ impl std::fmt::Debug for ToolContext {
         f.debug_struct("ToolContext")
             .field("workspace", &self.workspace)
             .field("progress", &self.progress.is_some())
+            .field("call_id", &self.call_id())
             .finish()
     }
 }
 
 impl ToolContext {
     pub fn new(workspace: Workspace) -> Self {
-        ToolContext { workspace: Arc::new(workspace), progress: None }
+        ToolContext { workspace: Arc::new(workspace), progress: None, call: None }
     }
 
     /// The same context for one call whose progress goes to `sink`.
     pub fn with_progress(&self, sink: ProgressSink) -> Self {
-        ToolContext { workspace: Arc::clone(&self.workspace), progress: Some(sink) }
+        ToolContext { progress: Some(sink), ..self.clone() }
+    }
+
+    /// The same context for the call `call_id` of an agent: events the
+    /// call's own work produces go to `events`, and `caller` is what the
+    /// agent lends it (see [`ToolContext::caller`]).
+    pub fn for_call(
+        &self,
+        call_id: impl Into<String>,
+        events: CallEvents,
+        caller: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Self {
+        ToolContext {
+            call: Some(CallLink { call_id: call_id.into(), events, caller }),
+            ..self.clone()
+        }
+    }
+
+    /// The id of the agent's call this context runs, when an agent made it.
+    pub fn call_id(&self) -> Option<&str> {
+        self.call.as_ref().map(|c| c.call_id.as_str())
+    }
+
+    /// What the calling agent lent this call, if it is a `T`.
+    pub fn caller<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.call.as_ref()?.caller.as_deref()?.downcast_ref::<T>()
+    }
+
+    /// Adds `event` to the calling agent's event stream; nothing happens
+    /// when no agent made the call.
+    pub fn emit(&self, event: AgentEvent) {
+        if let Some(call) = &self.call {
+            (call.events)(event);
+        }
     }
 
     /// Tells whoever watches this call how it is getting on; nothing happens
@@ -96,6 +147,13 @@ pub trait Tool: Send + Sync + 'static {
     /// show than its arguments.
     fn preview(&self, ctx: &ToolContext, args: &Value) -> Option<Preview> {
         let _ = (ctx, args);
+        None
+    }
+    /// Whether this call (`args` already validated) only reads, when that
+    /// depends on its arguments (a subagent given writing tools); `None`:
+    /// as the spec's annotations say.
+    fn read_only_call(&self, args: &Value) -> Option<bool> {
+        let _ = args;
         None
     }
 }
@@ -314,6 +372,30 @@ impl ToolRegistry {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Whether a call of `name` with `args` only reads: what the tool says
+    /// of these arguments, else its annotations. An unknown tool does not.
+    pub fn reads_only(&self, name: &str, args: &Value) -> bool {
+        self.entry(name).is_ok_and(|entry| {
+            entry.tool.read_only_call(args).unwrap_or(entry.spec.annotations.read_only)
+        })
+    }
+
+    /// A registry of the tools named in `names` that this one has, in
+    /// this one's order (a subagent's tool subset); the tools are shared.
+    pub fn subset<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> ToolRegistry {
+        let wanted: std::collections::HashSet<&str> = names.into_iter().collect();
+        let mut subset = ToolRegistry::new();
+        for entry in self.entries.iter().filter(|e| wanted.contains(e.spec.name.as_str())) {
+            subset.by_name.insert(entry.spec.name.clone(), subset.entries.len());
+            subset.entries.push(Entry {
+                tool: Arc::clone(&entry.tool),
+                spec: entry.spec.clone(),
+                validator: entry.validator.clone(),
+            });
+        }
+        subset
     }
 
     /// Checks `args` against `name`'s schema without running anything

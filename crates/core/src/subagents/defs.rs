@@ -1,0 +1,387 @@
+//! Subagent definitions: Markdown files with YAML front matter, in the
+//! format Claude Code (`.claude/agents/`) and Gemini CLI
+//! (`.gemini/agents/`) share.
+//!
+//! ```text
+//! ---
+//! name: code-reviewer
+//! description: Reviews a change for bugs. Use after editing code.
+//! tools: Read, Grep, Glob        # or a YAML list; absent: the parent's tools
+//! model: inherit                 # or a model of the session's provider
+//! approval: read-only            # optional: ask | auto | read-only
+//! ---
+//! You are a careful reviewer...  (the body: the subagent's system prompt)
+//! ```
+//!
+//! Loading never fails as a whole: a file that cannot be read or parsed is
+//! reported and skipped, and the first folder that defines a name wins
+//! (the order given: workspace `.axon/agents`, `.claude/agents`,
+//! `.gemini/agents`, then the user's). Tool names are kept as written here;
+//! [`resolve_tools`] maps them onto a registry.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use crate::approval::ApprovalPolicy;
+use crate::rules::is_regular_file;
+
+/// Bytes read of one definition file.
+const MAX_FILE_BYTES: u64 = 256 * 1024;
+/// Longest agent name kept: `agent_` + name stays within the 64 characters
+/// tool names may have.
+pub const MAX_AGENT_NAME: usize = 58;
+/// Longest description kept.
+const MAX_DESCRIPTION: usize = 2048;
+
+/// One subagent as a file defines it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentDefinition {
+    /// `[A-Za-z0-9_-]`, at most [`MAX_AGENT_NAME`]; the tool is `agent_NAME`.
+    pub name: String,
+    /// When to use it, for the model choosing.
+    pub description: String,
+    /// Tool names as written (Claude's, Gemini's or axon's); `None`: the
+    /// parent's tools.
+    pub tools: Option<Vec<String>>,
+    /// `None` (or `inherit`): the session's model.
+    pub model: Option<String>,
+    /// Stricter than the session's, when set (never looser).
+    pub approval: Option<ApprovalPolicy>,
+    /// It may start subagents of its own (one level more, at most).
+    pub subagents: bool,
+    /// Model calls it may make; `None`: the default.
+    pub max_iterations: Option<u32>,
+    /// Output tokens it may spend; `None`: the default.
+    pub token_budget: Option<u64>,
+    /// Its system prompt (the file's body).
+    pub prompt: String,
+    /// The file it came from.
+    pub source: PathBuf,
+}
+
+/// Every definition under `roots`, earlier roots winning a name, and the
+/// problems met (files skipped, fields ignored), each naming its file.
+pub fn load_definitions(roots: &[PathBuf]) -> (Vec<AgentDefinition>, Vec<String>) {
+    let mut found: Vec<AgentDefinition> = Vec::new();
+    let mut problems = Vec::new();
+    let mut seen = HashSet::new();
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(root) else { continue };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("md")))
+            .filter(|p| is_regular_file(p))
+            .collect();
+        files.sort();
+        for file in files {
+            let fallback = file.file_stem().and_then(|n| n.to_str()).unwrap_or("agent").to_string();
+            let parsed = axon_tools::read_text_nofollow(&file, MAX_FILE_BYTES)
+                .map_err(|e| e.to_string())
+                .and_then(|text| parse_definition(&text, &fallback));
+            match parsed {
+                Ok((mut definition, warnings)) => {
+                    problems
+                        .extend(warnings.into_iter().map(|w| format!("{}: {w}", file.display())));
+                    definition.source = file.clone();
+                    // The first folder in the search order wins the name.
+                    if seen.insert(definition.name.clone()) {
+                        found.push(definition);
+                    }
+                }
+                Err(e) => problems.push(format!("subagent {} skipped: {e}", file.display())),
+            }
+        }
+    }
+    (found, problems)
+}
+
+/// One definition file's text; `fallback_name` (the file's stem) names it
+/// when the front matter does not. Also returns what was ignored.
+pub fn parse_definition(
+    text: &str,
+    fallback_name: &str,
+) -> Result<(AgentDefinition, Vec<String>), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n");
+    let rest = text.strip_prefix("---\n").ok_or("it has no front matter (--- at the top)")?;
+    let end = if rest.starts_with("---") { Some(0) } else { rest.find("\n---").map(|i| i + 1) };
+    let end = end.ok_or("its front matter has no closing ---")?;
+    let fields = front_matter(&rest[..end]);
+    let body = rest[end + 3..].trim_start_matches('-').trim();
+    let mut warnings = Vec::new();
+    let mut definition = AgentDefinition {
+        name: String::new(),
+        description: String::new(),
+        tools: None,
+        model: None,
+        approval: None,
+        subagents: false,
+        max_iterations: None,
+        token_budget: None,
+        prompt: body.to_string(),
+        source: PathBuf::new(),
+    };
+    let mut name = None;
+    for (key, value) in fields {
+        match (key.as_str(), value) {
+            ("name", Value::Text(v)) => name = Some(v),
+            ("description", Value::Text(v)) => definition.description = v,
+            ("tools", Value::Text(v)) => {
+                definition.tools = Some(
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|t| !t.is_empty())
+                        .map(String::from)
+                        .collect(),
+                );
+            }
+            ("tools", Value::List(items)) => definition.tools = Some(items),
+            ("model", Value::Text(v)) => {
+                definition.model = Some(v).filter(|m| !m.is_empty() && m != "inherit");
+            }
+            ("approval", Value::Text(v)) => match v.as_str() {
+                "ask" => definition.approval = Some(ApprovalPolicy::Ask),
+                "auto" => definition.approval = Some(ApprovalPolicy::Auto),
+                "read-only" | "read_only" | "readonly" => {
+                    definition.approval = Some(ApprovalPolicy::ReadOnly);
+                }
+                other => {
+                    warnings.push(format!("approval '{other}' ignored; use ask, auto or read-only"))
+                }
+            },
+            ("subagents", Value::Text(v)) => match v.as_str() {
+                "true" | "yes" => definition.subagents = true,
+                "false" | "no" => definition.subagents = false,
+                other => warnings.push(format!("subagents '{other}' ignored; use true or false")),
+            },
+            ("max_iterations" | "max_turns" | "maxTurns", Value::Text(v)) => {
+                match v.parse::<u32>() {
+                    Ok(n) if n > 0 => definition.max_iterations = Some(n),
+                    _ => warnings.push(format!("{key} '{v}' ignored; give a positive number")),
+                }
+            }
+            ("token_budget", Value::Text(v)) => match v.parse::<u64>() {
+                Ok(n) if n > 0 => definition.token_budget = Some(n),
+                _ => warnings.push(format!("token_budget '{v}' ignored; give a positive number")),
+            },
+            (
+                key @ ("name" | "description" | "model" | "approval" | "subagents"),
+                Value::List(_),
+            ) => {
+                warnings.push(format!("{key} should be one value, not a list; ignored"));
+            }
+            // Other agents' fields (color, kind, temperature...) mean
+            // nothing here.
+            _ => {}
+        }
+    }
+    let name = name.filter(|n| !n.trim().is_empty()).unwrap_or_else(|| fallback_name.to_string());
+    definition.name = tool_safe(name.trim())?;
+    if definition.description.is_empty() {
+        definition.description = body
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect();
+    }
+    if definition.description.chars().count() > MAX_DESCRIPTION {
+        definition.description = definition.description.chars().take(MAX_DESCRIPTION).collect();
+        warnings.push(format!("its description was cut to {MAX_DESCRIPTION} characters"));
+    }
+    if definition.prompt.is_empty() {
+        return Err("it has no instructions (the text after the front matter)".to_string());
+    }
+    Ok((definition, warnings))
+}
+
+/// A name as tool names allow it (`[A-Za-z0-9_-]`), or why it cannot be.
+fn tool_safe(name: &str) -> Result<String, String> {
+    let cleaned: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect();
+    if cleaned.is_empty() {
+        return Err("it has no name".to_string());
+    }
+    if cleaned.len() > MAX_AGENT_NAME {
+        return Err(format!("its name is longer than {MAX_AGENT_NAME} characters"));
+    }
+    Ok(cleaned)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Value {
+    Text(String),
+    List(Vec<String>),
+}
+
+/// The YAML subset agent files use: `key: value` (quoted or not), flow
+/// lists `[a, b]`, block lists (`- a` lines), and `|` / `>` block text.
+fn front_matter(yaml: &str) -> Vec<(String, Value)> {
+    let mut fields: Vec<(String, Value)> = Vec::new();
+    let lines: Vec<&str> = yaml.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        if line.trim().is_empty()
+            || line.trim_start().starts_with('#')
+            || line.starts_with([' ', '\t'])
+        {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else { continue };
+        let key = key.trim().to_string();
+        let value = strip_comment(value.trim());
+        // The indented lines that belong to this key.
+        let mut block = Vec::new();
+        while i < lines.len() && (lines[i].starts_with([' ', '\t']) || lines[i].trim().is_empty()) {
+            block.push(lines[i]);
+            i += 1;
+        }
+        let value = if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+            Value::List(inner.split(',').map(unquote).filter(|t| !t.is_empty()).collect())
+        } else if matches!(value, "|" | "|-" | "|+" | ">" | ">-" | ">+") {
+            let kept: Vec<&str> = block.iter().map(|l| l.trim()).collect();
+            let joiner = if value.starts_with('|') { "\n" } else { " " };
+            Value::Text(kept.join(joiner).trim().to_string())
+        } else if value.is_empty() && block.iter().any(|l| l.trim_start().starts_with('-')) {
+            Value::List(
+                block
+                    .iter()
+                    .filter_map(|l| l.trim_start().strip_prefix('-'))
+                    .map(|item| unquote(strip_comment(item)))
+                    .filter(|t| !t.is_empty())
+                    .collect(),
+            )
+        } else {
+            // A plain value folded over several lines.
+            let mut text = unquote(value);
+            for more in block.iter().map(|l| l.trim()).filter(|l| !l.is_empty()) {
+                text.push(' ');
+                text.push_str(more);
+            }
+            Value::Text(text)
+        };
+        fields.push((key, value));
+    }
+    fields
+}
+
+/// `value` without a trailing ` # comment` (outside quotes).
+fn strip_comment(value: &str) -> &str {
+    if value.starts_with(['"', '\'']) {
+        return value;
+    }
+    match value.find(" #") {
+        Some(at) => value[..at].trim_end(),
+        None => value,
+    }
+}
+
+fn unquote(value: &str) -> String {
+    let value = value.trim();
+    let inner = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')));
+    match inner {
+        Some(inner) if value.starts_with('"') => {
+            inner.replace("\\n", "\n").replace("\\\"", "\"").replace("\\\\", "\\")
+        }
+        Some(inner) => inner.replace("''", "'"),
+        None => value.to_string(),
+    }
+}
+
+/// axon's name for a tool named as Claude Code or Gemini CLI name theirs
+/// (axon's own names map to themselves); `None` for a name it has no tool
+/// for. MCP names (`mcp__server__tool`) are handled by [`resolve_tools`].
+pub fn axon_tool_name(name: &str) -> Option<&'static str> {
+    Some(match name.trim().to_ascii_lowercase().as_str() {
+        "bash" | "shell" | "run_shell_command" => "shell",
+        "read" | "read_file" | "read_many_files" | "notebookread" => "read_file",
+        "write" | "write_file" => "write_file",
+        "edit" | "multiedit" | "edit_file" | "replace" => "edit_file",
+        "glob" => "glob",
+        "grep" | "search" | "search_file_content" | "grep_search" => "search",
+        "ls" | "list_dir" | "list_directory" => "list_dir",
+        "todowrite" | "todo" | "write_todos" => "todo",
+        "load_skill" | "skill" => "load_skill",
+        "read_note" => "read_note",
+        "create_note" => "create_note",
+        "list_folder" => "list_folder",
+        _ => return None,
+    })
+}
+
+/// The registry names `written` stands for among `available` (the parent's
+/// tools), and a warning for each name that stands for none. Claude's
+/// `mcp__server__tool` is axon's `mcp_server_tool`; `mcp__server` (or
+/// `mcp__server__*`) is every tool of that server.
+pub fn resolve_tools(written: &[String], available: &[&str]) -> (Vec<String>, Vec<String>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut warnings = Vec::new();
+    let add = |name: &str, names: &mut Vec<String>| {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    };
+    for tool in written {
+        let tool = tool.trim();
+        if let Some(mcp) = tool.strip_prefix("mcp__") {
+            let (server, name) = match mcp.split_once("__") {
+                Some((server, name)) if name != "*" => (server, Some(name)),
+                Some((server, _)) => (server, None),
+                None => (mcp, None),
+            };
+            let prefix = format!("mcp_{}_", sanitize(server));
+            let matched: Vec<&str> = match name {
+                Some(name) => {
+                    let full = format!("{prefix}{}", sanitize(name));
+                    available.iter().copied().filter(|a| *a == full).collect()
+                }
+                None => available.iter().copied().filter(|a| a.starts_with(&prefix)).collect(),
+            };
+            if matched.is_empty() {
+                warnings
+                    .push(format!("tool '{tool}' is not available (is its MCP server running?)"));
+            }
+            for name in matched {
+                add(name, &mut names);
+            }
+            continue;
+        }
+        let mapped =
+            axon_tool_name(tool).or_else(|| available.iter().copied().find(|a| *a == tool));
+        match mapped {
+            Some(name) if available.contains(&name) => add(name, &mut names),
+            Some(name) => warnings.push(format!("tool '{tool}' ({name}) is not available here")),
+            None => warnings.push(format!("tool '{tool}' is unknown to axon; ignored")),
+        }
+    }
+    (names, warnings)
+}
+
+/// As axon's MCP names sanitise a server's or tool's name.
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect()
+}
+
+/// The folders searched for definitions, highest precedence first.
+pub fn definition_roots(workspace: &Path, config_dir: Option<&Path>) -> Vec<PathBuf> {
+    let mut roots = vec![
+        workspace.join(".axon/agents"),
+        workspace.join(".claude/agents"),
+        workspace.join(".gemini/agents"),
+    ];
+    if let Some(dir) = config_dir {
+        roots.push(dir.join("agents"));
+    }
+    roots
+}
