@@ -1,0 +1,154 @@
+//! Claude Code's tool names and arguments, mapped to axon's.
+//!
+//! A hook written for Claude Code matches `Bash`, `Edit|Write` or
+//! `mcp__memory__.*` and reads `tool_input.file_path`. axon's tools are
+//! `shell`, `edit_file`, `write_file`, and its MCP tools are
+//! `mcp_{server}_{tool}` (see `axon_mcp::naming`). The table:
+//!
+//! | Claude Code            | axon              |
+//! |------------------------|-------------------|
+//! | `Bash`                 | `shell`           |
+//! | `Read`                 | `read_file`       |
+//! | `Write`                | `write_file`      |
+//! | `Edit`, `MultiEdit`    | `edit_file`       |
+//! | `Glob`                 | `glob`            |
+//! | `Grep`                 | `search`          |
+//! | `LS`                   | `list_dir`        |
+//! | `TodoWrite`            | `todo`            |
+//! | `mcp__server__tool`    | `mcp_server_tool` |
+//!
+//! A matcher is tested against axon's name and every Claude name the tool
+//! has ([`match_names`]); an MCP name is tried with every split of its
+//! server and tool at a `_` (server and tool names may contain `_`
+//! themselves, so the split is unknown). axon's own names always match
+//! too, so an axon matcher needs no Claude names.
+//!
+//! Hooks loaded from Claude's settings get Claude's dialect on stdin
+//! ([`claude_input`]): `tool_name` is Claude's, and `tool_input` gains
+//! Claude's argument names beside axon's (`file_path` as an absolute path,
+//! `old_string`, `new_string`); nothing of axon's is removed.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// (Claude Code's name, axon's name); the first entry for an axon name is
+/// the one a hook is told.
+const TOOLS: [(&str, &str); 9] = [
+    ("Bash", "shell"),
+    ("Read", "read_file"),
+    ("Write", "write_file"),
+    ("Edit", "edit_file"),
+    ("MultiEdit", "edit_file"),
+    ("Glob", "glob"),
+    ("Grep", "search"),
+    ("LS", "list_dir"),
+    ("TodoWrite", "todo"),
+];
+
+/// Claude Code's name for axon's built-in tool `axon_name`.
+pub fn claude_name(axon_name: &str) -> Option<&'static str> {
+    TOOLS.iter().find(|(_, axon)| *axon == axon_name).map(|(claude, _)| *claude)
+}
+
+/// axon's name for Claude Code's tool `claude_name`: a built-in from the
+/// table, or `mcp__server__tool` as `mcp_server_tool`.
+pub fn axon_name(claude_name: &str) -> Option<String> {
+    if let Some((_, axon)) = TOOLS.iter().find(|(claude, _)| *claude == claude_name) {
+        return Some((*axon).to_string());
+    }
+    let rest = claude_name.strip_prefix("mcp__")?;
+    let (server, tool) = rest.split_once("__")?;
+    Some(format!("mcp_{server}_{tool}"))
+}
+
+/// Every name a matcher is tested against for axon's tool `axon_name`:
+/// the name itself, its Claude names, and for an MCP tool each
+/// `mcp__server__tool` it may stand for.
+pub fn match_names(axon_name: &str) -> Vec<String> {
+    let mut names = vec![axon_name.to_string()];
+    names.extend(
+        TOOLS
+            .iter()
+            .filter(|(_, axon)| *axon == axon_name)
+            .map(|(claude, _)| (*claude).to_string()),
+    );
+    if let Some(rest) = axon_name.strip_prefix("mcp_") {
+        names.extend(
+            rest.match_indices('_')
+                .map(|(at, _)| format!("mcp__{}__{}", &rest[..at], &rest[at + 1..]))
+                .filter(|name| !name.ends_with("__") && !name.starts_with("mcp____")),
+        );
+    }
+    names
+}
+
+/// `input` with Claude's argument names added for axon's tool `axon_name`;
+/// a relative `path` becomes an absolute `file_path` under `cwd`.
+pub fn claude_input(axon_name: &str, input: &Value, cwd: &Path) -> Value {
+    let mut input = input.clone();
+    let Some(object) = input.as_object_mut() else {
+        return input;
+    };
+    let file_tool = matches!(axon_name, "read_file" | "write_file" | "edit_file");
+    if file_tool
+        && !object.contains_key("file_path")
+        && let Some(Value::String(path)) = object.get("path")
+    {
+        let absolute = cwd.join(path).display().to_string();
+        object.insert("file_path".into(), Value::String(absolute));
+    }
+    if axon_name == "edit_file" {
+        for (axon, claude) in [("old_str", "old_string"), ("new_str", "new_string")] {
+            if !object.contains_key(claude)
+                && let Some(value) = object.get(axon).cloned()
+            {
+                object.insert(claude.into(), value);
+            }
+        }
+    }
+    input
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builtins_map_both_ways() {
+        assert_eq!(claude_name("shell"), Some("Bash"));
+        assert_eq!(claude_name("edit_file"), Some("Edit"));
+        assert_eq!(claude_name("mcp_a_b"), None);
+        assert_eq!(axon_name("MultiEdit").as_deref(), Some("edit_file"));
+        assert_eq!(axon_name("Grep").as_deref(), Some("search"));
+        assert_eq!(
+            axon_name("mcp__memory__create_entities").as_deref(),
+            Some("mcp_memory_create_entities")
+        );
+        assert_eq!(axon_name("WebFetch"), None);
+    }
+
+    #[test]
+    fn mcp_names_are_tried_at_every_split() {
+        let names = match_names("mcp_my_server_do_it");
+        for expected in ["mcp__my__server_do_it", "mcp__my_server__do_it", "mcp__my_server_do__it"]
+        {
+            assert!(names.iter().any(|name| name == expected), "{expected} in {names:?}");
+        }
+        assert_eq!(match_names("shell"), vec!["shell", "Bash"]);
+        assert_eq!(match_names("edit_file"), vec!["edit_file", "Edit", "MultiEdit"]);
+    }
+
+    #[test]
+    fn claude_arguments_are_added_not_swapped() {
+        let input = json!({"path": "src/a.rs", "old_str": "x", "new_str": "y"});
+        let claude = claude_input("edit_file", &input, Path::new("/w"));
+        assert_eq!(claude["file_path"], "/w/src/a.rs");
+        assert_eq!(claude["old_string"], "x");
+        assert_eq!(claude["new_string"], "y");
+        assert_eq!(claude["path"], "src/a.rs");
+        let shell = json!({"command": "ls"});
+        assert_eq!(claude_input("shell", &shell, Path::new("/w")), shell);
+    }
+}

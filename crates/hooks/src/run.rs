@@ -1,0 +1,233 @@
+//! Running the hooks of one event.
+//!
+//! Every hook that matches runs at once (as in Claude Code), through
+//! `sh -c COMMAND` in the workspace, with the event's JSON on stdin and
+//! `CLAUDE_PROJECT_DIR` and `AXON_WORKSPACE` naming the workspace. The
+//! same command configured twice for an event runs once.
+//!
+//! Guarantees: a hook runs in its own process group, which is killed when
+//! the hook ends (what it left running goes with it), when its timeout
+//! passes, and when the run's future is dropped; the guardian in
+//! `axon_tools::process` kills it should axon die. A hook's stdout and
+//! stderr are kept up to [`OUTPUT_CAP`] bytes each and the rest is read and
+//! dropped, so a chatty hook neither fills memory nor blocks on a full
+//! pipe. A hook that cannot start, times out, or fails is a warning in the
+//! outcome, never an error: hooks never stop axon by failing.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axon_tools::process::{die_with_parent, guard_group, kill_process_group, release_group};
+use futures_util::future::join_all;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+
+use crate::event::HookInput;
+use crate::hooks::{Hook, Hooks, SourceFormat};
+use crate::outcome::{Exit, HookOutcome};
+
+/// Bytes of a hook's stdout (and of its stderr) that are kept.
+pub const OUTPUT_CAP: usize = 64 * 1024;
+/// How long output is still read after the hook's group is killed (a
+/// process that left the group may hold the pipe open).
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// Characters of a command quoted in messages.
+const LABEL_CHARS: usize = 80;
+
+impl Hooks {
+    /// Runs every hook configured for `input`'s event whose matcher
+    /// matches, at once, and combines what they say. With no such hook the
+    /// outcome is empty ("go on") and nothing is started.
+    pub async fn run(&self, input: &HookInput) -> HookOutcome {
+        let event = input.event();
+        let target = input.data.match_target();
+        let tool_event =
+            matches!(event, crate::HookEvent::PreToolUse | crate::HookEvent::PostToolUse);
+        let mut selected: Vec<&Hook> = Vec::new();
+        for hook in self.hooks.iter().filter(|hook| hook.event == event) {
+            let matches = match target {
+                Some(name) if tool_event => hook.matcher.matches_tool(name),
+                Some(value) => hook.matcher.matches_value(value),
+                None => true,
+            };
+            if matches && !selected.iter().any(|chosen| chosen.command == hook.command) {
+                selected.push(hook);
+            }
+        }
+        if selected.is_empty() {
+            return HookOutcome::default();
+        }
+        let axon_json = input.to_json(false).to_string();
+        let claude_json = input.to_json(true).to_string();
+        let runs = selected.iter().map(|hook| {
+            let stdin = match hook.source.format {
+                SourceFormat::AxonToml => axon_json.as_bytes(),
+                SourceFormat::ClaudeSettings => claude_json.as_bytes(),
+            };
+            self.run_one(hook, stdin, &input.cwd)
+        });
+        let mut outcome = HookOutcome::default();
+        for one in join_all(runs).await {
+            outcome.merge(one);
+        }
+        outcome
+    }
+
+    async fn run_one(&self, hook: &Hook, stdin: &[u8], cwd: &Path) -> HookOutcome {
+        let label = label(hook);
+        let mut command = Command::new("sh");
+        if let Some(env) = &self.env {
+            env.configure(&mut command);
+        }
+        command
+            .arg("-c")
+            .arg(&hook.command)
+            .current_dir(cwd)
+            .env("CLAUDE_PROJECT_DIR", cwd)
+            .env("AXON_WORKSPACE", cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+        die_with_parent(&mut command);
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                return HookOutcome::warning(format!(
+                    "hook {label} could not start in {}: {e}",
+                    cwd.display()
+                ));
+            }
+        };
+        let stdout = Capture::spawn(child.stdout.take());
+        let stderr = Capture::spawn(child.stderr.take());
+        let feeder = child.stdin.take().map(|mut pipe| {
+            let input = stdin.to_vec();
+            // A hook need not read its input: a closed pipe is fine.
+            tokio::spawn(async move {
+                let _ = pipe.write_all(&input).await;
+            })
+        });
+        let mut running = Running::new(child);
+        let status = tokio::time::timeout(hook.timeout, running.wait()).await;
+        running.kill_group();
+        if let Some(feeder) = feeder {
+            feeder.abort();
+        }
+        let (stdout, stderr) = (stdout.finish().await, stderr.finish().await);
+        match status {
+            Err(_) => {
+                let _ = running.wait().await;
+                HookOutcome::warning(format!(
+                    "hook {label} timed out after {} s and was killed",
+                    hook.timeout.as_secs()
+                ))
+            }
+            Ok(Err(e)) => HookOutcome::warning(format!("hook {label}: waiting for it failed: {e}")),
+            Ok(Ok(status)) => HookOutcome::from_exit(
+                hook.event,
+                &label,
+                Exit { code: status.code(), stdout, stderr },
+            ),
+        }
+    }
+}
+
+/// `` `command` (from FILE) ``, the command cut to a readable length.
+fn label(hook: &Hook) -> String {
+    let mut command: String = hook.command.chars().take(LABEL_CHARS).collect();
+    if command.len() < hook.command.len() {
+        command.push('…');
+    }
+    format!("`{command}` (from {})", hook.source.path.display())
+}
+
+/// The running hook and its process group, killed on drop (the run was
+/// cancelled); a dropped hook leaves a task that reaps `sh`.
+struct Running {
+    child: Option<Child>,
+    group: Option<u32>,
+}
+
+impl Running {
+    fn new(child: Child) -> Running {
+        let group = child.id();
+        if let Some(group) = group {
+            guard_group(group);
+        }
+        Running { child: Some(child), group }
+    }
+
+    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match &mut self.child {
+            Some(child) => child.wait().await,
+            None => Err(std::io::Error::other("the hook was already reaped")),
+        }
+    }
+
+    fn kill_group(&mut self) {
+        if let Some(group) = self.group.take() {
+            kill_process_group(group);
+            release_group(group);
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.kill_group();
+        if let Some(mut child) = self.child.take()
+            && matches!(child.try_wait(), Ok(None))
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = child.wait().await;
+            });
+        }
+    }
+}
+
+/// One output stream read in the background: the first [`OUTPUT_CAP`]
+/// bytes kept, the rest read and dropped.
+struct Capture {
+    kept: Arc<Mutex<Vec<u8>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Capture {
+    fn spawn(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Capture {
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::clone(&kept);
+        let task = tokio::spawn(async move {
+            let Some(mut stream) = stream else { return };
+            let mut buf = vec![0u8; 8192];
+            while let Ok(n) = stream.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut kept = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                let room = OUTPUT_CAP.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        });
+        Capture { kept, task }
+    }
+
+    /// Waits briefly for the stream's end, then returns what was kept.
+    async fn finish(mut self) -> String {
+        let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.task).await;
+        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        String::from_utf8_lossy(&kept).into_owned()
+    }
+}
+
+/// A cancelled run drops its captures; their readers must not outlive it.
+impl Drop for Capture {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
