@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
+use crate::steps::Steps;
 use crate::theme::Theme;
 use crate::wrap::{truncate, wrap};
 
@@ -46,6 +47,9 @@ pub struct ToolCard {
     pub preview: Option<Box<Preview>>,
     /// What answering "always" would save, when asked.
     pub rule: Option<Box<RuleSuggestion>>,
+    /// What the subagent this call started has done (empty for other
+    /// tools).
+    pub steps: Steps,
 }
 
 impl ToolCard {
@@ -57,6 +61,7 @@ impl ToolCard {
             awaiting_approval: false,
             preview: None,
             rule: None,
+            steps: Steps::default(),
         }
     }
 
@@ -135,9 +140,29 @@ impl ToolCard {
             ));
             return lines;
         }
-        let CardState::Done(output) = &self.state else { return lines };
+        let CardState::Done(output) = &self.state else {
+            // A running subagent shows its latest steps.
+            if !self.steps.is_empty() {
+                let limit = if expanded { EXPANDED_LINES } else { COLLAPSED_LINES };
+                push_body(
+                    &mut lines,
+                    self.steps.lines(theme, limit),
+                    limit,
+                    expanded,
+                    width,
+                    theme,
+                );
+            }
+            return lines;
+        };
         let body = if output.is_error { Vec::new() } else { self.diff(theme) };
-        let body = if body.is_empty() { output_lines(output, theme) } else { body };
+        let mut body = if body.is_empty() { output_lines(output, theme) } else { body };
+        if expanded && !self.steps.is_empty() {
+            // Expanded, a subagent's card shows its steps above its report.
+            let mut steps = self.steps.lines(theme, EXPANDED_LINES / 2);
+            steps.append(&mut body);
+            body = steps;
+        }
         if body.is_empty() {
             lines.push(Line::from(vec![
                 gutter()[0].clone(),

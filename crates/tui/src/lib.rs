@@ -19,6 +19,7 @@ mod complete;
 pub mod highlight;
 mod input;
 mod markdown;
+mod steps;
 mod theme;
 mod transcript;
 mod view;

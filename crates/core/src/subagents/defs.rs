@@ -385,3 +385,79 @@ pub fn definition_roots(workspace: &Path, config_dir: Option<&Path>) -> Vec<Path
     }
     roots
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_and_gemini_front_matter_both_read() {
+        let claude = "---\nname: code-reviewer\ndescription: Reviews code. Use after edits.\n\
+                      tools: Read, Grep, Glob, Bash, mcp__github__get_issue, WebFetch\n\
+                      model: inherit\ncolor: red\n---\nYou review.\n";
+        let (agent, warnings) = parse_definition(claude, "file").unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(agent.name, "code-reviewer");
+        assert_eq!(agent.description, "Reviews code. Use after edits.");
+        assert_eq!(agent.model, None);
+        assert_eq!(agent.prompt, "You review.");
+        let written = agent.tools.unwrap();
+        let available = ["read_file", "search", "glob", "shell", "mcp_github_get_issue"];
+        let (tools, unknown) = resolve_tools(&written, &available);
+        assert_eq!(tools, ["read_file", "search", "glob", "shell", "mcp_github_get_issue"]);
+        assert_eq!(unknown, ["tool 'WebFetch' is unknown to axon; ignored"]);
+
+        let gemini = "---\r\nname: finder\r\ndescription: |\r\n  Finds things.\r\n  Fast.\r\n\
+                      tools:\r\n  - read_file\r\n  - search_file_content # grep\r\n\
+                      model: gemini-2.5-flash\r\napproval: read-only\r\nmax_turns: 4\r\n---\r\n\
+                      Find.";
+        let (agent, warnings) = parse_definition(gemini, "file").unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(agent.description, "Finds things.\nFast.");
+        assert_eq!(
+            agent.tools.as_deref(),
+            Some(&["read_file".into(), "search_file_content".into()][..])
+        );
+        assert_eq!(agent.model.as_deref(), Some("gemini-2.5-flash"));
+        assert_eq!(agent.approval, Some(ApprovalPolicy::ReadOnly));
+        assert_eq!(agent.max_iterations, Some(4));
+        let (tools, _) = resolve_tools(agent.tools.as_deref().unwrap(), &["read_file", "search"]);
+        assert_eq!(tools, ["read_file", "search"]);
+    }
+
+    #[test]
+    fn bad_files_say_why_and_names_stay_tool_safe() {
+        assert!(parse_definition("no front matter", "x").unwrap_err().contains("front matter"));
+        assert!(parse_definition("---\nname: a\n", "x").unwrap_err().contains("closing"));
+        assert!(parse_definition("---\nname: a\n---\n", "x").unwrap_err().contains("instructions"));
+        let (agent, warnings) =
+            parse_definition("---\ndescription: d\napproval: yolo\n---\nGo.", "my agent").unwrap();
+        assert_eq!(agent.name, "my_agent");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let long = format!("---\nname: {}\n---\nGo.", "n".repeat(MAX_AGENT_NAME + 1));
+        assert!(parse_definition(&long, "x").is_err());
+        let (tools, unknown) = resolve_tools(
+            &["mcp__files".to_string()],
+            &["mcp_files_read", "mcp_files_write", "glob"],
+        );
+        assert_eq!(tools, ["mcp_files_read", "mcp_files_write"]);
+        assert!(unknown.is_empty());
+    }
+
+    #[test]
+    fn the_first_folder_wins_a_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = definition_roots(dir.path(), Some(&dir.path().join("user")));
+        for (root, body) in roots.iter().zip(["axon", "claude", "gemini", "user"]) {
+            std::fs::create_dir_all(root).unwrap();
+            std::fs::write(root.join("helper.md"), format!("---\nname: helper\n---\n{body}"))
+                .unwrap();
+        }
+        std::fs::write(roots[3].join("broken.md"), "nothing").unwrap();
+        let (found, problems) = load_definitions(&roots);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].prompt, "axon");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("broken.md"));
+    }
+}

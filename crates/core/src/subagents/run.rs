@@ -1,9 +1,10 @@
 //! One subagent run: a fresh [`Agent`] with its own history and a subset of
 //! its parent's tools, answering one task.
 //!
-//! Guarantees: the child never has more than its parent: its tools are
-//! taken from the parent's registry, its approval policy is the stricter of
-//! the parent's and its definition's, and it asks the parent's approver
+//! Guarantees: the child is never let do more than its parent: its tools
+//! are taken from the session's registry, its approval policy is the
+//! stricter of the parent's and its definition's (so a read-only parent's
+//! subagents only read, however deep), and it asks the parent's approver
 //! and permissions. Its events reach the parent's stream wrapped in
 //! `subagent` events with the parent's call id, except `usage`, passed on
 //! as it is so that the session counts it once. It stops after its
@@ -33,6 +34,7 @@ pub const MAX_DEPTH: u32 = 2;
 /// with its parent's powers and no more.
 pub(crate) struct Parent {
     pub(crate) provider: Arc<dyn Provider>,
+    /// The session's tools (the main agent's registry).
     pub(crate) registry: Arc<ToolRegistry>,
     /// The parent's policy when the call was made.
     pub(crate) approval: ApprovalPolicy,
@@ -55,7 +57,12 @@ impl Agent {
     pub(crate) fn as_parent(&self, cancel: &CancellationToken) -> Parent {
         Parent {
             provider: Arc::clone(&self.provider),
-            registry: Arc::clone(&self.registry),
+            // A subagent's tools are chosen from the session's (its
+            // approval policy, not its parent's tool set, bounds it).
+            registry: self
+                .tools
+                .caller::<Parent>()
+                .map_or_else(|| Arc::clone(&self.registry), |p| Arc::clone(&p.registry)),
             approval: self.approval(),
             approver: self.approver.clone(),
             permissions: self.permissions.clone(),

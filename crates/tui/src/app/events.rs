@@ -121,9 +121,35 @@ impl App {
             AgentEvent::Info { message } => self.notice(Level::Info, message),
             AgentEvent::Warning { message } => self.notice(Level::Warning, message),
             AgentEvent::Error { message } => self.notice(Level::Error, message),
+            AgentEvent::Subagent { call_id, agent, event } => {
+                self.subagent_event(&call_id, &agent, *event);
+            }
             AgentEvent::Usage { usage } => {
                 self.status.tokens = usage.input_tokens + usage.output_tokens;
             }
+        }
+    }
+
+    /// A step of the subagent the call `call_id` started, shown in its
+    /// card. A call of the subagent's that the user was asked about has a
+    /// card of its own (the question); its result closes that card.
+    fn subagent_event(&mut self, call_id: &str, agent: &str, event: AgentEvent) {
+        let mut inner = &event;
+        while let AgentEvent::Subagent { event, .. } = inner {
+            inner = event;
+        }
+        if let AgentEvent::Observation { call_id: asked, output, .. } = inner
+            && asked != call_id
+            && self.has_card(asked)
+        {
+            self.approvals.retain(|id| id != asked);
+            if let Some(card) = self.transcript.card_mut(asked) {
+                card.awaiting_approval = false;
+                card.state = CardState::Done(output.clone());
+            }
+        }
+        if let Some(card) = self.transcript.card_mut(call_id) {
+            card.steps.push(agent, &event);
         }
     }
 
