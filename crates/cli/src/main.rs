@@ -8,11 +8,13 @@ mod chat;
 mod config_cmd;
 mod first_run;
 mod guidance_cmd;
+mod hooks_cmd;
 mod mcp_cmd;
 mod models_cmd;
 mod options;
 mod plan_edit;
 mod render;
+mod rewind_cmd;
 mod run_cmd;
 mod sandbox_cmd;
 mod serve_cmd;
@@ -78,6 +80,13 @@ enum Command {
     /// Local GGUF models: pull (download), list, remove.
     #[command(subcommand)]
     Models(models_cmd::ModelsCommand),
+    /// The hooks in effect (from axon's config and Claude Code's settings),
+    /// and consent for the workspace's own.
+    #[command(subcommand)]
+    Hooks(hooks_cmd::HooksCommand),
+    /// Undo turns of a saved session: its files from the checkpoints taken
+    /// before each turn changed them, its conversation, or both.
+    Rewind(rewind_cmd::RewindArgs),
 }
 
 /// Exit codes shared by every subcommand.
@@ -189,6 +198,8 @@ fn main() -> ExitCode {
             Command::Web(args) => web_cmd::run(args).await,
             Command::Sandbox(command) => sandbox_cmd::run(command).await,
             Command::Models(command) => models_cmd::run(command).await,
+            Command::Hooks(command) => hooks_cmd::run(command),
+            Command::Rewind(args) => rewind_cmd::run(args),
         }
     });
     // A cancelled tool may still be walking a tree on a blocking thread;

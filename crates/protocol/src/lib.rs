@@ -23,7 +23,7 @@ pub use event::{
     SandboxMode, SessionInfo, SkillInfo, SkillState, StopReason, Usage,
 };
 pub use message::{ContentPart, Message, Role, TEXT_RESULTS_HEADER};
-pub use op::{ApprovalDecision, ApprovalMode, Attachment, Mode, Op};
+pub use op::{ApprovalDecision, ApprovalMode, Attachment, Mode, Op, RewindScope};
 pub use plan::{Plan, PlanStatus, PlanStep, StepStatus};
 pub use preview::Preview;
 pub use tool::{ToolAnnotations, ToolCall, ToolOutput, ToolSpec};

@@ -116,6 +116,28 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
+    /// Goes back to just before turn `turn` of the saved session (`None`:
+    /// the latest turn, undoing it): its files from the checkpoint taken
+    /// before that turn changed them, its conversation, or both.
+    Rewind {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<u32>,
+        #[serde(default)]
+        scope: RewindScope,
+    },
     /// Ends the session: MCP servers are closed, the event stream ends.
     Shutdown,
+}
+
+/// What a rewind goes back on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RewindScope {
+    /// Files and conversation.
+    #[default]
+    Both,
+    /// The files only; the conversation goes on.
+    Files,
+    /// The conversation only; the files stay.
+    Conversation,
 }

@@ -57,6 +57,10 @@ pub struct ConfigFile {
     /// [`Effective::permissions`]), never merged here.
     #[serde(default)]
     pub permissions: PermissionsFile,
+    /// `[[hooks.EVENT]]`: commands run at steps of a run. Kept per file
+    /// (see [`Effective::hooks`]), never merged here.
+    #[serde(default)]
+    pub hooks: Option<axon_hooks::HooksConfig>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -200,6 +204,9 @@ pub struct Effective {
     pub permissions: Vec<(PathBuf, PermissionsFile)>,
     /// axon's data folder, where pulled models are (`<data>/models`).
     pub data: PathBuf,
+    /// Each file's `[hooks]`, with the file and whether it is the
+    /// workspace's (whose hooks need the user's consent).
+    pub hooks: Vec<(PathBuf, axon_hooks::HooksConfig, bool)>,
 }
 
 impl ConfigFile {
@@ -303,6 +310,7 @@ impl Effective {
         let mut user_servers = Vec::new();
         let mut workspace_servers = Vec::new();
         let mut permissions = Vec::new();
+        let mut hooks = Vec::new();
         let workspace_file = workspace.join(".axon").join("config.toml");
         for path in [dirs.config_file.clone(), workspace_file.clone()] {
             match std::fs::read_to_string(&path) {
@@ -319,6 +327,9 @@ impl Effective {
                         let server = server.into_config(&name, &source)?;
                         if from_workspace { &mut workspace_servers } else { &mut user_servers }
                             .push(server);
+                    }
+                    if let Some(table) = layer.hooks.take() {
+                        hooks.push((path.clone(), table, from_workspace));
                     }
                     let rules = std::mem::take(&mut layer.permissions);
                     if !rules.is_empty() {
@@ -352,6 +363,7 @@ impl Effective {
             workspace_servers,
             permissions,
             data: dirs.data.clone(),
+            hooks,
         })
     }
 
@@ -559,6 +571,7 @@ mod tests {
             workspace_servers: Vec::new(),
             permissions: Vec::new(),
             data: PathBuf::new(),
+            hooks: Vec::new(),
         };
         let pick = |name: &str| Overrides { provider: Some(name.into()), model: None };
         assert_eq!(effective.provider(&pick("local")).unwrap().max_tokens, Some(500));

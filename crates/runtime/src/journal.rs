@@ -79,6 +79,11 @@ impl SessionJournal {
         }
     }
 
+    /// The session's file.
+    pub fn path(&self) -> std::path::PathBuf {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner).path().to_path_buf()
+    }
+
     pub fn id(&self) -> String {
         self.writer.lock().unwrap_or_else(PoisonError::into_inner).id().to_string()
     }

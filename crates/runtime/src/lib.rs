@@ -19,18 +19,23 @@ pub mod attach;
 pub mod config;
 mod events;
 pub mod guidance;
+pub mod hook_files;
 mod journal;
+mod lifecycle;
 pub mod local_model;
 pub mod mentions;
 mod permissions;
 mod plan_mode;
 pub mod plan_text;
+pub mod rewind;
+mod rewind_op;
 mod run_tool;
 pub mod safety_config;
 pub mod sandbox;
 pub mod servers;
 mod session;
 mod setup;
+mod subagents;
 
 pub use approver::Shared;
 pub use config::NoProvider;
@@ -48,5 +53,7 @@ pub use axon_llm::{
     KnownProvider, LlmError, PROVIDERS, known_provider, provider_names, takes_images,
 };
 pub use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
-pub use axon_store::{SessionStore, SessionSummary, Utc, new_session_id, to_markdown};
+pub use axon_store::{
+    Record, Redactor, SessionStore, SessionSummary, Utc, new_session_id, to_markdown,
+};
 pub use axon_tools::{Buffers, Profile, Workspace};

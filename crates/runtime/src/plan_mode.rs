@@ -71,6 +71,8 @@ impl Task {
             });
             return StopReason::Error;
         };
+        // Carrying the plan out is the turn that changes files.
+        self.lifecycle.begin_turn();
         for step in &mut plan.steps {
             if matches!(step.status, StepStatus::Running | StepStatus::Failed) {
                 step.status = StepStatus::Pending;

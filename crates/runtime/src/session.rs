@@ -23,6 +23,7 @@ use crate::approver::Shared;
 use crate::config::{Effective, Overrides};
 use crate::events::Emitter;
 use crate::journal::{SessionChoice, SessionJournal, Sessions};
+use crate::lifecycle::SessionLifecycle;
 
 /// The session a front end opened. Dropped without [`Session::shutdown`],
 /// it cancels what runs and ends in the background.
@@ -129,6 +130,9 @@ pub(crate) struct Task {
     pub(crate) info: SessionInfo,
     /// Turns begun so far, numbering `turn_started`.
     pub(crate) turns: u32,
+    /// Hooks and checkpoints (the agent's `Lifecycle`), told of the
+    /// session file and of each turn.
+    pub(crate) lifecycle: Arc<SessionLifecycle>,
 }
 
 impl Task {
@@ -168,6 +172,7 @@ impl Task {
                 Op::SwitchModel { model } => self.switch_model(&model).await,
                 Op::NewConversation => self.new_conversation(),
                 Op::Resume { id } => self.resume(id),
+                Op::Rewind { turn, scope } => self.rewind(turn, scope).await,
                 // Handled by the handle itself.
                 Op::Cancel | Op::Approve { .. } => {}
             }
@@ -240,6 +245,7 @@ impl Task {
             Ok(None) => {}
             Ok(Some(opened)) => {
                 self.agent.set_journal(opened.journal.clone());
+                self.lifecycle.set_journal(Some(Arc::clone(&opened.journal)));
                 let session_id = opened.journal.id();
                 self.info.session_id = Some(session_id.clone());
                 self.events.emit(AgentEvent::SessionSaved { session_id });
@@ -268,6 +274,7 @@ impl Task {
             return StopReason::Error;
         };
         self.journal(text);
+        self.lifecycle.begin_turn();
         let emit = self.sink(usage);
         match self.agent.run_message(message, &emit, cancel).await {
             RunOutcome::Answered(_) => StopReason::EndTurn,
@@ -404,6 +411,7 @@ impl Task {
             journal.sync();
         }
         self.agent.detach_journal();
+        self.lifecycle.set_journal(None);
         self.agent.clear();
         self.plan = None;
         self.revisions = 0;
@@ -436,6 +444,7 @@ impl Task {
         let (history, tokens) = opened.resumed.unwrap_or_default();
         self.agent.replace_history(history.clone(), tokens);
         self.agent.set_journal(opened.journal.clone());
+        self.lifecycle.set_journal(Some(Arc::clone(&opened.journal)));
         let id = opened.journal.id();
         self.journal = Some(opened.journal);
         self.revisions = 0;

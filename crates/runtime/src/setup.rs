@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use axon_core::plan::Planner;
 use axon_core::{Agent, AgentConfig, ApprovalPolicy, ContextStrategy};
+use axon_hooks::SessionSource;
 use axon_llm::Provider;
 use axon_mcp::config::ServerConfig;
 use axon_mcp::{McpManager, ServerState, StatusObserver};
@@ -21,6 +22,7 @@ use crate::config::{Dirs, Effective, Overrides};
 use crate::events::Emitter;
 use crate::guidance::{self, Guidance};
 use crate::journal::{SessionChoice, Sessions, secrets};
+use crate::lifecycle::{Checkpointing, SessionLifecycle};
 use crate::permissions::SessionPermissions;
 use crate::sandbox::{self, Choice};
 use crate::servers::{ServerConsent, describe_state, servers_to_start};
@@ -285,6 +287,10 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     for warning in mcp.register_tools(&mut registry) {
         emitter.emit(AgentEvent::Warning { message: warning });
     }
+    // Subagents last: their definitions may name any tool above.
+    for warning in crate::subagents::register(&config, profile, &provider_config, &mut registry) {
+        emitter.emit(AgentEvent::Warning { message: warning });
+    }
     let registry = Arc::new(registry);
     let context = ToolContext::new(config.workspace.clone());
     let planner = Planner::new(
@@ -294,9 +300,11 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         agent_config.clone(),
     );
     let shared = Arc::new(Shared::default());
+    let lifecycle = lifecycle(&config, &root, approval, profile, &secret_vars, &emitter)?;
     let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
         .with_shared_approval(Arc::clone(&shared.approval))
-        .with_permissions(Arc::clone(&permissions) as Arc<dyn axon_core::Permissions>);
+        .with_permissions(Arc::clone(&permissions) as Arc<dyn axon_core::Permissions>)
+        .with_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
     // Installed whenever someone can answer: the approval mode may turn
     // to `ask` later in the session.
     if config.interactive {
@@ -342,9 +350,12 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
             agent.replace_history(messages, tokens);
         }
         agent.set_journal(opened.journal.clone());
+        lifecycle.set_journal(Some(Arc::clone(&opened.journal)));
         journal = Some(opened.journal);
         plan = opened.plan;
     }
+    let source = if journal.is_some() { SessionSource::Resume } else { SessionSource::Startup };
+    lifecycle.session_started(source).await;
     session_info.context_tokens = agent.context_tokens();
     emitter.emit(AgentEvent::SessionStarted { session: session_info.clone() });
     if let Some(messages) = history {
@@ -375,6 +386,33 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         workspace: config.workspace,
         info: session_info,
         turns: 0,
+        lifecycle,
     };
     Ok(Session::start(task, shared))
+}
+
+/// The session's hooks (the workspace's only with consent) and its
+/// checkpoints (for a saved session whose tools can change files).
+fn lifecycle(
+    config: &SessionConfig,
+    root: &std::path::Path,
+    approval: ApprovalPolicy,
+    profile: Profile,
+    secret_vars: &[&str],
+    emitter: &Emitter,
+) -> Result<Arc<SessionLifecycle>> {
+    let (hooks, warnings) =
+        crate::hook_files::in_effect(&config.config, root, &config.workspace_servers, approval)?;
+    for message in warnings {
+        emitter.emit(AgentEvent::Warning { message });
+    }
+    let hooks = hooks.with_env_policy(Arc::new(config.config.env_policy(secret_vars)?));
+    let changes_files = approval != ApprovalPolicy::ReadOnly
+        && profile.registry().specs().any(|spec| !spec.annotations.read_only);
+    let checkpoints = if config.record && changes_files {
+        Checkpointing::Later(config.dirs.data.clone())
+    } else {
+        Checkpointing::Off
+    };
+    Ok(Arc::new(SessionLifecycle::new(hooks, checkpoints, root.to_path_buf(), emitter.clone())))
 }

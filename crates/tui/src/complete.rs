@@ -11,6 +11,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/compact", "", "summarise the older turns to free the context window"),
     ("/sessions", "", "this workspace's sessions"),
     ("/resume", "ID", "continue a session"),
+    ("/rewind", "[N] [files|conversation]", "undo turns: list them, or go back to before turn N"),
     ("/mcp", "", "MCP servers and their state"),
     ("/skills", "", "skills and how they reach the model"),
     ("/rules", "", "the numbered rules the model follows"),
@@ -135,7 +136,7 @@ mod tests {
         input.insert("/re");
         let found = Completion::find(&input, &[]).map(|c| c.items);
         let names: Vec<String> = found.unwrap_or_default().into_iter().map(|(n, _)| n).collect();
-        assert_eq!(names, ["/resume "]);
+        assert_eq!(names, ["/resume ", "/rewind "]);
         input.set("say /re");
         assert_eq!(Completion::find(&input, &[]), None);
     }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use axon_protocol::Op;
+use axon_protocol::{Op, RewindScope};
 use axon_runtime::guidance::{NO_SKILLS, skill_line};
 use axon_store::{SessionStore, to_markdown};
 use axon_tools::Workspace;
@@ -29,6 +29,11 @@ impl Local {
                 return Some(Op::Resume { id });
             }
             "model" => return Some(Op::SwitchModel { model: argument.to_string() }),
+            "rewind" => match rewind_op(argument) {
+                Ok(Some(op)) => return Some(op),
+                Ok(None) => self.turns(&app.status.session),
+                Err(message) => (Level::Warning, message),
+            },
             "sessions" => self.sessions(),
             "export" => self.export(&app.status.session, argument),
             "skills" => {
@@ -71,6 +76,32 @@ impl Local {
         }
     }
 
+    /// The saved session's turns, for picking one to rewind to.
+    fn turns(&self, id: &str) -> (Level, String) {
+        if id.is_empty() {
+            return (Level::Info, "Nothing to rewind: the session has no turns yet.".to_string());
+        }
+        let session = match SessionStore::new(&self.data).open(id) {
+            Ok(session) => session,
+            Err(e) => return (Level::Error, format!("Cannot read the session: {e}")),
+        };
+        let turns = session.turns();
+        if turns.is_empty() {
+            return (Level::Info, "Nothing to rewind: the session has no turns yet.".to_string());
+        }
+        let mut text = String::from(
+            "Turns (/rewind N goes back to before turn N: files and conversation; add `files` or \
+             `conversation` for one of them):",
+        );
+        for turn in turns.iter().rev().take(20) {
+            let files = if turn.changed_files { "changed files" } else { "              " };
+            let prompt: String =
+                turn.prompt.lines().next().unwrap_or_default().chars().take(60).collect();
+            text.push_str(&format!("\n  {:>3}  {files}  {prompt}", turn.turn));
+        }
+        (Level::Info, text)
+    }
+
     /// The session as Markdown, into a file of the workspace.
     fn export(&self, id: &str, file: &str) -> (Level, String) {
         if id.is_empty() {
@@ -94,4 +125,24 @@ impl Local {
             Err(e) => (Level::Error, format!("Cannot write {path}: {e}")),
         }
     }
+}
+
+/// `/rewind N [files|conversation|both]` as an operation; `None` for a bare
+/// `/rewind` (list the turns).
+fn rewind_op(argument: &str) -> Result<Option<Op>, String> {
+    let mut words = argument.split_whitespace();
+    let Some(turn) = words.next() else { return Ok(None) };
+    let turn: u32 =
+        turn.parse().map_err(|_| format!("/rewind takes a turn number, not `{turn}`"))?;
+    let scope = match words.next() {
+        None | Some("both") => RewindScope::Both,
+        Some("files") => RewindScope::Files,
+        Some("conversation") => RewindScope::Conversation,
+        Some(other) => {
+            return Err(format!(
+                "/rewind {turn} takes `files`, `conversation` or `both`, not `{other}`"
+            ));
+        }
+    };
+    Ok(Some(Op::Rewind { turn: Some(turn), scope }))
 }

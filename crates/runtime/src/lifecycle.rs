@@ -1,0 +1,286 @@
+//! The session's [`Lifecycle`]: the user's hooks run at each step of a
+//! run, and a checkpoint of the workspace's files is taken before the
+//! first call of a turn that may change them.
+//!
+//! Guarantees: a turn's checkpoint is taken before its first tool that is
+//! not read-only runs (whatever that tool is: an edit, a write, a command,
+//! an MCP tool), once per turn, and recorded in the session file with the
+//! turn's number; nothing is snapshotted for a session that is not saved
+//! (it could not be rewound). A checkpoint that fails is a warning, never
+//! a refusal of the call, and checkpoints stop for the session after one
+//! failure (git missing) rather than warning at every turn. Hook verdicts
+//! map onto the agent's one to one; hooks' own failures are warnings.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axon_checkpoint::{Checkpoints, SkipReason};
+use axon_core::{HookPermission, Lifecycle, LifecycleFuture, Verdict};
+use axon_hooks::{
+    CompactTrigger, EventData, HookInput, HookOutcome, Hooks, Permission, SessionSource,
+};
+use axon_protocol::{AgentEvent, ToolCall, ToolOutput, ToolSpec};
+
+use crate::events::Emitter;
+use crate::journal::SessionJournal;
+
+/// The hooks and checkpoints of one session.
+pub(crate) struct SessionLifecycle {
+    hooks: Hooks,
+    checkpoints: Mutex<Checkpointing>,
+    workspace: PathBuf,
+    events: Emitter,
+    state: Mutex<TurnState>,
+}
+
+/// The shadow repository, opened at the first checkpoint (not at start-up:
+/// a session that changes nothing never pays for it).
+#[derive(Clone)]
+pub(crate) enum Checkpointing {
+    /// Opened under this data folder when first needed.
+    Later(PathBuf),
+    Open(Checkpoints),
+    Off,
+}
+
+#[derive(Default)]
+struct TurnState {
+    journal: Option<Arc<SessionJournal>>,
+    /// The session-wide number of the turn running (0 before the first).
+    turn: u32,
+    /// This turn's checkpoint is taken.
+    checkpointed: bool,
+    /// Paths a checkpoint left out that the user was told of.
+    told: HashSet<PathBuf>,
+    /// What `SessionStart` hooks added, for the first request.
+    start_context: Vec<String>,
+}
+
+impl SessionLifecycle {
+    pub(crate) fn new(
+        hooks: Hooks,
+        checkpoints: Checkpointing,
+        workspace: PathBuf,
+        events: Emitter,
+    ) -> Self {
+        SessionLifecycle {
+            hooks,
+            checkpoints: Mutex::new(checkpoints),
+            workspace,
+            events,
+            state: Mutex::new(TurnState::default()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, TurnState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session file turns and checkpoints are recorded in (`None`: a
+    /// session not saved, or a new conversation not saved yet).
+    pub(crate) fn set_journal(&self, journal: Option<Arc<SessionJournal>>) {
+        let mut state = self.state();
+        state.journal = journal;
+        state.checkpointed = false;
+    }
+
+    /// A turn begins: recorded in the session file, numbered across
+    /// resumes; its first change will be checkpointed.
+    pub(crate) fn begin_turn(&self) {
+        let mut state = self.state();
+        state.checkpointed = false;
+        if let Some(journal) = &state.journal {
+            state.turn = journal.begin_turn();
+        }
+    }
+
+    /// Runs the `SessionStart` hooks; what they add goes with the first
+    /// request.
+    pub(crate) async fn session_started(&self, source: SessionSource) {
+        let verdict = self.run(EventData::SessionStart { source }).await;
+        for message in verdict.warnings {
+            self.events.emit(AgentEvent::Warning { message });
+        }
+        self.state().start_context.extend(verdict.context);
+    }
+
+    /// What a hook is told of the session around `data`.
+    pub(crate) fn input(&self, data: EventData) -> HookInput {
+        let state = self.state();
+        let (session_id, transcript_path) = match &state.journal {
+            Some(journal) => (journal.id(), Some(journal.path())),
+            None => (String::new(), None),
+        };
+        HookInput {
+            session_id,
+            transcript_path,
+            cwd: self.workspace.clone(),
+            permission_mode: None,
+            data,
+        }
+    }
+
+    async fn run(&self, data: EventData) -> Verdict {
+        if !self.hooks.has(data.event()) {
+            return Verdict::default();
+        }
+        let input = self.input(data);
+        verdict(self.hooks.run(&input).await)
+    }
+
+    /// Takes this turn's checkpoint if it is due.
+    async fn checkpoint(&self) {
+        let (journal, turn) = {
+            let mut state = self.state();
+            if state.checkpointed {
+                return;
+            }
+            let Some(journal) = state.journal.clone() else { return };
+            state.checkpointed = true;
+            (journal, state.turn)
+        };
+        let state = self.checkpoints.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let checkpoints = match state {
+            Checkpointing::Off => return,
+            Checkpointing::Open(checkpoints) => checkpoints,
+            Checkpointing::Later(data) => {
+                let workspace = self.workspace.clone();
+                let opened = tokio::task::spawn_blocking(move || {
+                    Checkpoints::open(&data, &workspace).map_err(|e| e.to_string())
+                })
+                .await;
+                match opened {
+                    Ok(Ok(checkpoints)) => {
+                        *self.checkpoints.lock().unwrap_or_else(PoisonError::into_inner) =
+                            Checkpointing::Open(checkpoints.clone());
+                        checkpoints
+                    }
+                    Ok(Err(e)) => return self.give_up(&e),
+                    Err(e) => return self.give_up(&e.to_string()),
+                }
+            }
+        };
+        let session = journal.id();
+        let label = format!("turn {turn}");
+        let taken =
+            tokio::task::spawn_blocking(move || checkpoints.snapshot(&session, &label)).await;
+        let snapshot = match taken {
+            Ok(Ok(snapshot)) => snapshot,
+            Ok(Err(e)) => return self.give_up(&e.to_string()),
+            Err(e) => return self.give_up(&e.to_string()),
+        };
+        let mut left_out = Vec::new();
+        let mut state = self.state();
+        for skipped in &snapshot.skipped {
+            let why = match skipped.reason {
+                SkipReason::TooLarge(bytes) => {
+                    format!("{} MB, over the 10 MB limit", bytes / (1024 * 1024))
+                }
+                SkipReason::NestedRepository => "a git repository of its own".to_string(),
+                SkipReason::Unreadable => "unreadable".to_string(),
+                SkipReason::Occupied => "in the way".to_string(),
+            };
+            left_out.push(format!("{} ({why})", skipped.path.display()));
+            if state.told.insert(skipped.path.clone()) {
+                self.events.emit(AgentEvent::Warning {
+                    message: format!(
+                        "checkpoint: {} is left out ({why}); a rewind will not restore it",
+                        skipped.path.display()
+                    ),
+                });
+            }
+        }
+        drop(state);
+        journal.checkpoint(turn, &snapshot.id, left_out);
+    }
+
+    fn give_up(&self, error: &str) {
+        *self.checkpoints.lock().unwrap_or_else(PoisonError::into_inner) = Checkpointing::Off;
+        self.events.emit(AgentEvent::Warning {
+            message: format!(
+                "checkpoints are off for this session (turns cannot be rewound): {error}"
+            ),
+        });
+    }
+}
+
+impl Lifecycle for SessionLifecycle {
+    fn prompt_submitted<'a>(&'a self, prompt: &'a str) -> LifecycleFuture<'a> {
+        Box::pin(async move {
+            let mut verdict =
+                self.run(EventData::UserPromptSubmit { prompt: prompt.to_string() }).await;
+            if verdict.block.is_none() {
+                let start = std::mem::take(&mut self.state().start_context);
+                verdict.context.splice(0..0, start);
+            }
+            verdict
+        })
+    }
+
+    fn before_tool<'a>(&'a self, call: &'a ToolCall, spec: &'a ToolSpec) -> LifecycleFuture<'a> {
+        Box::pin(async move {
+            let verdict = self
+                .run(EventData::PreToolUse {
+                    tool_name: call.name.clone(),
+                    tool_input: call.arguments.clone(),
+                })
+                .await;
+            let refused = verdict.block.is_some()
+                || matches!(verdict.permission, Some(HookPermission::Deny(_)));
+            if !spec.annotations.read_only && !refused {
+                self.checkpoint().await;
+            }
+            verdict
+        })
+    }
+
+    fn after_tool<'a>(&'a self, call: &'a ToolCall, output: &'a ToolOutput) -> LifecycleFuture<'a> {
+        Box::pin(self.run(EventData::PostToolUse {
+            tool_name: call.name.clone(),
+            tool_input: call.arguments.clone(),
+            tool_response: serde_json::to_value(output).unwrap_or_default(),
+        }))
+    }
+
+    fn stopping<'a>(&'a self, answer: &'a str, again: bool) -> LifecycleFuture<'a> {
+        Box::pin(self.run(EventData::Stop {
+            stop_hook_active: again,
+            last_assistant_message: Some(answer.to_string()),
+        }))
+    }
+
+    fn subagent_stopping<'a>(
+        &'a self,
+        agent: &'a str,
+        answer: &'a str,
+        again: bool,
+    ) -> LifecycleFuture<'a> {
+        Box::pin(self.run(EventData::SubagentStop {
+            stop_hook_active: again,
+            agent_type: Some(agent.to_string()),
+            last_assistant_message: Some(answer.to_string()),
+        }))
+    }
+
+    fn compacting(&self, auto: bool) -> LifecycleFuture<'_> {
+        let trigger = if auto { CompactTrigger::Auto } else { CompactTrigger::Manual };
+        Box::pin(self.run(EventData::PreCompact { trigger, custom_instructions: None }))
+    }
+}
+
+/// The agent's verdict for what the hooks said.
+pub(crate) fn verdict(outcome: HookOutcome) -> Verdict {
+    let mut warnings = outcome.warnings;
+    warnings.extend(outcome.system_messages);
+    Verdict {
+        block: outcome.stop.or(outcome.blocked),
+        permission: outcome.permission.map(|p| match p {
+            Permission::Allow => HookPermission::Allow,
+            Permission::Deny(reason) => HookPermission::Deny(reason),
+            Permission::Ask(reason) => HookPermission::Ask(reason),
+        }),
+        context: outcome.additional_context,
+        warnings,
+    }
+}

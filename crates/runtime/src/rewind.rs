@@ -1,0 +1,127 @@
+//! Rewinding a saved session to just before one of its turns: the files
+//! (from the checkpoint that turn or a later one took before changing
+//! anything), the conversation (the turn's messages and all after are taken
+//! back by a `withdrawn` record; the file keeps them), or both.
+//!
+//! Guarantees: files are restored only from the session's own checkpoints
+//! of the session's own workspace, and the restore first snapshots the
+//! files as they are, so a rewind can itself be undone (the report names
+//! that snapshot). A conversation that cannot be cut back (a compaction
+//! summarised it) is refused with the reason, and with `Both` nothing is
+//! changed then: files and conversation move together or not at all.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow, bail};
+use axon_checkpoint::{Checkpoints, Restored};
+use axon_store::Session;
+
+pub use axon_protocol::RewindScope;
+
+/// What a rewind did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewindReport {
+    pub turn: u32,
+    /// The request that began the turn.
+    pub prompt: String,
+    /// The files restored; `None` when the files were left alone (not
+    /// asked, or nothing changed since).
+    pub files: Option<Restored>,
+    /// Messages taken back; `None` when the conversation was left alone.
+    pub withdrawn: Option<usize>,
+    /// Said to the user (what was not done and why).
+    pub notes: Vec<String>,
+}
+
+/// The shadow repository of `workspace`'s checkpoints.
+pub fn checkpoints(data: &Path, workspace: &Path) -> Result<Checkpoints> {
+    Checkpoints::open(data, workspace).map_err(|e| anyhow!("{e}"))
+}
+
+/// Rewinds `session` (saved in `data`) to just before `turn`;
+/// `withdraw(n)` records that the newest `n` messages are taken back (the
+/// caller appends it to the session's file and, in a live session, cuts
+/// the agent's history).
+pub fn rewind(
+    data: &Path,
+    session: &Session,
+    turn: u32,
+    scope: RewindScope,
+    withdraw: impl FnOnce(usize) -> Result<()>,
+) -> Result<RewindReport> {
+    let Some(plan) = session.rewind_to(turn) else {
+        let count = session.turn_count();
+        if count == 0 {
+            bail!(
+                "session {} has no recorded turns to rewind to (it was saved before axon \
+                 recorded turns, or nothing was asked in it)",
+                session.header.id
+            );
+        }
+        bail!("session {} has turns 1 to {count}; there is no turn {turn}", session.header.id);
+    };
+    let mut notes = Vec::new();
+    let cut = match (scope, &plan.withdraw) {
+        (RewindScope::Files, _) => None,
+        (_, Ok(n)) => Some(*n),
+        (RewindScope::Both, Err(why)) => bail!("{why}; nothing was changed"),
+        (RewindScope::Conversation, Err(why)) => bail!("{why}"),
+    };
+    let files = match (scope, &plan.snapshot) {
+        (RewindScope::Conversation, _) => None,
+        (_, None) => {
+            notes.push(format!(
+                "no tool changed a file from turn {turn} on; the files are as they were"
+            ));
+            None
+        }
+        (_, Some(id)) => {
+            let workspace = PathBuf::from(&session.header.workspace);
+            let checkpoints = checkpoints(data, &workspace)?;
+            let restored = checkpoints
+                .restore(&session.header.id, id)
+                .map_err(|e| anyhow!("cannot restore the files of turn {turn}: {e}"))?;
+            Some(restored)
+        }
+    };
+    if let Some(n) = cut {
+        withdraw(n)?;
+    }
+    Ok(RewindReport { turn, prompt: plan.prompt, files, withdrawn: cut, notes })
+}
+
+/// A report as lines for a terminal or a transcript.
+pub fn describe(report: &RewindReport) -> Vec<String> {
+    let mut lines =
+        vec![format!("rewound to before turn {}: {}", report.turn, first_line(&report.prompt))];
+    if let Some(files) = &report.files {
+        lines.push(format!(
+            "files: {} restored, {} removed (undo: the files as they were are snapshot {})",
+            files.written.len(),
+            files.removed.len(),
+            short(&files.backup)
+        ));
+        for skipped in &files.skipped {
+            lines.push(format!(
+                "  left as it is: {} ({:?})",
+                skipped.path.display(),
+                skipped.reason
+            ));
+        }
+    }
+    if let Some(n) = report.withdrawn {
+        lines.push(format!("conversation: {n} messages taken back (the session file keeps them)"));
+    }
+    lines.extend(report.notes.iter().cloned());
+    lines
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let cut: String = line.chars().take(72).collect();
+    if cut.len() < line.len() { format!("{cut}…") } else { cut }
+}
+
+fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
