@@ -99,8 +99,12 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<(), StoreEr
             }
         }
         SessionsCommand::Rm { id } => {
-            let removed = store.remove(&id)?;
+            // Its checkpoints go with it.
+            let (removed, problem) = axon_runtime::rewind::remove_session(store, &id)?;
             eprintln!("axon: removed session {removed}");
+            if let Some(problem) = problem {
+                eprintln!("axon: warning: {problem}");
+            }
         }
     }
     Ok(())

@@ -128,4 +128,26 @@ fn three_turns_are_rewound_to_before_the_first_byte_for_byte() {
     stdout(&s, &["run", "--yes", "--continue", "again"]);
     let last = s.server.requests().last().unwrap().to_string();
     assert!(!last.contains("edit a") && last.contains("again"), "{last}");
+
+    // Removing the session prunes its snapshots from the shadow repository.
+    let id = report.lines().last().unwrap().trim_start_matches("session ").to_string();
+    let refs = || {
+        let shadows = s.home.path().join("data/checkpoints");
+        let shadow = std::fs::read_dir(&shadows)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.is_dir())
+            .expect("a shadow repository");
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&shadow)
+            .args(["for-each-ref", "--format=%(refname)", &format!("refs/axon/{id}/")])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    assert!(refs() >= 3, "a snapshot per changing turn, and the rewind's backup");
+    s.axon().args(["sessions", "rm", &id]).assert().success();
+    assert_eq!(refs(), 0, "the session's checkpoints went with it");
 }

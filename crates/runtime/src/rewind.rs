@@ -125,3 +125,23 @@ fn first_line(text: &str) -> String {
 fn short(id: &str) -> &str {
     id.get(..12).unwrap_or(id)
 }
+
+/// Removes a saved session and the checkpoints it took (its snapshots are
+/// pruned from the workspace's shadow repository); answers its id. A
+/// checkpoint store that cannot be pruned leaves the session removed and
+/// says so in the second value.
+pub fn remove_session(
+    store: &axon_store::SessionStore,
+    id: &str,
+) -> Result<(String, Option<String>), axon_store::StoreError> {
+    let data = store.data_dir();
+    let session = store.open(id)?;
+    let removed = store.remove(&session.header.id)?;
+    if session.snapshots().is_empty() {
+        return Ok((removed, None));
+    }
+    let workspace = PathBuf::from(&session.header.workspace);
+    let pruned = checkpoints(data, &workspace)
+        .and_then(|c| c.prune_session(&removed).map_err(|e| anyhow!("{e}")));
+    Ok((removed, pruned.err().map(|e| format!("its checkpoints could not be pruned: {e:#}"))))
+}

@@ -73,6 +73,11 @@ impl SessionStore {
         &self.dir
     }
 
+    /// The data folder the sessions are kept in (where checkpoints are too).
+    pub fn data_dir(&self) -> &Path {
+        self.dir.parent().unwrap_or(&self.dir)
+    }
+
     /// Starts a new session file and writes its header.
     pub fn create(
         &self,

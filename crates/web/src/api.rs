@@ -77,7 +77,11 @@ pub async fn delete(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -
     }
     let removed = blocking(move || {
         owned(&shared, &id)?;
-        shared.store.remove(&id).map_err(|e| e.to_string())
+        // Its checkpoints go with it; a prune that fails leaves them behind
+        // (a later `git gc` of the shadow repository is all they cost).
+        axon_runtime::rewind::remove_session(&shared.store, &id)
+            .map(|(removed, _)| removed)
+            .map_err(|e| e.to_string())
     })
     .await;
     match removed {
