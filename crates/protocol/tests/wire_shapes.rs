@@ -96,3 +96,13 @@ proptest! {
         prop_assert_eq!(back, message);
     }
 }
+
+#[test]
+fn a_rewind_op_reads_with_and_without_its_fields() {
+    use axon_protocol::{Op, RewindScope};
+    let full: Op = serde_json::from_str(r#"{"op":"rewind","turn":2,"scope":"files"}"#).unwrap();
+    assert_eq!(full, Op::Rewind { turn: Some(2), scope: RewindScope::Files });
+    let bare: Op = serde_json::from_str(r#"{"op":"rewind"}"#).unwrap();
+    assert_eq!(bare, Op::Rewind { turn: None, scope: RewindScope::Both });
+    assert_eq!(serde_json::to_string(&bare).unwrap(), r#"{"op":"rewind","scope":"both"}"#);
+}
