@@ -28,7 +28,8 @@ pub struct AgentOptions {
     /// Model calls per request before giving up (default 25).
     #[arg(long)]
     pub max_iterations: Option<u32>,
-    /// Let tools change files and run commands without asking.
+    /// Let tools change files and run commands without asking; the
+    /// workspace's own MCP servers and hooks run too.
     #[arg(long, short = 'y', conflicts_with = "read_only")]
     pub yes: bool,
     /// Refuse every tool that changes files or runs commands.
