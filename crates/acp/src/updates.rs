@@ -28,6 +28,8 @@ use serde_json::Value;
 
 /// Characters of a tool result shown on its card; the model gets it all.
 const MAX_RESULT_CHARS: usize = 16_000;
+/// A running subagent's latest steps shown on its call's card.
+const MAX_STEPS_SHOWN: usize = 20;
 
 /// Per-session mapping state.
 pub struct Mapper {
@@ -40,6 +42,8 @@ pub struct Mapper {
     used: HashMap<String, u32>,
     /// `todo` calls whose list becomes the plan once they succeed.
     todos: HashMap<String, Value>,
+    /// What the subagent a running call started has done, a line a step.
+    steps: HashMap<String, Vec<String>>,
 }
 
 impl Mapper {
@@ -50,6 +54,7 @@ impl Mapper {
             calls: HashMap::new(),
             used: HashMap::new(),
             todos: HashMap::new(),
+            steps: HashMap::new(),
         }
     }
 
@@ -80,6 +85,7 @@ impl Mapper {
             AgentEvent::PlanProposed { plan } | AgentEvent::PlanChanged { plan } => {
                 vec![SessionUpdate::Plan(plan_update(plan))]
             }
+            AgentEvent::Subagent { call_id, agent, event } => self.subagent(call_id, agent, event),
             _ => Vec::new(),
         }
     }
@@ -155,7 +161,45 @@ impl Mapper {
         vec![SessionUpdate::ToolCall(announce)]
     }
 
+    /// A step of the subagent the call `call_id` started: the call's
+    /// content becomes its latest steps as text (its result replaces them
+    /// when it ends). A call of the subagent's that the editor was asked
+    /// about got a card of its own; its result ends that card.
+    fn subagent(&mut self, call_id: &str, agent: &str, event: &AgentEvent) -> Vec<SessionUpdate> {
+        let mut updates = Vec::new();
+        let (mut path, mut inner) = (agent.to_string(), event);
+        while let AgentEvent::Subagent { agent, event, .. } = inner {
+            path = format!("{path} › {agent}");
+            inner = event;
+        }
+        let line = match inner {
+            AgentEvent::Action { call, refused: false, .. } => {
+                Some(format!("{path}: {} {}", call.name, compact(&call.arguments)))
+            }
+            AgentEvent::Observation { call_id: asked, name, output } => {
+                if asked != call_id && self.calls.contains_key(asked) {
+                    updates.extend(self.observation(asked, output));
+                }
+                let mark = if output.is_error { "✗" } else { "✓" };
+                Some(format!("{path}: {mark} {name}"))
+            }
+            AgentEvent::Warning { message } | AgentEvent::Error { message } => {
+                Some(format!("{path}: {message}"))
+            }
+            _ => None,
+        };
+        let (Some(line), Some(live)) = (line, self.calls.get(call_id)) else { return updates };
+        let steps = self.steps.entry(call_id.to_string()).or_default();
+        steps.push(line);
+        let shown = &steps[steps.len().saturating_sub(MAX_STEPS_SHOWN)..];
+        let fields = ToolCallUpdateFields::new().content(vec![text_content(&shown.join("\n"))]);
+        updates
+            .push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(live.acp_id.clone(), fields)));
+        updates
+    }
+
     fn observation(&mut self, call_id: &str, output: &ToolOutput) -> Vec<SessionUpdate> {
+        self.steps.remove(call_id);
         if let Some(arguments) = self.todos.remove(call_id) {
             return match (output.is_error, todo_plan(&arguments)) {
                 (false, Some(plan)) => vec![SessionUpdate::Plan(plan)],
@@ -514,3 +558,24 @@ fn todo_plan(arguments: &Value) -> Option<Plan> {
 #[cfg(test)]
 #[path = "updates_tests.rs"]
 mod tests;
+
+/// A call's arguments on one line, cut short.
+fn compact(arguments: &Value) -> String {
+    let text = match arguments {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => other.to_string(),
+    };
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() > 100 {
+        format!("{}…", line.chars().take(100).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}

@@ -374,3 +374,37 @@ fn a_write_run_without_asking_shows_the_diff_of_its_preview() {
     }));
     assert_eq!(done[0]["content"][0], diff);
 }
+
+#[test]
+fn a_subagents_steps_show_on_its_calls_card_until_its_report() {
+    let mut mapper = Mapper::new(&root());
+    let start = call("c1", "agent_alpha", json!({"task": "look"}));
+    mapper.event(&AgentEvent::Action { refused: false, preview: None, call: start });
+    let nested = |event: AgentEvent| AgentEvent::Subagent {
+        call_id: "c1".into(),
+        agent: "alpha".into(),
+        event: Box::new(event),
+    };
+    let read = call("s1", "read_file", json!({"path": "a.rs"}));
+    mapper.event(&nested(AgentEvent::Action { refused: false, preview: None, call: read }));
+    let step = wire(&mapper.event(&nested(AgentEvent::Observation {
+        call_id: "s1".into(),
+        name: "read_file".into(),
+        output: ToolOutput::text("1 | x"),
+    })));
+    assert_eq!(
+        step,
+        [json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "content": [
+            {"type": "content", "content": {"type": "text",
+             "text": "alpha: read_file path=a.rs\nalpha: ✓ read_file"}}]})]
+    );
+    // Tokens of its own are not shown; its report is the call's result.
+    assert!(mapper.event(&nested(AgentEvent::Token { text: "hm".into() })).is_empty());
+    let done = wire(&mapper.event(&AgentEvent::Observation {
+        call_id: "c1".into(),
+        name: "agent_alpha".into(),
+        output: ToolOutput::text("the report"),
+    }));
+    assert_eq!(done[0]["status"], "completed");
+    assert_eq!(done[0]["content"][0]["content"]["text"], "the report");
+}

@@ -214,6 +214,45 @@ export function observation(ev) {
   finish(card, ev.output);
 }
 
+/**
+ * `subagent {call_id, agent, event}`: a step of the subagent the call
+ * `call_id` started, listed in that call's card above its result (as
+ * text). A call of the subagent's that asked for approval has a card of
+ * its own; its result ends that card.
+ */
+export function subagent(ev) {
+  if (ev.call_id == null) return;
+  let path = String(ev.agent ?? '');
+  let inner = ev.event;
+  while (inner && inner.type === 'subagent') {
+    path += ` › ${String(inner.agent ?? '')}`;
+    inner = inner.event;
+  }
+  if (!inner || typeof inner !== 'object') return;
+  const card = cards.get(ev.call_id);
+  if (inner.type === 'observation' && inner.call_id !== ev.call_id) {
+    const asked = cards.get(inner.call_id);
+    if (asked && asked !== card && open.has(asked) && !answered(asked)) finish(asked, inner.output);
+  }
+  if (!card || answered(card)) return;
+  let line = null;
+  if (inner.type === 'action' && !inner.refused && inner.call) {
+    line = `${path}: ${String(inner.call.name ?? '')} ${summaryOf(inner.call)}`;
+  } else if (inner.type === 'observation') {
+    const mark = inner.output && inner.output.is_error ? '✗' : '✓';
+    line = `${path}: ${mark} ${String(inner.name ?? '')}`;
+  } else if (inner.type === 'warning' || inner.type === 'error') {
+    line = `${path}: ${String(inner.message ?? '')}`;
+  }
+  if (line === null) return;
+  if (!card.steps) {
+    card.steps = h('pre', { class: 'subagent-steps' });
+    card.body.append(card.steps);
+  }
+  const text = card.steps.textContent;
+  card.steps.textContent = (text ? `${text}\n` : '') + line.trimEnd();
+}
+
 function finish(card, output) {
   open.delete(card);
   removeApproval(card, null);

@@ -87,6 +87,9 @@ export function onEvent(ev) {
     case 'observation':
       cards.observation(ev);
       break;
+    case 'subagent':
+      cards.subagent(ev);
+      break;
     case 'plan_proposed':
       if (ev.plan) plan.proposed(ev.plan);
       break;

@@ -32,6 +32,8 @@ pub fn fit(event: &mut AgentEvent) {
             fit_preview(preview);
         }
         AgentEvent::History { messages } => messages.iter_mut().for_each(message),
+        // A subagent's results are as long as anyone's.
+        AgentEvent::Subagent { event, .. } => fit(event),
         _ => {}
     }
 }
@@ -123,6 +125,21 @@ mod tests {
         fit(&mut event);
         let AgentEvent::Action { call, .. } = &event else { unreachable!() };
         assert_eq!(call.arguments["path"], "a");
+
+        // A subagent's read, however deep, is cut as well.
+        let read = AgentEvent::Observation {
+            call_id: "r".into(),
+            name: "read_file".into(),
+            output: ToolOutput::text("x".repeat(MAX_TEXT * 2)),
+        };
+        let wrap = |event| AgentEvent::Subagent {
+            call_id: "c".into(),
+            agent: "a".into(),
+            event: Box::new(event),
+        };
+        let mut event = wrap(wrap(read));
+        fit(&mut event);
+        assert!(serde_json::to_string(&event).unwrap().len() < MAX_TEXT + 500);
         assert!(
             call.arguments["content"]
                 .as_str()
