@@ -149,6 +149,36 @@ impl Renderer {
                 self.end_stdout_line(&mut state);
                 eprintln!("axon: error: {message}");
             }
+            AgentEvent::Subagent { agent, event, .. } => {
+                self.subagent_step(&mut state, agent, *event);
+            }
+            _ => {}
+        }
+    }
+
+    /// One step of a subagent, indented under the call that started it:
+    /// its tool calls as they end and its warnings (its report is that
+    /// call's result).
+    fn subagent_step(&self, state: &mut State, mut path: String, mut event: AgentEvent) {
+        while let AgentEvent::Subagent { agent, event: inner, .. } = event {
+            path = format!("{path} › {agent}");
+            event = *inner;
+        }
+        match event {
+            AgentEvent::Action { call, .. } => {
+                state.pending.insert(format!("{path}/{}", call.id), call);
+            }
+            AgentEvent::Observation { call_id, name, output } => {
+                let call = state.pending.remove(&format!("{path}/{call_id}"));
+                let args = call.map(|c| short_arguments(&c.arguments)).unwrap_or_default();
+                let mark = if output.is_error { "✗" } else { "✓" };
+                self.end_stdout_line(state);
+                eprintln!("  {path}: {} {name} {args}", self.colour(mark, output.is_error));
+            }
+            AgentEvent::Warning { message } | AgentEvent::Error { message } => {
+                self.end_stdout_line(state);
+                eprintln!("  {path}: warning: {message}");
+            }
             _ => {}
         }
     }
