@@ -207,9 +207,8 @@ async fn two_subagents_run_together_each_with_its_tools_and_the_parent_gets_only
     assert_eq!(usages, 6);
     assert!(!nested.iter().any(|(_, e)| matches!(e, AgentEvent::Usage { .. })));
     // Each nested batch comes before its call's observation.
-    let position =
-        |wanted: &dyn Fn(&AgentEvent) -> bool| run.events.iter().rposition(|e| wanted(e)).unwrap();
-    let last_nested = position(&|e| matches!(e, AgentEvent::Subagent { .. }));
+    let last_nested =
+        run.events.iter().rposition(|e| matches!(e, AgentEvent::Subagent { .. })).unwrap();
     let first_observation =
         run.events.iter().position(|e| matches!(e, AgentEvent::Observation { .. })).unwrap();
     assert!(last_nested < first_observation);

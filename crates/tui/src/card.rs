@@ -36,8 +36,9 @@ pub enum CardState {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCard {
     pub call: ToolCall,
-    /// For an MCP tool: its server and the tool's own name.
-    pub server: Option<(String, String)>,
+    /// For an MCP tool: its server and the tool's own name (boxed: a
+    /// transcript entry is as large as its largest kind).
+    pub server: Option<Box<(String, String)>>,
     pub state: CardState,
     /// The user is being asked whether it may run.
     pub awaiting_approval: bool,
@@ -47,21 +48,21 @@ pub struct ToolCard {
     pub preview: Option<Box<Preview>>,
     /// What answering "always" would save, when asked.
     pub rule: Option<Box<RuleSuggestion>>,
-    /// What the subagent this call started has done (empty for other
-    /// tools).
-    pub steps: Steps,
+    /// What the subagent this call started has done (none for other
+    /// tools; boxed as `preview` is).
+    pub steps: Option<Box<Steps>>,
 }
 
 impl ToolCard {
     pub fn new(call: ToolCall, server: Option<(String, String)>) -> Self {
         ToolCard {
             call,
-            server,
+            server: server.map(Box::new),
             state: CardState::Running,
             awaiting_approval: false,
             preview: None,
             rule: None,
-            steps: Steps::default(),
+            steps: None,
         }
     }
 
@@ -70,7 +71,7 @@ impl ToolCard {
     /// the `mcp_{server}_{tool}` name cannot tell apart).
     pub fn set_preview(&mut self, preview: Preview) {
         if let Preview::Mcp { server, tool, .. } = &preview {
-            self.server = Some((server.clone(), tool.clone()));
+            self.server = Some(Box::new((server.clone(), tool.clone())));
         }
         self.preview = Some(Box::new(preview));
     }
@@ -92,7 +93,7 @@ impl ToolCard {
             CardState::Done(output) if output.is_error => ("✗", theme.error()),
             CardState::Done(_) => ("✓", theme.ok()),
         };
-        let name = self.server.as_ref().map_or(self.call.name.as_str(), |(_, tool)| tool);
+        let name = self.server.as_deref().map_or(self.call.name.as_str(), |(_, tool)| tool);
         let mut header = vec![
             Span::styled(format!("{icon} "), icon_style),
             Span::styled(name.to_string(), theme.bold()),
@@ -101,7 +102,7 @@ impl ToolCard {
         if let Some(Preview::Diff { created: true, .. }) = self.preview.as_deref() {
             tail.push(Span::styled("  (new file)", theme.dim()));
         }
-        if let Some((server, _)) = &self.server {
+        if let Some((server, _)) = self.server.as_deref() {
             tail.push(Span::styled(format!("  [mcp: {server}]"), theme.accent()));
         }
         let used: usize = header.iter().chain(&tail).map(Span::width).sum();
@@ -142,24 +143,17 @@ impl ToolCard {
         }
         let CardState::Done(output) = &self.state else {
             // A running subagent shows its latest steps.
-            if !self.steps.is_empty() {
+            if let Some(steps) = &self.steps {
                 let limit = if expanded { EXPANDED_LINES } else { COLLAPSED_LINES };
-                push_body(
-                    &mut lines,
-                    self.steps.lines(theme, limit),
-                    limit,
-                    expanded,
-                    width,
-                    theme,
-                );
+                push_body(&mut lines, steps.lines(theme, limit), limit, expanded, width, theme);
             }
             return lines;
         };
         let body = if output.is_error { Vec::new() } else { self.diff(theme) };
         let mut body = if body.is_empty() { output_lines(output, theme) } else { body };
-        if expanded && !self.steps.is_empty() {
+        if let (true, Some(steps)) = (expanded, &self.steps) {
             // Expanded, a subagent's card shows its steps above its report.
-            let mut steps = self.steps.lines(theme, EXPANDED_LINES / 2);
+            let mut steps = steps.lines(theme, EXPANDED_LINES / 2);
             steps.append(&mut body);
             body = steps;
         }

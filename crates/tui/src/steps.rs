@@ -36,10 +36,6 @@ enum StepState {
 }
 
 impl Steps {
-    pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
-    }
-
     /// One event of the subagent `agent`; `path` names the subagents
     /// above it (`outer › inner`) for nested ones.
     pub fn push(&mut self, path: &str, event: &AgentEvent) {
@@ -100,5 +96,68 @@ impl Steps {
             ]);
         }
         lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axon_protocol::{ToolCall, ToolOutput};
+    use serde_json::json;
+
+    use crate::card::{CardState, ToolCard};
+    use crate::theme::Theme;
+
+    fn text(card: &ToolCard, expanded: bool) -> Vec<String> {
+        card.render(80, Theme::PLAIN, expanded, 0)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>())
+            .collect()
+    }
+
+    #[test]
+    fn a_running_subagent_shows_its_latest_steps_then_its_report() {
+        let call = |id: &str, name: &str, args| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args,
+        };
+        let mut card = ToolCard::new(call("c1", "agent_alpha", json!({"task": "look"})), None);
+        let steps = card.steps.get_or_insert_default();
+        let read = call("s1", "read_file", json!({"path": "a.rs"}));
+        steps.push(
+            "alpha",
+            &axon_protocol::AgentEvent::Action { call: read, refused: false, preview: None },
+        );
+        steps.push(
+            "alpha",
+            &axon_protocol::AgentEvent::Observation {
+                call_id: "s1".into(),
+                name: "read_file".into(),
+                output: ToolOutput::text("x"),
+            },
+        );
+        let glob = call("s1", "glob", json!({"pattern": "*.rs"}));
+        steps.push(
+            "alpha",
+            &axon_protocol::AgentEvent::Subagent {
+                call_id: "s2".into(),
+                agent: "inner".into(),
+                event: Box::new(axon_protocol::AgentEvent::Action {
+                    call: glob,
+                    refused: false,
+                    preview: None,
+                }),
+            },
+        );
+        let running = text(&card, false);
+        assert!(running[1].ends_with("✓ alpha: read_file a.rs"), "{running:?}");
+        assert!(running[2].ends_with("· alpha › inner: glob *.rs"), "{running:?}");
+
+        card.state = CardState::Done(ToolOutput::text("the report"));
+        let done = text(&card, false);
+        assert_eq!(done.len(), 2, "{done:?}");
+        assert!(done[1].ends_with("the report"));
+        let expanded = text(&card, true);
+        assert_eq!(expanded.len(), 4, "{expanded:?}");
     }
 }

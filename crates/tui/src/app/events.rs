@@ -149,7 +149,7 @@ impl App {
             }
         }
         if let Some(card) = self.transcript.card_mut(call_id) {
-            card.steps.push(agent, &event);
+            card.steps.get_or_insert_default().push(agent, &event);
         }
     }
 
