@@ -11,7 +11,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/compact", "", "summarise the older turns to free the context window"),
     ("/sessions", "", "this workspace's sessions"),
     ("/resume", "ID", "continue a session"),
-    ("/rewind", "[N] [files|conversation]", "undo turns: list them, or go back to before turn N"),
+    ("/rewind", "[N]", "back to before turn N (add files|conversation); lists turns"),
     ("/mcp", "", "MCP servers and their state"),
     ("/skills", "", "skills and how they reach the model"),
     ("/rules", "", "the numbered rules the model follows"),
