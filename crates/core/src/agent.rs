@@ -131,6 +131,9 @@ pub struct Agent {
     pub(crate) shared_approval: Option<Arc<SharedApproval>>,
     /// Hooks and checkpoints, told of each step.
     pub(crate) lifecycle: Option<Arc<dyn Lifecycle>>,
+    /// A subagent's parent's policy, as the user may change it mid-turn:
+    /// the subagent is never looser.
+    pub(crate) bound: Option<Arc<SharedApproval>>,
 }
 
 /// What every request sends before the history, and its token counts.
@@ -214,6 +217,7 @@ impl Agent {
             preamble: OnceLock::new(),
             shared_approval: None,
             lifecycle: None,
+            bound: None,
         }
     }
 
@@ -277,7 +281,11 @@ impl Agent {
     }
 
     pub fn approval(&self) -> ApprovalPolicy {
-        self.shared_approval.as_ref().map_or(self.config.approval, |s| s.get())
+        let own = self.shared_approval.as_ref().map_or(self.config.approval, |s| s.get());
+        match &self.bound {
+            Some(parent) => crate::subagents::stricter(own, parent.get()),
+            None => own,
+        }
     }
 
     /// Brings the policy in the config up to the shared one; the tools

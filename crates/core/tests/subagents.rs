@@ -347,3 +347,55 @@ fn task_calls_are_read_only_unless_they_name_a_writer() {
     assert!(ask(json!({"description": "d", "prompt": "p", "subagent_type": "alpha"})));
     assert!(registry.spec("agent_alpha").unwrap().annotations.read_only);
 }
+
+/// Switches the session to read-only when the subagent's first call is
+/// checked, as a user would mid-turn.
+struct Tighten(Arc<axon_core::SharedApproval>);
+
+impl Lifecycle for Tighten {
+    fn before_tool<'a>(
+        &'a self,
+        call: &'a axon_protocol::ToolCall,
+        _spec: &'a ToolSpec,
+    ) -> LifecycleFuture<'a> {
+        if call.name == "read_file" {
+            self.0.set(ApprovalPolicy::ReadOnly);
+        }
+        Box::pin(async { Verdict::default() })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_subagent_follows_a_switch_to_read_only() {
+    let script = vec![
+        Reply::tool("agent_writer", json!({"task": "write out.txt"})),
+        Reply::tool("read_file", json!({"path": "notes.txt"})),
+        Reply::tool("write_file", json!({"path": "out.txt", "content": "x"})),
+        Reply::text("could not write"),
+        Reply::text("the helper could not write"),
+    ];
+    let registry = registry(
+        &["---\nname: writer\ndescription: Writes files.\ntools: Read, Write\n---\nWrite."],
+        Vec::new(),
+    );
+    let server = ScriptedServer::start(script).await.unwrap();
+    let provider = build_provider(&common::provider_config(
+        &server,
+        ProviderKind::OpenAi,
+        ToolProtocol::Native,
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "the notes").unwrap();
+    let context = ToolContext::new(Workspace::new(dir.path()).unwrap());
+    let config = AgentConfig { retry: common::fast_retries(), ..AgentConfig::default() };
+    let shared = Arc::new(axon_core::SharedApproval::default());
+    let mut agent = Agent::new(provider, Arc::new(registry), context, config)
+        .with_shared_approval(Arc::clone(&shared))
+        .with_lifecycle(Arc::new(Tighten(Arc::clone(&shared))));
+    let outcome = agent.run("go", &|_| {}, &CancellationToken::new()).await;
+    assert_eq!(outcome, RunOutcome::Answered("the helper could not write".into()));
+    assert!(!dir.path().join("out.txt").exists(), "the subagent wrote after the switch");
+    let requests = server.requests();
+    assert!(tool_results(&requests[3]).iter().any(|r| r.contains("read-only")), "{}", requests[3]);
+}

@@ -22,7 +22,7 @@ use axon_tools::{ToolContext, ToolError, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, AgentConfig, ContextStrategy, RunOutcome};
-use crate::approval::{ApprovalPolicy, Approver, Permissions};
+use crate::approval::{ApprovalPolicy, Approver, Permissions, SharedApproval};
 use crate::lifecycle::{Lifecycle, LifecycleFuture};
 
 /// How deep subagents may nest: the main agent's subagents are at depth 1,
@@ -38,6 +38,9 @@ pub(crate) struct Parent {
     pub(crate) registry: Arc<ToolRegistry>,
     /// The parent's policy when the call was made.
     pub(crate) approval: ApprovalPolicy,
+    /// The policy the user may change mid-turn (the session's), which a
+    /// subagent follows whenever it is stricter than its own.
+    pub(crate) shared_approval: Option<Arc<SharedApproval>>,
     pub(crate) approver: Option<Arc<dyn Approver>>,
     pub(crate) permissions: Option<Arc<dyn Permissions>>,
     pub(crate) lifecycle: Option<Arc<dyn Lifecycle>>,
@@ -64,6 +67,7 @@ impl Agent {
                 .caller::<Parent>()
                 .map_or_else(|| Arc::clone(&self.registry), |p| Arc::clone(&p.registry)),
             approval: self.approval(),
+            shared_approval: self.shared_approval.clone().or_else(|| self.bound.clone()),
             approver: self.approver.clone(),
             permissions: self.permissions.clone(),
             lifecycle: self.lifecycle.clone(),
@@ -131,6 +135,7 @@ pub(crate) async fn run_child(ctx: &ToolContext, parent: &Parent, child: Child) 
     if let Some(permissions) = &parent.permissions {
         agent = agent.with_permissions(Arc::clone(permissions));
     }
+    agent.bound = parent.shared_approval.clone();
     if let Some(lifecycle) = &parent.lifecycle {
         agent = agent.with_lifecycle(Arc::new(ChildLifecycle {
             parent: Arc::clone(lifecycle),
