@@ -59,8 +59,8 @@ pub fn run(command: HooksCommand) -> u8 {
 }
 
 fn list(config: &Effective, root: &Path) -> anyhow::Result<()> {
-    let hooks = hook_files::configured(config, root)?;
-    for warning in hooks.warnings() {
+    let (hooks, warnings) = hook_files::configured(config, root);
+    for warning in warnings {
         eprintln!("axon: warning: {warning}");
     }
     let entries = hooks.list();
@@ -94,7 +94,7 @@ fn list(config: &Effective, root: &Path) -> anyhow::Result<()> {
 }
 
 fn trust(config: &Effective, root: &Path) -> anyhow::Result<()> {
-    let hooks = hook_files::configured(config, root)?;
+    let (hooks, _) = hook_files::configured(config, root);
     let workspace: Vec<_> = hooks.list().into_iter().filter(|e| e.source.workspace).collect();
     if workspace.is_empty() {
         eprintln!("axon: this workspace configures no hooks of its own");

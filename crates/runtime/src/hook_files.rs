@@ -11,7 +11,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, anyhow};
 use axon_core::ApprovalPolicy;
 use axon_hooks::{HookEntry, HookFile, HookSource, Hooks, SourceFormat, claude_settings_files};
 
@@ -19,8 +18,12 @@ use crate::config::Effective;
 use crate::servers::ServerConsent;
 
 /// Every hook the config and settings files configure, consented or not.
-pub fn configured(effective: &Effective, workspace: &Path) -> Result<Hooks> {
+/// A settings file axon cannot read is left out with a warning (in
+/// [`Hooks::warnings`]'s place, the second value): a repository's broken
+/// `.claude/settings.local.json` must not stop a session.
+pub fn configured(effective: &Effective, workspace: &Path) -> (Hooks, Vec<String>) {
     let mut hooks = Hooks::new();
+    let mut problems = Vec::new();
     for (path, config, from_workspace) in &effective.hooks {
         let source = HookSource {
             path: path.clone(),
@@ -32,22 +35,33 @@ pub fn configured(effective: &Effective, workspace: &Path) -> Result<Hooks> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let files: Vec<HookFile> = claude_settings_files(workspace, home.as_deref());
     for file in &files {
-        hooks.add_file(file).map_err(|e| anyhow!("{e}"))?;
+        if let Err(e) = hooks.add_file(file) {
+            problems.push(format!("{e}; its hooks are off"));
+        }
     }
-    Ok(hooks)
+    problems.extend(hooks.warnings().iter().cloned());
+    (hooks, problems)
 }
 
 /// What consent is remembered for, for one hook of the workspace.
 pub fn fingerprint(entry: &HookEntry, workspace: &Path) -> String {
     use sha2::{Digest, Sha256};
     let mut text = format!("{} {} {}", entry.event.name(), entry.matcher, entry.command);
+    let root = workspace.display().to_string();
     let expanded = entry
         .command
-        .replace("$CLAUDE_PROJECT_DIR", &workspace.display().to_string())
-        .replace("${CLAUDE_PROJECT_DIR}", &workspace.display().to_string())
-        .replace("$AXON_WORKSPACE", &workspace.display().to_string());
-    for word in expanded.split_whitespace() {
-        let word = word.trim_matches(|c| c == '"' || c == '\'');
+        .replace("${CLAUDE_PROJECT_DIR}", &root)
+        .replace("$CLAUDE_PROJECT_DIR", &root)
+        .replace("${AXON_WORKSPACE}", &root)
+        .replace("$AXON_WORKSPACE", &root);
+    // The words as the shell will see them (`"$CLAUDE_PROJECT_DIR"/x.sh`
+    // is one word once its quotes go), and each piece between shell
+    // operators, so `a.sh && b.sh` names both.
+    let words = shlex::split(&expanded).unwrap_or_else(|| {
+        expanded.split_whitespace().map(|w| w.replace(['"', '\''], "")).collect()
+    });
+    let pieces = words.iter().flat_map(|w| w.split([';', '&', '|', '(', ')', '<', '>']));
+    for word in pieces.filter(|w| !w.is_empty()) {
         let Ok(path) = std::fs::canonicalize(workspace.join(word)) else { continue };
         if !path.starts_with(workspace) || !path.is_file() {
             continue;
@@ -85,9 +99,8 @@ pub fn in_effect(
     workspace: &Path,
     consent: &ServerConsent,
     approval: ApprovalPolicy,
-) -> Result<(Hooks, Vec<String>)> {
-    let mut hooks = configured(effective, workspace)?;
-    let mut warnings: Vec<String> = hooks.warnings().to_vec();
+) -> (Hooks, Vec<String>) {
+    let (mut hooks, mut warnings) = configured(effective, workspace);
     let entries = hooks.list();
     let mut refused = Vec::new();
     for entry in entries.iter().filter(|e| e.source.workspace) {
@@ -119,5 +132,5 @@ pub fn in_effect(
             ));
         }
     }
-    Ok((hooks, warnings))
+    (hooks, warnings)
 }

@@ -300,7 +300,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         agent_config.clone(),
     );
     let shared = Arc::new(Shared::default());
-    let lifecycle = lifecycle(&config, &root, approval, profile, &secret_vars, &emitter)?;
+    let lifecycle = lifecycle(&config, &root, approval, &secret_vars, &emitter)?;
     let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
         .with_shared_approval(Arc::clone(&shared.approval))
         .with_permissions(Arc::clone(&permissions) as Arc<dyn axon_core::Permissions>)
@@ -392,24 +392,24 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
 }
 
 /// The session's hooks (the workspace's only with consent) and its
-/// checkpoints (for a saved session whose tools can change files).
+/// checkpoints (for a saved session).
 fn lifecycle(
     config: &SessionConfig,
     root: &std::path::Path,
     approval: ApprovalPolicy,
-    profile: Profile,
     secret_vars: &[&str],
     emitter: &Emitter,
 ) -> Result<Arc<SessionLifecycle>> {
     let (hooks, warnings) =
-        crate::hook_files::in_effect(&config.config, root, &config.workspace_servers, approval)?;
+        crate::hook_files::in_effect(&config.config, root, &config.workspace_servers, approval);
     for message in warnings {
         emitter.emit(AgentEvent::Warning { message });
     }
     let hooks = hooks.with_env_policy(Arc::new(config.config.env_policy(secret_vars)?));
-    let changes_files = approval != ApprovalPolicy::ReadOnly
-        && profile.registry().specs().any(|spec| !spec.annotations.read_only);
-    let checkpoints = if config.record && changes_files {
+    // Even a session that starts read-only: the user may switch it to
+    // auto mid-session, and its turns must still be rewindable. The shadow
+    // repository is opened only when a turn first may change a file.
+    let checkpoints = if config.record {
         Checkpointing::Later(config.dirs.data.clone())
     } else {
         Checkpointing::Off
