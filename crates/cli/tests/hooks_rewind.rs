@@ -176,3 +176,16 @@ fn trust_covers_the_script_a_hook_names_in_claudes_quoted_form() {
     assert!(output.status.success(), "{err}");
     assert!(err.contains("settings.local.json") && err.contains("its hooks are off"), "{err}");
 }
+
+#[test]
+fn a_session_too_damaged_to_load_can_still_be_removed() {
+    let s = setup(Vec::new());
+    let sessions = s.home.path().join("data/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let file = sessions.join("20260101-120000-abcd.jsonl");
+    std::fs::write(&file, "{torn header").unwrap();
+    let output = s.axon().args(["sessions", "rm", "20260101-120000-abcd"]).output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{err}");
+    assert!(!file.exists(), "{err}");
+}

@@ -135,7 +135,16 @@ pub fn remove_session(
     id: &str,
 ) -> Result<(String, Option<String>), axon_store::StoreError> {
     let data = store.data_dir();
-    let session = store.open(id)?;
+    let session = match store.open(id) {
+        Ok(session) => session,
+        // A file too damaged to load is still removed; there is nothing
+        // to prune by.
+        Err(axon_store::StoreError::Load(e)) => {
+            let removed = store.remove(id)?;
+            return Ok((removed, Some(format!("its checkpoints were not pruned: {e}"))));
+        }
+        Err(e) => return Err(e),
+    };
     let removed = store.remove(&session.header.id)?;
     if session.snapshots().is_empty() {
         return Ok((removed, None));
