@@ -68,7 +68,7 @@ fn execute(args: RewindArgs) -> anyhow::Result<()> {
     }
     let turn = match args.turn {
         Some(turn) => turn,
-        None => session.turn_count(),
+        None => session.last_turn().unwrap_or(0),
     };
     let scope = if args.files_only {
         RewindScope::Files

@@ -49,17 +49,7 @@ pub fn rewind(
     scope: RewindScope,
     withdraw: impl FnOnce(usize) -> Result<()>,
 ) -> Result<RewindReport> {
-    let Some(plan) = session.rewind_to(turn) else {
-        let count = session.turn_count();
-        if count == 0 {
-            bail!(
-                "session {} has no recorded turns to rewind to (it was saved before axon \
-                 recorded turns, or nothing was asked in it)",
-                session.header.id
-            );
-        }
-        bail!("session {} has turns 1 to {count}; there is no turn {turn}", session.header.id);
-    };
+    let plan = session.rewind_to(turn).map_err(|why| anyhow!("{why}"))?;
     let mut notes = Vec::new();
     let cut = match (scope, &plan.withdraw) {
         (RewindScope::Files, _) => None,

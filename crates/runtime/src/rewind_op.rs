@@ -24,7 +24,7 @@ impl Task {
         let writer = Arc::clone(&journal);
         let done = tokio::task::spawn_blocking(move || {
             let session = axon_store::load(&path)?;
-            let turn = turn.unwrap_or_else(|| session.turn_count());
+            let turn = turn.or_else(|| session.last_turn()).unwrap_or(0);
             rewind(&data, &session, turn, scope, |messages| {
                 writer.withdrawn(messages);
                 writer.sync();

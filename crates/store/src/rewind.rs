@@ -10,6 +10,8 @@
 //! summarised the messages a cut would need, so the conversation then
 //! cannot be rewound (the files still can), and says so.
 
+use std::collections::HashSet;
+
 use crate::{Record, Session};
 
 /// A rewind of a session to just before turn `turn`.
@@ -49,8 +51,44 @@ impl Session {
             .unwrap_or(0)
     }
 
-    /// Every turn, oldest first, with its request.
+    /// Turns whose messages were all taken back since (by a rewind, or a
+    /// refused request): nothing of them is left to rewind.
+    fn undone_turns(&self) -> HashSet<u32> {
+        let mut len = 0usize;
+        let mut starts: Vec<(u32, usize)> = Vec::new();
+        let mut undone = HashSet::new();
+        for (i, record) in self.records.iter().enumerate() {
+            match record {
+                Record::Message { .. } => len += 1,
+                Record::Turn { turn, .. } => starts.push((*turn, len)),
+                Record::Withdrawn { .. } | Record::Compaction { .. } => {
+                    let before = len;
+                    let upto = Session { records: self.records[..=i].to_vec(), ..self.clone() };
+                    len = upto.history().len();
+                    if matches!(record, Record::Withdrawn { .. }) {
+                        undone.extend(starts.iter().filter(|(_, s)| *s >= len).map(|(t, _)| *t));
+                    } else {
+                        // What a summary replaced moved every later start.
+                        let shift = before.saturating_sub(len);
+                        for (_, start) in &mut starts {
+                            *start = start.saturating_sub(shift);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        undone
+    }
+
+    /// The newest turn not undone yet (what a bare rewind undoes).
+    pub fn last_turn(&self) -> Option<u32> {
+        self.turns().last().map(|t| t.turn)
+    }
+
+    /// Every turn not undone, oldest first, with its request.
     pub fn turns(&self) -> Vec<TurnSummary> {
+        let undone = self.undone_turns();
         let mut turns: Vec<TurnSummary> = Vec::new();
         let mut awaiting_prompt = false;
         for record in &self.records {
@@ -78,17 +116,33 @@ impl Session {
                 _ => {}
             }
         }
+        turns.retain(|t| !undone.contains(&t.turn));
         turns
     }
 
-    /// What rewinding to just before turn `turn` takes; `None` when the
-    /// session has no such turn.
-    pub fn rewind_to(&self, turn: u32) -> Option<Rewind> {
+    /// What rewinding to just before turn `turn` takes; why not, when the
+    /// session has no such turn or it was undone already.
+    pub fn rewind_to(&self, turn: u32) -> Result<Rewind, String> {
+        let id = &self.header.id;
         let start = self
             .records
             .iter()
-            .position(|r| matches!(r, Record::Turn { turn: t, .. } if *t == turn))?;
-        let prompt = self.turns().into_iter().find(|t| t.turn == turn)?.prompt;
+            .position(|r| matches!(r, Record::Turn { turn: t, .. } if *t == turn))
+            .ok_or_else(|| match self.last_turn() {
+                Some(last) => format!("session {id} has no turn {turn} (its latest is {last})"),
+                None => format!("session {id} has no recorded turns to rewind to"),
+            })?;
+        let prompt = self
+            .turns()
+            .into_iter()
+            .find(|t| t.turn == turn)
+            .map(|t| t.prompt)
+            .ok_or_else(|| {
+                format!(
+                    "turn {turn} of session {id} was undone already (`axon rewind --list` shows \
+                     the turns left)"
+                )
+            })?;
         let snapshot = self.records[start..].iter().find_map(|r| match r {
             Record::Checkpoint { turn: t, snapshot, .. } if *t >= turn => Some(snapshot.clone()),
             _ => None,
@@ -104,7 +158,7 @@ impl Session {
             let before = Session { records: self.records[..start].to_vec(), ..self.clone() };
             Ok(self.history().len().saturating_sub(before.history().len()))
         };
-        Some(Rewind { turn, prompt, snapshot, withdraw })
+        Ok(Rewind { turn, prompt, snapshot, withdraw })
     }
 
     /// Every checkpoint id the session recorded (to prune with it).
@@ -170,7 +224,7 @@ mod tests {
         let back = s.rewind_to(3).unwrap();
         assert_eq!(back.snapshot, None, "nothing changed from turn 3 on");
         assert_eq!(back.withdraw, Ok(2));
-        assert!(s.rewind_to(4).is_none());
+        assert!(s.rewind_to(4).is_err());
         let turns = s.turns();
         assert_eq!(turns.len(), 3);
         assert!(turns[1].changed_files && !turns[0].changed_files);
@@ -184,5 +238,23 @@ mod tests {
         let s = session(records);
         assert!(s.rewind_to(1).unwrap().withdraw.is_err());
         assert_eq!(s.rewind_to(1).unwrap().snapshot, None);
+    }
+
+    #[test]
+    fn an_undone_turn_is_not_offered_again() {
+        let mut records = turn(1, "first", "one");
+        records.extend(turn(2, "second", "two"));
+        records.extend(turn(3, "third", "three"));
+        records.push(Record::Withdrawn { messages: 2, at: 0 });
+        let s = session(records.clone());
+        assert_eq!(s.last_turn(), Some(2), "turn 3 was undone");
+        let again = s.rewind_to(3).unwrap_err();
+        assert!(again.contains("undone already"), "{again}");
+        assert_eq!(s.rewind_to(2).unwrap().withdraw, Ok(2));
+        records.extend(turn(4, "fourth", "four"));
+        let s = session(records);
+        let left: Vec<u32> = s.turns().iter().map(|t| t.turn).collect();
+        assert_eq!(left, [1, 2, 4]);
+        assert_eq!(s.rewind_to(2).unwrap().withdraw, Ok(4));
     }
 }
