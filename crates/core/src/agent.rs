@@ -100,8 +100,8 @@ pub enum RunOutcome {
     /// The model declined (a refusal, or its provider's content filter
     /// stopped the reply); the text it gave.
     Refused(String),
-    /// A `UserPromptSubmit` hook refused the request, for this reason; the
-    /// model never saw it.
+    /// A hook refused the request (`UserPromptSubmit`: the model never saw
+    /// it) or stopped the run (`"continue": false`), for this reason.
     Blocked(String),
 }
 
@@ -134,6 +134,8 @@ pub struct Agent {
     /// A subagent's parent's policy, as the user may change it mid-turn:
     /// the subagent is never looser.
     pub(crate) bound: Option<Arc<SharedApproval>>,
+    /// Why a hook stopped the run being worked on, once one did.
+    pub(crate) halted: Option<String>,
 }
 
 /// What every request sends before the history, and its token counts.
@@ -218,6 +220,7 @@ impl Agent {
             shared_approval: None,
             lifecycle: None,
             bound: None,
+            halted: None,
         }
     }
 
@@ -360,8 +363,9 @@ impl Agent {
         // without results; close them before the history is sent again.
         self.history.close_open_calls();
         let asked = prompt.text();
-        let verdict = self.consult(emit, |l| l.prompt_submitted(&asked)).await;
-        if let Some(reason) = verdict.block {
+        self.halted = None;
+        let mut verdict = self.consult(emit, |l| l.prompt_submitted(&asked)).await;
+        if let Some(reason) = verdict.block.take().or(verdict.halt.take()) {
             emit(AgentEvent::Warning {
                 message: format!("a hook refused the request (the model did not see it): {reason}"),
             });
@@ -427,7 +431,11 @@ impl Agent {
                 } else {
                     self.consult(emit, |l| l.stopping(&text, again)).await
                 };
-                if let Some(reason) = verdict.block {
+                if let Some(reason) = &verdict.halt {
+                    emit(AgentEvent::Warning {
+                        message: format!("a hook ended the run: {reason}"),
+                    });
+                } else if let Some(reason) = verdict.block {
                     stop_blocked = true;
                     emit(AgentEvent::Warning {
                         message: format!("a stop hook kept the model going: {reason}"),
@@ -468,6 +476,10 @@ impl Agent {
             self.push_results(&calls, outputs);
             if cancel.is_cancelled() {
                 return RunOutcome::Cancelled(last_text);
+            }
+            if let Some(reason) = self.halted.take() {
+                emit(AgentEvent::Warning { message: format!("a hook stopped the run: {reason}") });
+                return RunOutcome::Blocked(reason);
             }
             if stop {
                 return RunOutcome::Answered(last_text);

@@ -60,7 +60,10 @@ impl Agent {
                     _ => Verdict::default(),
                 };
                 context[i] = verdict.context;
-                let checked = match (verdict.block, verdict.permission) {
+                if let Some(reason) = &verdict.halt {
+                    self.halted = Some(reason.clone());
+                }
+                let checked = match (verdict.block.or(verdict.halt), verdict.permission) {
                     (Some(reason), _) | (None, Some(HookPermission::Deny(reason))) => {
                         Err(ToolOutput::error(format!("A hook refused this call: {reason}")))
                     }
@@ -136,7 +139,11 @@ impl Agent {
             }
             if let Some(done) = finished {
                 for (&i, output) in runnable.iter().zip(done) {
-                    outputs[i] = Some(self.after_hooks(&calls[i].call, output, emit).await);
+                    let (output, halt) = self.after_hooks(&calls[i].call, output, emit).await;
+                    if halt.is_some() {
+                        self.halted = halt;
+                    }
+                    outputs[i] = Some(output);
                 }
             }
             for &i in &batch {
@@ -265,19 +272,20 @@ impl Agent {
         }
     }
 
-    /// PostToolUse: what the hooks say of a result is added to it.
+    /// PostToolUse: what the hooks say of a result is added to it; and
+    /// why a hook stopped the run, if one did.
     async fn after_hooks(
         &self,
         call: &ToolCall,
         mut output: ToolOutput,
         emit: EventSink<'_>,
-    ) -> ToolOutput {
+    ) -> (ToolOutput, Option<String>) {
         let verdict = self.consult(emit, |l| l.after_tool(call, &output)).await;
         if let Some(reason) = &verdict.block {
             output.content.push(ContentPart::text(format!("\nA hook objected: {reason}")));
         }
         add_context(&mut output.content, &verdict);
-        output
+        (output, verdict.halt)
     }
 
     pub(crate) fn push_results(&mut self, calls: &[PlannedCall], mut outputs: Vec<ToolOutput>) {

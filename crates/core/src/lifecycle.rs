@@ -34,6 +34,10 @@ pub struct Verdict {
     pub context: Vec<String>,
     /// Said to the user, not the model.
     pub warnings: Vec<String>,
+    /// The whole run ends after this step, for this reason (a hook's
+    /// `"continue": false`): a tool call is refused and the run stops
+    /// after its turn; a stop is let through; a prompt is refused.
+    pub halt: Option<String>,
 }
 
 /// A hook's say on whether a tool call may run.

@@ -134,3 +134,53 @@ async fn a_refused_prompt_never_reaches_the_model() {
     assert!(h.server.requests().is_empty());
     assert!(h.agent.history().is_empty(), "the refused prompt is not kept");
 }
+
+/// `"continue": false` from every hook: after a tool, and at a stop.
+struct Halting;
+
+impl Lifecycle for Halting {
+    fn after_tool<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        _output: &'a ToolOutput,
+    ) -> LifecycleFuture<'a> {
+        let halt = (call.name == "write_file").then(|| "the build is red".to_string());
+        Box::pin(async move { Verdict { halt, ..Verdict::default() } })
+    }
+
+    fn stopping<'a>(&'a self, _answer: &'a str, _again: bool) -> LifecycleFuture<'a> {
+        // A stop that is also told to halt ends: halting wins over a block.
+        Box::pin(async {
+            Verdict {
+                block: Some("keep going".into()),
+                halt: Some("enough".into()),
+                ..Verdict::default()
+            }
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_halts_ends_the_run_and_a_halting_stop_is_let_through() {
+    let script = vec![
+        Reply::tool("write_file", json!({"path": "a.txt", "content": "A"})),
+        Reply::text("never asked"),
+    ];
+    let mut h =
+        Harness::new(script, ProviderKind::OpenAi, ToolProtocol::Native, Profile::Code).await;
+    h.agent.set_lifecycle(Arc::new(Halting));
+    assert_eq!(h.run("write").await, RunOutcome::Blocked("the build is red".into()));
+    assert_eq!(h.server.requests().len(), 1, "no model call after the halt");
+    assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "A", "the call itself ran");
+
+    let mut h = Harness::new(
+        vec![Reply::text("done")],
+        ProviderKind::OpenAi,
+        ToolProtocol::Native,
+        Profile::Code,
+    )
+    .await;
+    h.agent.set_lifecycle(Arc::new(Halting));
+    assert_eq!(h.run("hi").await, RunOutcome::Answered("done".into()));
+    assert_eq!(h.server.requests().len(), 1, "the stop was not turned into more work");
+}

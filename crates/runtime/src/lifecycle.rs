@@ -274,7 +274,8 @@ pub(crate) fn verdict(outcome: HookOutcome) -> Verdict {
     let mut warnings = outcome.warnings;
     warnings.extend(outcome.system_messages);
     Verdict {
-        block: outcome.stop.or(outcome.blocked),
+        block: outcome.blocked,
+        halt: outcome.stop,
         permission: outcome.permission.map(|p| match p {
             Permission::Allow => HookPermission::Allow,
             Permission::Deny(reason) => HookPermission::Deny(reason),
