@@ -31,6 +31,15 @@ pub(crate) struct Git {
     pub(crate) user_exclude: Option<PathBuf>,
 }
 
+/// Settings that make the per-turn scan cheap, given on every command line
+/// (so shadow repositories made before they existed get them too):
+/// `status` keeps an untracked cache in the index, so a folder whose mtime
+/// and ignore files have not changed since the last scan is not read again
+/// (git counts a folder changed in the same tick as the index was written
+/// as changed); the cache serves `-uall` only when that is the configured
+/// mode.
+const SPEED: [&str; 2] = ["core.untrackedCache=true", "status.showUntrackedFiles=all"];
+
 impl Git {
     fn command(&self) -> Command {
         let mut command = Command::new("git");
@@ -58,6 +67,9 @@ impl Git {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        for pair in SPEED {
+            command.args(["-c", pair]);
+        }
         if let Some(exclude) = &self.user_exclude {
             command.arg("-c").arg(config_pair("core.excludesFile", exclude));
         }
@@ -87,6 +99,19 @@ impl Git {
         let mut command = self.command();
         command.args(args);
         run_command(command, input)
+    }
+
+    /// [`Git::run`], but git may also write what it learnt into the index
+    /// (refreshed stat data, the untracked cache): only for `status`, and
+    /// only under the workspace's lock.
+    pub(crate) fn run_updating_index<I, S>(&self, args: I) -> Result<Vec<u8>, CheckpointError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut command = self.command();
+        command.env_remove("GIT_OPTIONAL_LOCKS").args(args);
+        run_command(command, None)
     }
 }
 

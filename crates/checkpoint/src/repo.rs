@@ -42,6 +42,9 @@ const ATTRIBUTES: &str = "* -text -eol -ident -filter -working-tree-encoding\n";
 
 const REF_ROOT: &str = "refs/axon";
 
+/// What HEAD names when it is not a snapshot: a branch that never exists.
+const UNBORN: &str = "refs/heads/axon-no-snapshot";
+
 pub(crate) fn open(data_dir: &Path, workspace: &Path) -> Result<Checkpoints, CheckpointError> {
     git::check_version()?;
     let workspace =
@@ -167,6 +170,11 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
 
 /// Commits the shadow index as a parentless commit and names it under the
 /// session. Returns the commit id.
+///
+/// HEAD, detached, moves to the new commit in the same transaction: the
+/// next `status` compares the index with it, and since the index was just
+/// written as that tree (cache-tree intact) the comparison costs next to
+/// nothing, where an unborn HEAD would list every file as added.
 pub(crate) fn commit(git: &Git, session: &str, label: &str) -> Result<String, CheckpointError> {
     let tree = text(git.run(["write-tree"], None)?);
     let first_line = label.lines().next().unwrap_or("").trim();
@@ -174,7 +182,8 @@ pub(crate) fn commit(git: &Git, session: &str, label: &str) -> Result<String, Ch
     let id = text(git.run(["commit-tree", "--no-gpg-sign", "-m", message, &tree], None)?);
     let millis = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let name = format!("{REF_ROOT}/{session}/{millis:013}-{id}");
-    git.run(["update-ref", "--no-deref", &name, &id], None)?;
+    let input = format!("option no-deref\nupdate HEAD {id}\noption no-deref\nupdate {name} {id}\n");
+    git.run(["update-ref", "--stdin"], Some(input.into_bytes()))?;
     Ok(id)
 }
 
@@ -237,6 +246,19 @@ pub(crate) fn prune_session(git: &Git, session: &str) -> Result<usize, Checkpoin
         input.push(b'\n');
     }
     git.run(["update-ref", "--stdin"], Some(input))?;
+    // HEAD (the last snapshot, see `commit`) would keep a pruned snapshot
+    // alive: make it unborn again, which only costs the next snapshot's
+    // status a comparison with nothing.
+    let head = match git.run(["rev-parse", "--quiet", "--verify", "HEAD"], None) {
+        Ok(out) => Some(text(out)),
+        Err(CheckpointError::GitFailed { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    if let Some(head) = head
+        && refs.iter().any(|name| name.ends_with(&format!("-{head}")))
+    {
+        git.run(["symbolic-ref", "HEAD", UNBORN], None)?;
+    }
     // The index still names the current files' blobs, so they stay; the
     // rest of what only this session held goes now.
     git.run(["gc", "--quiet", "--prune=now"], None)?;

@@ -1,9 +1,11 @@
 //! Staging: brings the shadow index to the workspace's current state, so
 //! that `write-tree` gives exactly the snapshot's tree. git's own change
-//! detection (`ls-files -m -o`, the index's stat cache) finds what changed,
-//! so an unchanged file is never read; only the changed paths are handed to
-//! `update-index`. Afterwards the index holds every non-ignored file of at
-//! most the size limit, and nothing else.
+//! detection (`status`: the index's stat cache, with git's handling of
+//! files changed in the same tick as the index was written, and the
+//! untracked cache, which skips reading folders whose mtime did not move)
+//! finds what changed, so an unchanged file is never read; only the
+//! changed paths are handed to `update-index`. Afterwards the index holds
+//! every non-ignored file of at most the size limit, and nothing else.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -49,15 +51,25 @@ pub(crate) fn stage(
     max_file_bytes: u64,
     watch: &IgnoreWatch,
 ) -> Result<Staged, CheckpointError> {
-    // Modified (including deleted) tracked files and untracked, not ignored
-    // ones; sorted so a path comes before what is below it, which
+    // Tracked files whose work-tree state differs from the index (changed,
+    // deleted, type changed) and untracked, not ignored files, each one by
+    // one (`-uall`); sorted so a path comes before what is below it, which
     // `update-index --replace` needs when a file became a folder or back.
-    // `-t` tags each path: `? ` untracked, anything else tracked.
-    let listed = git.run(["ls-files", "-z", "-t", "-m", "-o", "--exclude-standard"], None)?;
+    // Each record is `XY path`: Y is the work tree against the index, `??`
+    // untracked. X (the index against HEAD, the last snapshot) says nothing
+    // about the work tree and is not looked at. status may write the index
+    // back: refreshed stat data and the untracked cache for the next turn.
+    let listed = git.run_updating_index([
+        "status",
+        "--porcelain",
+        "-z",
+        "--untracked-files=all",
+        "--no-renames",
+    ])?;
     let candidates: BTreeSet<(&[u8], bool)> = split_z(&listed)
         .filter_map(|record| match record {
-            [b'?', b' ', path @ ..] => Some((path, false)),
-            [_, b' ', path @ ..] => Some((path, true)),
+            [b'?', b'?', b' ', path @ ..] => Some((path, false)),
+            [_, y, b' ', path @ ..] if *y != b' ' => Some((path, true)),
             _ => None,
         })
         .collect();
