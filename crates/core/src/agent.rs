@@ -364,7 +364,7 @@ impl Agent {
         self.history.close_open_calls();
         let asked = prompt.text();
         self.halted = None;
-        let mut verdict = self.consult(emit, |l| l.prompt_submitted(&asked)).await;
+        let mut verdict = self.consult(emit, cancel, |l| l.prompt_submitted(&asked)).await;
         if let Some(reason) = verdict.block.take().or(verdict.halt.take()) {
             emit(AgentEvent::Warning {
                 message: format!("a hook refused the request (the model did not see it): {reason}"),
@@ -429,7 +429,7 @@ impl Agent {
                 let verdict = if turn_refused {
                     Verdict::default()
                 } else {
-                    self.consult(emit, |l| l.stopping(&text, again)).await
+                    self.consult(emit, cancel, |l| l.stopping(&text, again)).await
                 };
                 if let Some(reason) = &verdict.halt {
                     emit(AgentEvent::Warning {

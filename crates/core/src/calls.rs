@@ -52,10 +52,14 @@ impl Agent {
             }
             let mut runnable = Vec::new();
             for &i in &batch {
+                // The calls not checked yet get a cancellation result.
+                if cancel.is_cancelled() {
+                    break;
+                }
                 let planned = &calls[i];
                 let verdict = match self.registry.spec(&planned.call.name) {
                     Some(spec) if planned.problem.is_none() => {
-                        self.consult(emit, |l| l.before_tool(&planned.call, spec)).await
+                        self.consult(emit, cancel, |l| l.before_tool(&planned.call, spec)).await
                     }
                     _ => Verdict::default(),
                 };
@@ -139,7 +143,8 @@ impl Agent {
             }
             if let Some(done) = finished {
                 for (&i, output) in runnable.iter().zip(done) {
-                    let (output, halt) = self.after_hooks(&calls[i].call, output, emit).await;
+                    let (output, halt) =
+                        self.after_hooks(&calls[i].call, output, emit, cancel).await;
                     if halt.is_some() {
                         self.halted = halt;
                     }
@@ -279,8 +284,9 @@ impl Agent {
         call: &ToolCall,
         mut output: ToolOutput,
         emit: EventSink<'_>,
+        cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
-        let verdict = self.consult(emit, |l| l.after_tool(call, &output)).await;
+        let verdict = self.consult(emit, cancel, |l| l.after_tool(call, &output)).await;
         if let Some(reason) = &verdict.block {
             output.content.push(ContentPart::text(format!("\nA hook objected: {reason}")));
         }

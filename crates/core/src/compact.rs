@@ -49,7 +49,7 @@ impl Agent {
         if self.config.context_strategy == ContextStrategy::Summarize {
             let replaced = self.oldest_half();
             if replaced > 0 {
-                self.consult(emit, |l| l.compacting(true)).await;
+                self.consult(emit, cancel, |l| l.compacting(true)).await;
                 match self.compact(replaced, cancel).await {
                     Ok(()) => {
                         emit(AgentEvent::Warning {
@@ -94,7 +94,7 @@ impl Agent {
             return Ok(0);
         }
         // PreCompact hooks cannot stop it; they are told, and may warn.
-        self.consult(emit, |l| l.compacting(false)).await;
+        self.consult(emit, cancel, |l| l.compacting(false)).await;
         self.compact(last_user, cancel).await?;
         Ok(last_user)
     }

@@ -15,6 +15,8 @@ use std::pin::Pin;
 
 use axon_protocol::{AgentEvent, ContentPart, Message, ToolCall, ToolOutput, ToolSpec};
 
+use tokio_util::sync::CancellationToken;
+
 use crate::agent::{Agent, EventSink};
 
 /// A future a [`Lifecycle`] returns.
@@ -106,15 +108,21 @@ pub trait Lifecycle: Send + Sync {
 impl Agent {
     /// Runs `ask` on the lifecycle (or says go on without one) and shows
     /// its warnings.
+    /// A cancellation stops waiting for it (dropping a hook's future kills
+    /// its process group) and says go on: the cancelled run ends anyway.
     pub(crate) async fn consult<'a>(
         &'a self,
         emit: EventSink<'_>,
+        cancel: &CancellationToken,
         ask: impl FnOnce(&'a dyn Lifecycle) -> LifecycleFuture<'a>,
     ) -> Verdict {
         let Some(lifecycle) = self.lifecycle.as_deref() else {
             return Verdict::default();
         };
-        let verdict = ask(lifecycle).await;
+        let verdict = tokio::select! {
+            verdict = ask(lifecycle) => verdict,
+            () = cancel.cancelled() => return Verdict::default(),
+        };
         for message in &verdict.warnings {
             emit(AgentEvent::Warning { message: message.clone() });
         }

@@ -196,6 +196,11 @@ impl Planner {
         self.agent.set_provider(provider);
     }
 
+    /// The session's hooks see the planner's request and its reads too.
+    pub fn set_lifecycle(&mut self, lifecycle: Arc<dyn crate::Lifecycle>) {
+        self.agent.set_lifecycle(lifecycle);
+    }
+
     /// Asks for a plan for `request`; `Err` says why none came.
     pub async fn propose(
         &mut self,

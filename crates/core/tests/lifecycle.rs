@@ -184,3 +184,34 @@ async fn a_hook_that_halts_ends_the_run_and_a_halting_stop_is_let_through() {
     assert_eq!(h.run("hi").await, RunOutcome::Answered("done".into()));
     assert_eq!(h.server.requests().len(), 1, "the stop was not turned into more work");
 }
+
+/// A PreToolUse hook that never answers; it says when it started.
+struct Hanging(Arc<std::sync::atomic::AtomicBool>);
+
+impl Lifecycle for Hanging {
+    fn before_tool<'a>(&'a self, _call: &'a ToolCall, _spec: &'a ToolSpec) -> LifecycleFuture<'a> {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_does_not_wait_for_a_hook() {
+    let script = vec![Reply::tools(&[
+        ("read_file", json!({"path": "a"})),
+        ("read_file", json!({"path": "b"})),
+    ])];
+    let mut h =
+        Harness::new(script, ProviderKind::OpenAi, ToolProtocol::Native, Profile::Code).await;
+    let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    h.agent.set_lifecycle(Arc::new(Hanging(Arc::clone(&started))));
+    let cancel = common::cancel_when(move || started.load(std::sync::atomic::Ordering::SeqCst));
+    let outcome =
+        tokio::time::timeout(std::time::Duration::from_secs(60), h.run_with("x", &cancel))
+            .await
+            .expect("the run waited for the hook after the cancellation");
+    assert!(matches!(outcome, RunOutcome::Cancelled(_)), "{outcome:?}");
+    let history = h.agent.history();
+    let results = history.iter().filter(|m| m.tool_call_id.is_some()).count();
+    assert_eq!(results, 2, "both calls got a result: {history:?}");
+}

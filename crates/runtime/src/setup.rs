@@ -293,7 +293,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     }
     let registry = Arc::new(registry);
     let context = ToolContext::new(config.workspace.clone());
-    let planner = Planner::new(
+    let mut planner = Planner::new(
         Arc::clone(&provider),
         profile.registry(),
         context.clone(),
@@ -301,6 +301,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     );
     let shared = Arc::new(Shared::default());
     let lifecycle = lifecycle(&config, &root, approval, &secret_vars, &emitter)?;
+    planner.set_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
     let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
         .with_shared_approval(Arc::clone(&shared.approval))
         .with_permissions(Arc::clone(&permissions) as Arc<dyn axon_core::Permissions>)
