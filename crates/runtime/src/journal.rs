@@ -56,6 +56,12 @@ impl SessionJournal {
         turn
     }
 
+    /// Records that `turn` may change files with no checkpoint before it.
+    pub fn checkpoint_missed(&self, turn: u32, reason: &str) {
+        let at = now_ms();
+        self.append(&Record::CheckpointMissed { turn, reason: reason.to_string(), at });
+    }
+
     /// Records the checkpoint taken before `turn` first changed a file.
     pub fn checkpoint(&self, turn: u32, snapshot: &str, skipped: Vec<String>) {
         let at = now_ms();

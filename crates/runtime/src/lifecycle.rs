@@ -41,7 +41,9 @@ pub(crate) enum Checkpointing {
     /// Opened under this data folder when first needed.
     Later(PathBuf),
     Open(Checkpoints),
-    Off,
+    /// None are taken: the session is not saved (`None`), or they failed
+    /// for this reason (recorded for every turn that then goes without).
+    Off(Option<String>),
 }
 
 #[derive(Default)]
@@ -142,7 +144,8 @@ impl SessionLifecycle {
         };
         let state = self.checkpoints.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let checkpoints = match state {
-            Checkpointing::Off => return,
+            Checkpointing::Off(None) => return,
+            Checkpointing::Off(Some(reason)) => return journal.checkpoint_missed(turn, &reason),
             Checkpointing::Open(checkpoints) => checkpoints,
             Checkpointing::Later(data) => {
                 let workspace = self.workspace.clone();
@@ -156,8 +159,8 @@ impl SessionLifecycle {
                             Checkpointing::Open(checkpoints.clone());
                         checkpoints
                     }
-                    Ok(Err(e)) => return self.give_up(&e),
-                    Err(e) => return self.give_up(&e.to_string()),
+                    Ok(Err(e)) => return self.give_up(&journal, turn, &e),
+                    Err(e) => return self.give_up(&journal, turn, &e.to_string()),
                 }
             }
         };
@@ -167,8 +170,8 @@ impl SessionLifecycle {
             tokio::task::spawn_blocking(move || checkpoints.snapshot(&session, &label)).await;
         let snapshot = match taken {
             Ok(Ok(snapshot)) => snapshot,
-            Ok(Err(e)) => return self.give_up(&e.to_string()),
-            Err(e) => return self.give_up(&e.to_string()),
+            Ok(Err(e)) => return self.give_up(&journal, turn, &e.to_string()),
+            Err(e) => return self.give_up(&journal, turn, &e.to_string()),
         };
         let mut left_out = Vec::new();
         let mut state = self.state();
@@ -195,8 +198,10 @@ impl SessionLifecycle {
         journal.checkpoint(turn, &snapshot.id, left_out);
     }
 
-    fn give_up(&self, error: &str) {
-        *self.checkpoints.lock().unwrap_or_else(PoisonError::into_inner) = Checkpointing::Off;
+    fn give_up(&self, journal: &SessionJournal, turn: u32, error: &str) {
+        journal.checkpoint_missed(turn, error);
+        *self.checkpoints.lock().unwrap_or_else(PoisonError::into_inner) =
+            Checkpointing::Off(Some(error.to_string()));
         self.events.emit(AgentEvent::Warning {
             message: format!(
                 "checkpoints are off for this session (turns cannot be rewound): {error}"

@@ -50,7 +50,15 @@ pub fn rewind(
     withdraw: impl FnOnce(usize) -> Result<()>,
 ) -> Result<RewindReport> {
     let plan = session.rewind_to(turn).map_err(|why| anyhow!("{why}"))?;
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = plan
+        .missed
+        .iter()
+        .map(|(t, why)| {
+            format!(
+                "turn {t} changed files without a checkpoint ({why}); what it changed is not undone"
+            )
+        })
+        .collect();
     let cut = match (scope, &plan.withdraw) {
         (RewindScope::Files, _) => None,
         (_, Ok(n)) => Some(*n),
@@ -59,12 +67,13 @@ pub fn rewind(
     };
     let files = match (scope, &plan.snapshot) {
         (RewindScope::Conversation, _) => None,
-        (_, None) => {
+        (_, None) if plan.missed.is_empty() => {
             notes.push(format!(
                 "no tool changed a file from turn {turn} on; the files are as they were"
             ));
             None
         }
+        (_, None) => None,
         (_, Some(id)) => {
             let workspace = PathBuf::from(&session.header.workspace);
             let checkpoints = checkpoints(data, &workspace)?;

@@ -413,7 +413,7 @@ fn lifecycle(
     let checkpoints = if config.record {
         Checkpointing::Later(config.dirs.data.clone())
     } else {
-        Checkpointing::Off
+        Checkpointing::Off(None)
     };
     Ok(Arc::new(SessionLifecycle::new(hooks, checkpoints, root.to_path_buf(), emitter.clone())))
 }

@@ -63,6 +63,10 @@ pub enum Record {
         skipped: Vec<String>,
         at: i64,
     },
+    /// Turn `turn` ran a tool that may change files without a checkpoint
+    /// before it, for `reason` (git missing, a snapshot that failed): a
+    /// rewind cannot undo what it changed, and says so.
+    CheckpointMissed { turn: u32, reason: String, at: i64 },
 }
 
 impl Record {

@@ -26,6 +26,9 @@ pub struct Rewind {
     /// Messages to take back; `Err` says why the conversation cannot be
     /// rewound.
     pub withdraw: Result<usize, String>,
+    /// Turns from this one on that changed files without a checkpoint,
+    /// and why: what they changed is not undone.
+    pub missed: Vec<(u32, String)>,
 }
 
 /// One turn of a session, for a picker.
@@ -147,6 +150,15 @@ impl Session {
             Record::Checkpoint { turn: t, snapshot, .. } if *t >= turn => Some(snapshot.clone()),
             _ => None,
         });
+        let missed = self.records[start..]
+            .iter()
+            .filter_map(|r| match r {
+                Record::CheckpointMissed { turn: t, reason, .. } if *t >= turn => {
+                    Some((*t, reason.clone()))
+                }
+                _ => None,
+            })
+            .collect();
         let compacted_after =
             self.records[start..].iter().any(|r| matches!(r, Record::Compaction { .. }));
         let withdraw = if compacted_after {
@@ -158,7 +170,7 @@ impl Session {
             let before = Session { records: self.records[..start].to_vec(), ..self.clone() };
             Ok(self.history().len().saturating_sub(before.history().len()))
         };
-        Ok(Rewind { turn, prompt, snapshot, withdraw })
+        Ok(Rewind { turn, prompt, snapshot, withdraw, missed })
     }
 
     /// Every checkpoint id the session recorded (to prune with it).
@@ -256,5 +268,15 @@ mod tests {
         let left: Vec<u32> = s.turns().iter().map(|t| t.turn).collect();
         assert_eq!(left, [1, 2, 4]);
         assert_eq!(s.rewind_to(2).unwrap().withdraw, Ok(4));
+    }
+
+    #[test]
+    fn a_turn_without_its_checkpoint_is_named() {
+        let mut records = turn(1, "first", "one");
+        records.push(Record::CheckpointMissed { turn: 1, reason: "git is missing".into(), at: 0 });
+        let s = session(records);
+        let back = s.rewind_to(1).unwrap();
+        assert_eq!(back.snapshot, None);
+        assert_eq!(back.missed, [(1, "git is missing".to_string())]);
     }
 }
