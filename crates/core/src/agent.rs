@@ -9,20 +9,14 @@
 //! (trimmed, or summarised with `ContextStrategy::Summarize`); a
 //! context-length error trims the oldest half and retries once.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use axon_llm::retry::{RetryClass, RetryPolicy};
-use axon_llm::{
-    AssembledTurn, FinishReason, LlmError, Provider, ProviderEvent, ProviderRequest, ToolProtocol,
-    TurnAssembler, text_protocol,
-};
+use axon_llm::retry::RetryPolicy;
+use axon_llm::{FinishReason, Provider, ToolProtocol, text_protocol};
 use axon_protocol::{AgentEvent, Message, Role, ToolCall, ToolSpec};
 use axon_tools::{ToolContext, ToolRegistry};
-use futures_util::StreamExt;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{ApprovalPolicy, Approver, SharedApproval};
@@ -143,7 +137,7 @@ pub(crate) struct Preamble {
     pub(crate) system: String,
     pub(crate) tools: Vec<ToolSpec>,
     /// The tools the text protocol describes in `system`.
-    text_tools: Vec<ToolSpec>,
+    pub(crate) text_tools: Vec<ToolSpec>,
     estimated: OnceLock<u64>,
     exact: OnceLock<u64>,
 }
@@ -192,7 +186,9 @@ pub(crate) struct PlannedCall {
     pub(crate) problem: Option<String>,
 }
 
-enum TurnEnd {
+/// Why a model call gave no turn: cancelled (with the partial text), or
+/// failed for good.
+pub(crate) enum TurnEnd {
     Cancelled(String),
     Failed(String),
 }
@@ -498,220 +494,5 @@ impl Agent {
     /// The system prompt and tool list every request carries.
     pub(crate) fn preamble(&self) -> &Preamble {
         preamble_of(&self.preamble, &self.registry, &*self.provider, &self.config)
-    }
-
-    /// The next model call; `answer_only` when the tools are withheld.
-    fn request(&self, answer_only: bool) -> ProviderRequest<'_> {
-        let preamble = self.preamble();
-        ProviderRequest {
-            system: Cow::Borrowed(&preamble.system),
-            messages: self.history.messages(),
-            tools: Cow::Borrowed(&preamble.tools),
-            text_tools: if answer_only {
-                Cow::Borrowed(&[])
-            } else {
-                Cow::Borrowed(&preamble.text_tools)
-            },
-            max_output_tokens: self.config.max_output_tokens,
-            temperature: None,
-            answer_only,
-        }
-    }
-
-    /// Gets the model's next turn, retrying broken streams and trimming
-    /// once on a context-length error.
-    async fn next_turn(
-        &mut self,
-        answer_only: bool,
-        emit: EventSink<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<AssembledTurn, TurnEnd> {
-        self.sync_approval();
-        self.fit_window(emit, cancel).await;
-        let mut trimmed = false;
-        let mut attempts = 0;
-        loop {
-            let request = self.request(answer_only);
-            let estimate =
-                self.preamble().tokens(&self.history.counter) + self.history.raw_tokens();
-            let error = match self.stream_turn(&request, estimate, emit, cancel).await {
-                Ok(turn) => return Ok(turn),
-                Err(Err(partial)) => return Err(TurnEnd::Cancelled(partial)),
-                Err(Ok(error)) => error,
-            };
-            match error {
-                LlmError::ContextLength { .. } if !trimmed => {
-                    trimmed = true;
-                    let (dropped, prompt_index) = self.history.trim_half(self.prompt_index);
-                    self.prompt_index = prompt_index;
-                    if dropped == 0 {
-                        return Err(TurnEnd::Failed(error.to_string()));
-                    }
-                    emit(AgentEvent::Warning {
-                        message: format!(
-                            "the conversation no longer fits the model's context window; \
-                             dropped the oldest {dropped} messages and trying again"
-                        ),
-                    });
-                }
-                e if e.is_transient() && attempts < self.config.turn_retries => {
-                    attempts += 1;
-                    let delay = self
-                        .config
-                        .retry
-                        .delay(RetryClass::Connection, attempts, None)
-                        .unwrap_or(Duration::from_secs(1));
-                    emit(AgentEvent::TurnRestarted {
-                        reason: format!(
-                            "{e}; asking again in {:.1}s ({attempts}/{})",
-                            delay.as_secs_f64(),
-                            self.config.turn_retries
-                        ),
-                    });
-                    tokio::select! {
-                        () = cancel.cancelled() => return Err(TurnEnd::Cancelled(String::new())),
-                        () = tokio::time::sleep(delay) => {}
-                    }
-                }
-                e => return Err(TurnEnd::Failed(e.to_string())),
-            }
-        }
-    }
-
-    /// Streams one model call. `Err(Ok(e))` is a provider error,
-    /// `Err(Err(partial))` a cancellation with the text received so far.
-    async fn stream_turn(
-        &self,
-        request: &ProviderRequest<'_>,
-        estimate: u64,
-        emit: EventSink<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<AssembledTurn, Result<LlmError, String>> {
-        let mut stream = self.provider.stream(request);
-        let mut turn = TurnAssembler::new();
-        // With the text protocol, tool blocks are shown as calls once parsed,
-        // not streamed as answer text.
-        let mut visible = (self.provider.info().tool_protocol == ToolProtocol::Text)
-            .then(text_protocol::VisibleText::new);
-        loop {
-            let item = tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Err(Err(turn.text().to_string())),
-                item = stream.next() => item,
-            };
-            let event = match item {
-                Some(Ok(event)) => event,
-                Some(Err(e)) => return Err(Ok(e)),
-                None => {
-                    return Err(Ok(LlmError::Stream {
-                        provider: self.provider.info().name.clone(),
-                        message: "the stream closed before the model finished".to_string(),
-                    }));
-                }
-            };
-            match &event {
-                ProviderEvent::TextDelta(text) => {
-                    let shown = match &mut visible {
-                        Some(visible) => visible.push(text),
-                        None => text.clone(),
-                    };
-                    if !shown.is_empty() {
-                        emit(AgentEvent::Token { text: shown });
-                    }
-                }
-                ProviderEvent::Finish(_) => {
-                    if let Some(rest) = visible.as_mut().map(text_protocol::VisibleText::finish)
-                        && !rest.is_empty()
-                    {
-                        emit(AgentEvent::Token { text: rest });
-                    }
-                }
-                ProviderEvent::ReasoningDelta(text) => {
-                    emit(AgentEvent::Thought { text: text.clone() });
-                }
-                ProviderEvent::Usage(usage) => {
-                    self.history.counter.observe(estimate, usage.input_tokens);
-                    self.history.record_usage(usage);
-                    emit(AgentEvent::Usage { usage: *usage });
-                }
-                ProviderEvent::Retrying { attempt, delay, reason } => emit(AgentEvent::Warning {
-                    message: format!(
-                        "{reason}; retrying in {:.1}s (retry {attempt})",
-                        delay.as_secs_f64()
-                    ),
-                }),
-                _ => {}
-            }
-            let finished = matches!(event, ProviderEvent::Finish(_));
-            turn.push(&event);
-            if finished {
-                return Ok(turn.finish());
-            }
-        }
-    }
-
-    /// The assistant message to keep, the answer text, and the calls to
-    /// run, for either tool protocol. With the tools withheld, blocks the
-    /// text protocol's model writes anyway are not run.
-    fn interpret(
-        &self,
-        turn: AssembledTurn,
-        answer_only: bool,
-    ) -> (Message, String, Vec<PlannedCall>) {
-        match self.provider.info().tool_protocol {
-            ToolProtocol::Native => {
-                let text = turn.message.text();
-                let calls = turn
-                    .message
-                    .tool_calls
-                    .iter()
-                    .map(|call| PlannedCall {
-                        call: call.clone(),
-                        problem: turn.malformed.iter().find(|(id, _)| *id == call.id).map(
-                            |(_, error)| {
-                                format!(
-                                    "Invalid parameters for {}: {error}. Send the arguments as \
-                                     one JSON object.",
-                                    call.name
-                                )
-                            },
-                        ),
-                    })
-                    .collect();
-                (turn.message, text, calls)
-            }
-            ToolProtocol::Text => {
-                let raw = turn.message.text();
-                let parsed = text_protocol::parse(&raw);
-                if answer_only {
-                    let mut message = turn.message;
-                    message.tool_calls.clear();
-                    let text = if parsed.text.trim().is_empty() { raw } else { parsed.text };
-                    return (message, text, Vec::new());
-                }
-                let calls = parsed
-                    .calls
-                    .into_iter()
-                    .enumerate()
-                    .map(|(n, block)| {
-                        let id = format!("block_{}", n + 1);
-                        match block {
-                            Ok(found) => PlannedCall {
-                                call: ToolCall { id, name: found.tool, arguments: found.params },
-                                problem: None,
-                            },
-                            Err(error) => PlannedCall {
-                                call: ToolCall { id, name: String::new(), arguments: Value::Null },
-                                problem: Some(error),
-                            },
-                        }
-                    })
-                    .collect();
-                // The reply is kept as written: the model sees its own blocks.
-                let mut message = turn.message;
-                message.tool_calls.clear();
-                (message, parsed.text, calls)
-            }
-        }
     }
 }

@@ -24,6 +24,7 @@ pub mod skills;
 pub mod subagents;
 mod todo;
 pub mod tokens;
+mod turn;
 
 pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
 pub use approval::{Approval, ApprovalPolicy, Approver, Gate, Permissions, SharedApproval};
