@@ -136,6 +136,7 @@ fn run_command(mut command: Command, input: Option<Vec<u8>>) -> Result<Vec<u8>, 
     if input.is_some() {
         command.stdin(Stdio::piped());
     }
+    die_with_parent(&mut command);
     let mut child = command.spawn().map_err(|e| match e.kind() {
         ErrorKind::NotFound => CheckpointError::GitMissing,
         _ => CheckpointError::Spawn { source: e },
@@ -240,3 +241,25 @@ pub(crate) fn nul_list<'a>(paths: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8>
     }
     out
 }
+
+/// git gets SIGKILL when the thread that started it dies (axon killed):
+/// a git left running would hold files of the shadow repository that the
+/// next axon, holding the workspace lock, takes for stale and removes.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl(2) with integer arguments only, between fork and exec;
+    // it allocates nothing and touches no lock.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut Command) {}

@@ -228,8 +228,21 @@ impl Checkpoints {
         repo::prune_session(&self.git, session)
     }
 
+    /// Takes the workspace's lock. Holding it, no other git can be at work
+    /// in the shadow repository (every one runs under it and dies with its
+    /// axon), so git's own lock files left by a killed one are stale and
+    /// go: otherwise every later snapshot would fail on them.
     fn lock(&self) -> Result<std::fs::File, CheckpointError> {
-        repo::lock(&self.lock_path)
+        let lock = repo::lock(&self.lock_path)?;
+        for stale in ["index.lock", "HEAD.lock", "packed-refs.lock", "config.lock"] {
+            let path = self.git.git_dir.join(stale);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(CheckpointError::io("remove a stale lock", &path, e)),
+            }
+        }
+        Ok(lock)
     }
 
     fn snapshot_locked(&self, session: &str, label: &str) -> Result<Snapshot, CheckpointError> {

@@ -322,3 +322,20 @@ fn gitattributes_cannot_change_the_bytes_that_come_back() {
     cp.restore(S, &first.id).unwrap();
     assert_eq!(fx.state(), before);
 }
+
+#[test]
+fn git_lock_files_left_by_a_killed_snapshot_do_not_stop_the_next() {
+    let fx = Fixture::new();
+    fx.write("a.txt", "one\n");
+    let checkpoints = fx.open();
+    let first = checkpoints.snapshot("s1", "turn 1").unwrap();
+    // What a git killed mid-write leaves behind.
+    for stale in ["index.lock", "HEAD.lock"] {
+        std::fs::write(checkpoints.shadow_dir().join(stale), "").unwrap();
+    }
+    fx.write("a.txt", "two\n");
+    let second = checkpoints.snapshot("s1", "turn 2").unwrap();
+    assert_ne!(first.id, second.id);
+    checkpoints.restore("s1", &first.id).unwrap();
+    assert_eq!(fx.read("a.txt"), b"one\n");
+}
