@@ -19,10 +19,10 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axon_tools::process::{die_with_parent, guard_group, kill_process_group, release_group};
+use axon_tools::process::{GroupChild, die_with_parent};
 use futures_util::future::join_all;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 use crate::event::HookInput;
 use crate::hooks::{Hook, Hooks, SourceFormat};
@@ -112,7 +112,7 @@ impl Hooks {
                 let _ = pipe.write_all(&input).await;
             })
         });
-        let mut running = Running::new(child);
+        let mut running = GroupChild::new(child);
         let status = tokio::time::timeout(hook.timeout, running.wait()).await;
         running.kill_group();
         if let Some(feeder) = feeder {
@@ -144,51 +144,6 @@ fn label(hook: &Hook) -> String {
         command.push('…');
     }
     format!("`{command}` (from {})", hook.source.path.display())
-}
-
-/// The running hook and its process group, killed on drop (the run was
-/// cancelled); a dropped hook leaves a task that reaps `sh`.
-struct Running {
-    child: Option<Child>,
-    group: Option<u32>,
-}
-
-impl Running {
-    fn new(child: Child) -> Running {
-        let group = child.id();
-        if let Some(group) = group {
-            guard_group(group);
-        }
-        Running { child: Some(child), group }
-    }
-
-    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
-        match &mut self.child {
-            Some(child) => child.wait().await,
-            None => Err(std::io::Error::other("the hook was already reaped")),
-        }
-    }
-
-    fn kill_group(&mut self) {
-        if let Some(group) = self.group.take() {
-            kill_process_group(group);
-            release_group(group);
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.kill_group();
-        if let Some(mut child) = self.child.take()
-            && matches!(child.try_wait(), Ok(None))
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            runtime.spawn(async move {
-                let _ = child.wait().await;
-            });
-        }
-    }
 }
 
 /// One output stream read in the background: the first [`OUTPUT_CAP`]

@@ -176,3 +176,53 @@ fn start_guardian() -> Option<Guardian> {
     let input = child.stdin.take()?;
     Some(Guardian { _child: child, input })
 }
+
+/// A child started in its own process group (`process_group(0)`), guarded
+/// while it runs: the group is killed when the child ends or times out
+/// ([`GroupChild::kill_group`]) and when this is dropped (a cancelled
+/// call); a dropped one leaves a task behind that reaps the child, so no
+/// zombie waits for the runtime's next SIGCHLD. The `shell` tool and hooks
+/// run their commands in one.
+pub struct GroupChild {
+    child: Option<tokio::process::Child>,
+    group: Option<u32>,
+}
+
+impl GroupChild {
+    pub fn new(child: tokio::process::Child) -> Self {
+        let group = child.id();
+        if let Some(group) = group {
+            guard_group(group);
+        }
+        GroupChild { group, child: Some(child) }
+    }
+
+    pub async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match &mut self.child {
+            Some(child) => child.wait().await,
+            None => Err(std::io::Error::other("the process was already reaped")),
+        }
+    }
+
+    /// Kills what is left of the group (the child's own children too).
+    pub fn kill_group(&mut self) {
+        if let Some(group) = self.group.take() {
+            kill_process_group(group);
+            release_group(group);
+        }
+    }
+}
+
+impl Drop for GroupChild {
+    fn drop(&mut self) {
+        self.kill_group();
+        if let Some(mut child) = self.child.take()
+            && matches!(child.try_wait(), Ok(None))
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = child.wait().await;
+            });
+        }
+    }
+}

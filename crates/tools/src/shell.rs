@@ -34,7 +34,7 @@ use tokio::process::Command;
 use crate::env_policy::EnvPolicy;
 use crate::error::ToolError;
 use crate::preview::invalid;
-use crate::process::{die_with_parent, guard_group, kill_process_group, release_group};
+use crate::process::{GroupChild, die_with_parent};
 use crate::registry::{ToolContext, TypedTool};
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -219,7 +219,7 @@ impl TypedTool for Shell {
             command.spawn().map_err(|e| ToolError::failed(format!("Failed to start `sh`: {e}")))?;
         let stdout = Capture::spawn_reader(child.stdout.take());
         let stderr = Capture::spawn_reader(child.stderr.take());
-        let mut running = Running::new(child);
+        let mut running = GroupChild::new(child);
 
         let status = tokio::time::timeout(timeout, running.wait()).await;
         // Whatever the command left running goes with it.
@@ -311,53 +311,6 @@ fn describe_status(status: &std::process::ExitStatus) -> String {
         }
     }
     "exit status unknown".to_string()
-}
-
-/// The running command and its process group. The group is killed when the
-/// command ends, on timeout, and when the call's future is dropped
-/// (cancellation); a dropped call also leaves a task behind that reaps `sh`,
-/// so no zombie waits for the runtime's next SIGCHLD.
-struct Running {
-    child: Option<tokio::process::Child>,
-    group: Option<u32>,
-}
-
-impl Running {
-    fn new(child: tokio::process::Child) -> Self {
-        let group = child.id();
-        if let Some(group) = group {
-            guard_group(group);
-        }
-        Running { group, child: Some(child) }
-    }
-
-    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
-        match &mut self.child {
-            Some(child) => child.wait().await,
-            None => Err(std::io::Error::other("the command was already reaped")),
-        }
-    }
-
-    fn kill_group(&mut self) {
-        if let Some(group) = self.group.take() {
-            kill_process_group(group);
-            release_group(group);
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.kill_group();
-        if let Some(mut child) = self.child.take()
-            && matches!(child.try_wait(), Ok(None))
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            runtime.spawn(async move {
-                let _ = child.wait().await;
-            });
-        }
-    }
 }
 
 /// One output stream, read in the background, keeping its first and last
