@@ -170,7 +170,10 @@ impl Task {
                     self.mode_changed();
                 }
                 Op::SwitchModel { model } => self.switch_model(&model).await,
-                Op::NewConversation => self.new_conversation(),
+                Op::NewConversation => {
+                    self.new_conversation();
+                    self.lifecycle.session_started(axon_hooks::SessionSource::Clear).await;
+                }
                 Op::Resume { id } => self.resume(id),
                 Op::Rewind { turn, scope } => self.rewind(turn, scope).await,
                 // Handled by the handle itself.
