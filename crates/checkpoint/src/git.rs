@@ -9,11 +9,30 @@ use std::ffi::OsStr;
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use crate::CheckpointError;
 
 /// The oldest git with `--pathspec-from-file` (2.25, January 2020).
 const MIN_VERSION: (u32, u32) = (2, 25);
+
+/// The first git whose `update-index` wraps its additions in one object
+/// database transaction (2.37), so that blobs streamed to a pack all land
+/// in a single pack; older ones would write one pack per file.
+const ONE_PACK_VERSION: (u32, u32) = (2, 37);
+
+/// From how many files one `update-index` writes its new blobs into a pack
+/// instead of one loose object each: a loose object costs a file (and often
+/// a fan-out folder) created, written and renamed, which on the first
+/// snapshot of a tree is most of its time; a pack is one file. Small turns
+/// stay loose, so the packs made this way are few (the first snapshot, and
+/// turns that add a whole tree), and `gc` in `prune_session` folds them.
+pub(crate) const PACK_FROM_FILES: usize = 64;
+
+/// The git version, asked once per process (a `git --version` per open
+/// would cost a process each time): `None` for an unusual version string.
+/// Kept with the text git printed, for the error message.
+static VERSION: OnceLock<(Option<(u32, u32)>, String)> = OnceLock::new();
 
 /// The identity every snapshot commit carries, so no user config is needed.
 const IDENTITY: &str = "axon";
@@ -29,6 +48,9 @@ pub(crate) struct Git {
     pub(crate) work_tree: PathBuf,
     /// The user's `.git/info/exclude`, honoured as an extra excludes file.
     pub(crate) user_exclude: Option<PathBuf>,
+    /// Whether many new blobs may be streamed into one pack
+    /// ([`ONE_PACK_VERSION`]).
+    pub(crate) one_pack: bool,
 }
 
 /// Settings that make the per-turn scan cheap, given on every command line
@@ -115,20 +137,40 @@ impl Git {
     }
 }
 
-/// `git --version` must answer and be recent enough.
-pub(crate) fn check_version() -> Result<(), CheckpointError> {
+/// `git --version` must answer and be recent enough. Returns whether its
+/// `update-index` can stream many blobs into one pack. Asked once per
+/// process; a failure is not remembered, so a git installed later is found.
+pub(crate) fn check_version() -> Result<bool, CheckpointError> {
+    let (version, text) = match VERSION.get() {
+        Some(known) => known,
+        None => {
+            let asked = ask_version()?;
+            VERSION.get_or_init(|| asked)
+        }
+    };
+    match *version {
+        Some(found) if found < MIN_VERSION => {
+            Err(CheckpointError::GitTooOld { found: text.clone() })
+        }
+        Some(found) => Ok(found >= ONE_PACK_VERSION),
+        // An unusual version string (a vendor build): let the commands
+        // decide, and keep to loose objects, which every git writes alike.
+        None => Ok(false),
+    }
+}
+
+fn ask_version() -> Result<(Option<(u32, u32)>, String), CheckpointError> {
     let mut command = Command::new("git");
     command.arg("--version").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let out = run_command(command, None)?;
     let text = String::from_utf8_lossy(&out);
     let version = text.trim().strip_prefix("git version ").unwrap_or(text.trim());
     let mut parts = version.split('.').map(|p| p.parse::<u32>().ok());
-    match (parts.next().flatten(), parts.next().flatten()) {
-        (Some(major), Some(minor)) if (major, minor) >= MIN_VERSION => Ok(()),
-        (Some(_), Some(_)) => Err(CheckpointError::GitTooOld { found: version.to_string() }),
-        // An unusual version string (a vendor build): let the commands decide.
-        _ => Ok(()),
-    }
+    let parsed = match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => Some((major, minor)),
+        _ => None,
+    };
+    Ok((parsed, version.to_string()))
 }
 
 fn run_command(mut command: Command, input: Option<Vec<u8>>) -> Result<Vec<u8>, CheckpointError> {

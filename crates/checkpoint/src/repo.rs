@@ -46,7 +46,7 @@ const REF_ROOT: &str = "refs/axon";
 const UNBORN: &str = "refs/heads/axon-no-snapshot";
 
 pub(crate) fn open(data_dir: &Path, workspace: &Path) -> Result<Checkpoints, CheckpointError> {
-    git::check_version()?;
+    let one_pack = git::check_version()?;
     let workspace =
         fs::canonicalize(workspace).and_then(|path| fs::read_dir(&path).map(|_| path)).map_err(
             |source| CheckpointError::WorkspaceUnreadable { path: workspace.to_path_buf(), source },
@@ -58,7 +58,7 @@ pub(crate) fn open(data_dir: &Path, workspace: &Path) -> Result<Checkpoints, Che
     let lock_path = root.join(format!("{name}.lock"));
     let user_exclude =
         Some(workspace.join(".git").join("info").join("exclude")).filter(|path| path.is_file());
-    let git = Git { git_dir, work_tree: workspace, user_exclude };
+    let git = Git { git_dir, work_tree: workspace, user_exclude, one_pack };
     let _lock = lock(&lock_path)?;
     if !git.git_dir.join("HEAD").is_file() {
         init(&git, &root)?;

@@ -13,7 +13,7 @@ use std::io::ErrorKind;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use crate::git::{Git, nul_list, path_of, split_z};
+use crate::git::{Git, PACK_FROM_FILES, nul_list, path_of, split_z};
 use crate::{CheckpointError, SkipReason, Skipped};
 
 pub(crate) struct Staged {
@@ -59,6 +59,9 @@ pub(crate) fn stage(
     // untracked. X (the index against HEAD, the last snapshot) says nothing
     // about the work tree and is not looked at. status may write the index
     // back: refreshed stat data and the untracked cache for the next turn.
+    // Before status, which may write the index: a repository without one
+    // tracks nothing yet.
+    let fresh = !git.git_dir.join("index").is_file();
     let listed = git.run_updating_index([
         "status",
         "--porcelain",
@@ -112,7 +115,8 @@ pub(crate) fn stage(
         .iter()
         .any(|(path, _)| path.rsplit(|&b| b == b'/').next() == Some(b".gitignore".as_slice()));
     let (must_check, mtime) = watch.must_check(git, gitignore_changed);
-    let ignored = if must_check {
+    // A fresh repository's index is empty: no tracked file to look for.
+    let ignored = if must_check && !fresh {
         git.run(["ls-files", "-z", "-c", "-i", "--exclude-standard"], None)?
     } else {
         Vec::new()
@@ -120,8 +124,22 @@ pub(crate) fn stage(
     let ignored: Vec<&[u8]> = split_z(&ignored).collect();
     remove.extend(ignored.iter().copied());
     if !update.is_empty() {
+        // Many new files (the first snapshot): their blobs go to one pack
+        // (git streams a blob over core.bigFileThreshold into the pack of
+        // the command's object transaction) instead of a loose object each.
+        // Only this command sees the setting: for diff, a blob over it
+        // would count as binary.
+        let pack = git.one_pack && update.len() >= PACK_FROM_FILES;
+        let threshold: &[&str] = if pack { &["-c", "core.bigFileThreshold=1"] } else { &[] };
         git.run(
-            ["update-index", "-z", "--add", "--remove", "--replace", "--stdin"],
+            threshold.iter().copied().chain([
+                "update-index",
+                "-z",
+                "--add",
+                "--remove",
+                "--replace",
+                "--stdin",
+            ]),
             Some(nul_list(update.iter().copied())),
         )?;
     }
