@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
+use axon_runtime::SessionStore;
 use axon_runtime::config::Dirs;
-use axon_runtime::rewind::{RewindScope, describe, rewind};
-use axon_runtime::{Record, Redactor, SessionStore};
+use axon_runtime::rewind::{RewindScope, describe, rewind_saved};
 use clap::Args;
 
 use crate::{exit, say};
@@ -77,21 +77,10 @@ fn execute(args: RewindArgs) -> anyhow::Result<()> {
     } else {
         RewindScope::Both
     };
-    let report = rewind(&dirs.data, &session, turn, scope, |messages| {
-        let mut writer = store.append_to(&session, Redactor::new(Vec::new()))?;
-        writer.append(&Record::Withdrawn { messages, at: now_ms() })?;
-        writer.sync()?;
-        Ok(())
-    })?;
+    let report = rewind_saved(&store, &session, turn, scope)?;
     for line in describe(&report) {
         say(&line);
     }
     say(&format!("session {}", session.header.id));
     Ok(())
-}
-
-fn now_ms() -> i64 {
-    let now =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
 }

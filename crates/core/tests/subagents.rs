@@ -71,12 +71,13 @@ struct Run {
     events: Vec<AgentEvent>,
 }
 
-async fn run(
+/// The scripted model, a workspace holding `notes.txt`, and an agent on
+/// them with `registry` and `approval`.
+async fn start(
     script: Vec<Reply>,
     registry: ToolRegistry,
     approval: ApprovalPolicy,
-    lifecycle: Option<Arc<dyn Lifecycle>>,
-) -> Run {
+) -> (ScriptedServer, tempfile::TempDir, Agent) {
     let server = ScriptedServer::start(script).await.unwrap();
     let provider = build_provider(&common::provider_config(
         &server,
@@ -88,7 +89,17 @@ async fn run(
     std::fs::write(dir.path().join("notes.txt"), "the notes").unwrap();
     let context = ToolContext::new(Workspace::new(dir.path()).unwrap());
     let config = AgentConfig { approval, retry: common::fast_retries(), ..AgentConfig::default() };
-    let mut agent = Agent::new(provider, Arc::new(registry), context, config);
+    let agent = Agent::new(provider, Arc::new(registry), context, config);
+    (server, dir, agent)
+}
+
+async fn run(
+    script: Vec<Reply>,
+    registry: ToolRegistry,
+    approval: ApprovalPolicy,
+    lifecycle: Option<Arc<dyn Lifecycle>>,
+) -> Run {
+    let (server, dir, mut agent) = start(script, registry, approval).await;
     if let Some(lifecycle) = lifecycle {
         agent = agent.with_lifecycle(lifecycle);
     }
@@ -378,19 +389,9 @@ async fn a_running_subagent_follows_a_switch_to_read_only() {
         &["---\nname: writer\ndescription: Writes files.\ntools: Read, Write\n---\nWrite."],
         Vec::new(),
     );
-    let server = ScriptedServer::start(script).await.unwrap();
-    let provider = build_provider(&common::provider_config(
-        &server,
-        ProviderKind::OpenAi,
-        ToolProtocol::Native,
-    ))
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("notes.txt"), "the notes").unwrap();
-    let context = ToolContext::new(Workspace::new(dir.path()).unwrap());
-    let config = AgentConfig { retry: common::fast_retries(), ..AgentConfig::default() };
+    let (server, dir, agent) = start(script, registry, ApprovalPolicy::Auto).await;
     let shared = Arc::new(axon_core::SharedApproval::default());
-    let mut agent = Agent::new(provider, Arc::new(registry), context, config)
+    let mut agent = agent
         .with_shared_approval(Arc::clone(&shared))
         .with_lifecycle(Arc::new(Tighten(Arc::clone(&shared))));
     let outcome = agent.run("go", &|_| {}, &CancellationToken::new()).await;

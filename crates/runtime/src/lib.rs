@@ -53,7 +53,5 @@ pub use axon_llm::{
     KnownProvider, LlmError, PROVIDERS, known_provider, provider_names, takes_images,
 };
 pub use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
-pub use axon_store::{
-    Record, Redactor, SessionStore, SessionSummary, Utc, new_session_id, to_markdown,
-};
+pub use axon_store::{SessionStore, SessionSummary, Utc, new_session_id, to_markdown};
 pub use axon_tools::{Buffers, Profile, Workspace};

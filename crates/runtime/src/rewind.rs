@@ -89,6 +89,23 @@ pub fn rewind(
     Ok(RewindReport { turn, prompt: plan.prompt, files, withdrawn: cut, notes })
 }
 
+/// [`rewind`] of a saved session no live session holds: its messages are
+/// taken back in its file.
+pub fn rewind_saved(
+    store: &axon_store::SessionStore,
+    session: &Session,
+    turn: u32,
+    scope: RewindScope,
+) -> Result<RewindReport> {
+    rewind(
+        store.data_dir(),
+        session,
+        turn,
+        scope,
+        |messages| Ok(store.withdraw(session, messages)?),
+    )
+}
+
 /// A report as lines for a terminal or a transcript.
 pub fn describe(report: &RewindReport) -> Vec<String> {
     let mut lines =

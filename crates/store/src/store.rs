@@ -160,6 +160,14 @@ impl SessionStore {
         })
     }
 
+    /// Takes back the newest `messages` messages of a saved session (a
+    /// `withdrawn` record, synced; the file keeps them).
+    pub fn withdraw(&self, session: &Session, messages: usize) -> Result<(), StoreError> {
+        let mut writer = self.append_to(session, Redactor::new(Vec::new()))?;
+        writer.append(&Record::Withdrawn { messages, at: now_ms() })?;
+        writer.sync()
+    }
+
     /// Every session, newest first; those of `workspace` only when given.
     /// Files that cannot be read are left out of the list, not fatal.
     /// Titles are masked again: files written before titles were redacted
