@@ -127,7 +127,8 @@ fn servers(info: Option<&SessionInfo>) -> String {
         .iter()
         .map(|s| match (&s.state, &s.message) {
             (McpState::Error, Some(message)) => format!("- {}: error: {message}", s.name),
-            (state, _) => format!("- {}: {state}", s.name),
+            (state, Some(message)) => format!("- {}: {state} ({message})", s.name),
+            (state, None) => format!("- {}: {state}", s.name),
         })
         .collect::<Vec<_>>()
         .join("\n")

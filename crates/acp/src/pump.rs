@@ -13,7 +13,9 @@ use agent_client_protocol_schema::v1::{
     PermissionOption, PermissionOptionKind, RequestPermissionRequest, SessionUpdate,
     ToolCall as AcpToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use axon_protocol::{AgentEvent, ApprovalDecision, Op, RuleSuggestion, StopReason, ToolCall};
+use axon_protocol::{
+    AgentEvent, ApprovalDecision, McpState, Op, RuleSuggestion, StopReason, ToolCall,
+};
 use axon_runtime::Events;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -86,8 +88,14 @@ impl Pump {
                     known.state = *state;
                     known.message = message.clone();
                 }
-                if let Some(message) = message {
-                    self.notice(&format!("MCP server {server}: {state}: {message}"));
+                match message {
+                    Some(message) if *state == McpState::Error => {
+                        self.notice(&format!("MCP server {server}: {state}: {message}"));
+                    }
+                    Some(message) => {
+                        self.notice(&format!("MCP server {server}: {state} ({message})"))
+                    }
+                    None => {}
                 }
             }
             AgentEvent::TurnStarted { .. } => {

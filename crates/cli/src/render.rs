@@ -26,6 +26,9 @@ struct State {
     in_thought: bool,
     /// The run is over: closing servers is routine, not news.
     finished: bool,
+    /// A turn has begun: a server ready from now on joined late, which is
+    /// news (its tools arrive mid-run).
+    working: bool,
     /// The step ids of the plan last printed.
     plan_steps: Vec<u32>,
 }
@@ -121,6 +124,10 @@ impl Renderer {
                     }
                     (McpState::Closed, _) => {
                         eprintln!("axon: warning: MCP server {server} disconnected");
+                    }
+                    (McpState::Ready, Some(message)) if state.working => {
+                        self.end_stdout_line(&mut state);
+                        eprintln!("axon: MCP server {server}: ready ({message})");
                     }
                     _ => {}
                 }

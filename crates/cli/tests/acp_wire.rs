@@ -272,9 +272,17 @@ fn the_editors_mcp_servers_start_with_the_session() {
     let response = raw.request("session/new", json!({"cwd": cwd, "mcpServers": [server]}));
     let session = response["result"]["sessionId"].as_str().unwrap_or_else(|| panic!("{response}"));
     let session = session.to_string();
-    let shown = raw.prompt(&session, "/mcp");
-    assert_eq!(shown["result"]["stopReason"], "end_turn", "{shown}");
-    assert!(said(&raw, &session).contains("- ws: ready"), "{:#?}", raw.seen);
+    // Servers start in the background: `/mcp` says how each is doing now.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let shown = raw.prompt(&session, "/mcp");
+        assert_eq!(shown["result"]["stopReason"], "end_turn", "{shown}");
+        if said(&raw, &session).contains("- ws: ready (") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never ready: {:#?}", raw.seen);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     let answer = raw.prompt(&session, "what tools?");
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     let offered = s.server.requests()[0]["tools"].to_string();

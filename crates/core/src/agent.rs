@@ -130,6 +130,8 @@ pub struct Agent {
     pub(crate) bound: Option<Arc<SharedApproval>>,
     /// Why a hook stopped the run being worked on, once one did.
     pub(crate) halted: Option<String>,
+    /// Where the tools come from when they can change mid-session.
+    pub(crate) tool_source: Option<Arc<dyn crate::tool_source::ToolSource>>,
 }
 
 /// What every request sends before the history, and its token counts.
@@ -217,6 +219,7 @@ impl Agent {
             lifecycle: None,
             bound: None,
             halted: None,
+            tool_source: None,
         }
     }
 

@@ -24,6 +24,7 @@ pub mod skills;
 pub mod subagents;
 mod todo;
 pub mod tokens;
+mod tool_source;
 mod turn;
 
 pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
@@ -33,3 +34,4 @@ pub use lifecycle::{HookPermission, Lifecycle, LifecycleFuture, Verdict};
 pub use skill_tool::{LoadSkill, LoadSkillArgs};
 pub use todo::{Todo, TodoArgs, TodoItem, TodoStatus};
 pub use tokio_util::sync::CancellationToken;
+pub use tool_source::ToolSource;

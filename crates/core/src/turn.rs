@@ -50,6 +50,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<AssembledTurn, TurnEnd> {
         self.sync_approval();
+        self.sync_tools();
         self.fit_window(emit, cancel).await;
         let mut trimmed = false;
         let mut attempts = 0;

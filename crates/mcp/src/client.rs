@@ -10,11 +10,12 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ErrorData, Implementation, ListRootsResult, ProtocolVersion, Root,
 };
-use rmcp::service::{RequestContext, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc;
 
 use crate::config::{ServerConfig, Transport};
 
@@ -39,15 +40,45 @@ pub(crate) fn tail_text(tail: &StderrTail) -> String {
     lines.iter().cloned().collect::<Vec<_>>().join("\n")
 }
 
+/// Which of its lists a ready server announced changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListChanged {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// Why a server could not be started, and whether trying again could help
+/// (a server that crashed or hung may start the second time; a command
+/// that does not exist never will).
+#[derive(Debug)]
+pub(crate) struct StartError {
+    pub message: String,
+    pub permanent: bool,
+}
+
+impl StartError {
+    fn permanent(message: String) -> Self {
+        StartError { message, permanent: true }
+    }
+}
+
+impl From<String> for StartError {
+    fn from(message: String) -> Self {
+        StartError { message, permanent: false }
+    }
+}
+
 /// What a client tells servers about itself, and how it answers them.
 #[derive(Clone)]
 pub(crate) struct Handler {
     config: ClientConfig,
     root_uri: String,
+    notices: mpsc::UnboundedSender<ListChanged>,
 }
 
 impl Handler {
-    fn new(workspace: &Path) -> Self {
+    fn new(workspace: &Path, notices: mpsc::UnboundedSender<ListChanged>) -> Self {
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation = Some(Default::default());
         capabilities.roots = Some(Default::default());
@@ -56,7 +87,12 @@ impl Handler {
                 // The newest version that has an initialize handshake; servers
                 // answer with theirs and the session uses that.
                 .with_protocol_version(ProtocolVersion::V_2025_11_25);
-        Handler { config, root_uri: format!("file://{}", workspace.display()) }
+        Handler { config, root_uri: format!("file://{}", workspace.display()), notices }
+    }
+
+    fn notice(&self, notice: ListChanged) {
+        // Nobody listens once the manager is gone; nothing to tell then.
+        let _ = self.notices.send(notice);
     }
 }
 
@@ -89,6 +125,18 @@ impl ClientHandler for Handler {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         }
         Ok(ElicitResult::new(ElicitationAction::Accept).with_content(defaults.into()))
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notice(ListChanged::Tools);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notice(ListChanged::Prompts);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notice(ListChanged::Resources);
     }
 
     async fn list_roots(
@@ -125,20 +173,20 @@ async fn drain_stderr(pipe: tokio::process::ChildStderr, tail: StderrTail) {
 /// A live session with one server.
 pub(crate) struct Connection {
     pub service: RunningService<RoleClient, Handler>,
-    /// The process group of a stdio server (its leader's pid).
-    pub process_group: Option<u32>,
 }
 
 /// Starts (stdio) or reaches (HTTP) a server and runs the initialize
-/// handshake. Dropping the future mid-way kills a started process group.
+/// handshake. A started process group is recorded in `spawned` at once, for
+/// the caller to kill if the handshake fails or is abandoned.
 pub(crate) async fn connect(
     config: &ServerConfig,
     workspace: &Path,
     http: &Result<reqwest::Client, String>,
     stderr: StderrTail,
-    spawned: Arc<Mutex<Spawned>>,
-) -> Result<Connection, String> {
-    let handler = Handler::new(workspace);
+    spawned: &Arc<Mutex<Spawned>>,
+    notices: mpsc::UnboundedSender<ListChanged>,
+) -> Result<Connection, StartError> {
+    let handler = Handler::new(workspace, notices);
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             // A relative cwd is relative to the workspace, not to axon's own.
@@ -148,7 +196,8 @@ pub(crate) async fn connect(
                 None => workspace.to_path_buf(),
             };
             let started =
-                crate::spawn::start(&config.name, command, args, env, &dir, &config.sandbox)?;
+                crate::spawn::start(&config.name, command, args, env, &dir, &config.sandbox)
+                    .map_err(StartError::permanent)?;
             let process_group = started.group;
             if let Some(group) = process_group {
                 axon_tools::process::guard_group(group);
@@ -164,26 +213,29 @@ pub(crate) async fn connect(
             let mut not_mcp = started.not_mcp;
             let served = tokio::select! {
                 served = handler.serve(started.transport) => served,
-                Ok(message) = &mut not_mcp => return Err(message),
+                Ok(message) = &mut not_mcp => return Err(StartError::permanent(message)),
             };
             // The SDK may see the stream end before the verdict is read.
-            let service =
-                served.map_err(|e| not_mcp.try_recv().unwrap_or_else(|_| e.to_string()))?;
-            Ok(Connection { service, process_group })
+            let service = served.map_err(|e| match not_mcp.try_recv() {
+                Ok(message) => StartError::permanent(message),
+                Err(_) => StartError::from(e.to_string()),
+            })?;
+            Ok(Connection { service })
         }
         Transport::Http { url, headers, bearer_token_env } => {
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.clone());
             if let Some(var) = bearer_token_env {
-                let token = std::env::var(var)
-                    .map_err(|_| format!("the bearer token variable {var} is not set"))?;
+                let token = std::env::var(var).map_err(|_| {
+                    StartError::permanent(format!("the bearer token variable {var} is not set"))
+                })?;
                 transport_config = transport_config.auth_header(token);
             }
             let mut custom = HashMap::new();
             for (name, value) in headers {
                 let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|e| format!("header name '{name}': {e}"))?;
+                    .map_err(|e| StartError::permanent(format!("header name '{name}': {e}")))?;
                 let value = reqwest::header::HeaderValue::from_str(value)
-                    .map_err(|e| format!("header '{name}': {e}"))?;
+                    .map_err(|e| StartError::permanent(format!("header '{name}': {e}")))?;
                 custom.insert(name, value);
             }
             transport_config = transport_config.custom_headers(custom);
@@ -191,13 +243,13 @@ pub(crate) async fn connect(
             retry.max_times = Some(5);
             retry.max_delay = Some(Duration::from_secs(30));
             transport_config.retry_config = Arc::new(retry);
-            let http = http.clone()?;
+            let http = http.clone().map_err(StartError::permanent)?;
             let transport = StreamableHttpClientTransport::with_client(
                 crate::http_client::OrderedClient::new(http),
                 transport_config,
             );
             let service = handler.serve(transport).await.map_err(|e| e.to_string())?;
-            Ok(Connection { service, process_group: None })
+            Ok(Connection { service })
         }
     }
 }

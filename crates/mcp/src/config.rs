@@ -12,8 +12,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-/// How long a server may take to start and answer `initialize`.
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a server may take to start and answer `initialize`, per
+/// attempt. `npx` servers often take 10 to 20 s on a cold cache; servers
+/// start in the background, so a long limit holds up nothing.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerConfig {

@@ -5,9 +5,10 @@
 //!   `[mcp_servers.NAME]` tables in axon's TOML config.
 //! - [`naming`]: how an MCP tool is named for the model
 //!   (`mcp_{server}_{tool}`), and why that name maps back by table.
-//! - [`McpManager`]: every configured server started at once on the official
-//!   SDK (`rmcp`), each with a status; their tools join the agent's
-//!   [`ToolRegistry`](axon_tools::ToolRegistry).
+//! - [`McpManager`]: every configured server started at once, in the
+//!   background, on the official SDK (`rmcp`), each with a status; their
+//!   tools join the agent's [`ToolRegistry`](axon_tools::ToolRegistry) as
+//!   they become ready and as their lists change.
 //! - [`server`]: the other direction, a `ToolRegistry` served to any MCP host
 //!   over stdio or streamable HTTP (`axon mcp serve`).
 
@@ -21,7 +22,9 @@ pub mod naming;
 mod process;
 mod resource_tool;
 pub mod server;
+mod server_state;
 mod spawn;
+mod startup;
 
 pub use process::kill_all;
 

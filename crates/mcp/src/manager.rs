@@ -1,12 +1,18 @@
-//! Every configured MCP server, started together, each with a status.
+//! Every configured MCP server, each starting in the background, each with
+//! a status.
 //!
 //! Servers start concurrently and independently: one that fails, hangs
-//! (bounded by its startup timeout) or exits never holds up or breaks the
-//! others. A server that dies is marked closed, and every later call to it
-//! fails at once with the same message instead of waiting. Shutdown closes
-//! each session and kills each stdio server's whole process group.
+//! (bounded by its startup timeout, and tried once more) or exits never
+//! holds up or breaks the others, and [`McpManager::spawn`] returns before
+//! any has started. Whoever needs a server waits for it by name
+//! ([`McpManager::wait_for`]), for a bounded time. Every change (a state, a
+//! tool list) advances the manager's generation, so a tool registry built
+//! from it can tell when it is out of date ([`McpManager::generation`]). A
+//! server that dies is marked closed, and every later call to it fails at
+//! once with the same message instead of waiting. Shutdown stops the
+//! starts still under way, closes each session and kills each stdio
+//! server's whole process group.
 
-use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -14,184 +20,24 @@ use std::time::Duration;
 use axon_protocol::{Preview, ToolAnnotations, ToolOutput, ToolSpec};
 use axon_tools::{Tool, ToolContext, ToolFuture, ToolRegistry};
 use futures_util::future::join_all;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, GetPromptRequestParams, ReadResourceRequestParams,
-};
-use rmcp::service::RunningService;
-use rmcp::{Peer, RoleClient, ServiceError};
+use rmcp::model::{CallToolResult, GetPromptRequestParams};
 use serde_json::Value;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
-use crate::client::{Connection, Handler, Spawned, StderrTail, connect, tail_text};
 use crate::config::ServerConfig;
-use crate::content::{resource_text, to_output};
-use crate::errors::McpErrorKind;
+use crate::content::to_output;
 use crate::naming::ToolNames;
 use crate::resource_tool::{READ_RESOURCE, ReadResource};
+use crate::server_state::{Changes, Server, read_resource};
+pub use crate::server_state::{ServerState, ServerStatus, StatusObserver};
 
-/// Longest a listing, read or prompt may take when the server has no
-/// `tool_timeout`.
-const OPERATION_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Where a server is in its life.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerState {
-    Connecting,
-    Ready,
-    /// It could not start; the message includes the end of its stderr.
-    Error(String),
-    /// It was shut down or went away.
-    Closed,
-}
-
-/// A server's state as front ends show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerStatus {
-    pub name: String,
-    pub state: ServerState,
-    /// Tools offered to the model.
-    pub tools: usize,
-    /// The protocol version the server agreed to.
-    pub protocol_version: Option<String>,
-}
-
-/// Told of every server's state changes, as they happen.
-pub type StatusObserver = Arc<dyn Fn(&str, &ServerState) + Send + Sync>;
-
-pub(crate) struct Server {
-    pub(crate) config: ServerConfig,
-    observer: Option<StatusObserver>,
-    state: Mutex<ServerState>,
-    peer: Option<Peer<RoleClient>>,
-    tools: Vec<rmcp::model::Tool>,
-    protocol_version: Option<String>,
-    offers_resources: bool,
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
-    process_group: Option<u32>,
-}
-
-impl Server {
-    fn state(&self) -> ServerState {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    fn set_state(&self, state: ServerState) {
-        let mut current = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if *current != state {
-            if let Some(observer) = &self.observer {
-                observer(&self.config.name, &state);
-            }
-            *current = state;
-        }
-    }
-
-    /// Runs one request to this server within its time limit.
-    async fn bounded<T>(
-        &self,
-        what: &str,
-        request: impl std::future::Future<Output = Result<T, ServiceError>>,
-    ) -> Result<T, String> {
-        let limit = self.config.tool_timeout.unwrap_or(OPERATION_TIMEOUT);
-        match tokio::time::timeout(limit, request).await {
-            Ok(result) => result.map_err(|e| self.describe(e, what)),
-            Err(_) => Err(format!(
-                "[network] MCP server {} did not answer {what} within {}s",
-                self.config.name,
-                limit.as_secs_f64()
-            )),
-        }
-    }
-
-    fn disconnected(&self) -> String {
-        format!("MCP server {} disconnected", self.config.name)
-    }
-
-    /// The peer, if the server is usable.
-    fn live_peer(&self) -> Result<&Peer<RoleClient>, String> {
-        match (self.state(), &self.peer) {
-            (ServerState::Ready, Some(peer)) if !peer.is_transport_closed() => Ok(peer),
-            (ServerState::Ready, Some(_)) | (ServerState::Closed, _) => {
-                self.set_state(ServerState::Closed);
-                Err(self.disconnected())
-            }
-            (ServerState::Error(e), _) => {
-                Err(format!("MCP server {} is not running: {e}", self.config.name))
-            }
-            _ => Err(format!("MCP server {} is not ready", self.config.name)),
-        }
-    }
-
-    async fn call(&self, tool: &str, arguments: Value) -> ToolOutput {
-        let peer = match self.live_peer() {
-            Ok(peer) => peer,
-            Err(message) => return ToolOutput::error(message),
-        };
-        let Value::Object(arguments) = arguments else {
-            return ToolOutput::error(format!("arguments for {tool} must be a JSON object"));
-        };
-        let request = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
-        let call = peer.call_tool(request);
-        let result = match self.config.tool_timeout {
-            // Dropping the call on timeout sends the server a cancellation.
-            Some(limit) => match tokio::time::timeout(limit, call).await {
-                Ok(result) => result,
-                Err(_) => {
-                    return ToolOutput::error(format!(
-                        "[network] {tool} on MCP server {} did not finish within {}s",
-                        self.config.name,
-                        limit.as_secs_f64()
-                    ));
-                }
-            },
-            None => call.await,
-        };
-        match result {
-            Ok(result) => {
-                let mut output = to_output(result);
-                if output.is_error {
-                    output
-                        .content
-                        .insert(0, axon_protocol::ContentPart::text("[execution failed]"));
-                }
-                output
-            }
-            Err(error) => ToolOutput::error(self.describe(error, tool)),
-        }
-    }
-
-    fn describe(&self, error: ServiceError, what: &str) -> String {
-        match error {
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                self.set_state(ServerState::Closed);
-                self.disconnected()
-            }
-            ServiceError::McpError(data) => {
-                let kind = McpErrorKind::of(data.code.0, &data.message, what);
-                format!(
-                    "[{kind}] MCP server {} refused {what}: {} (code {})",
-                    self.config.name, data.message, data.code.0
-                )
-            }
-            ServiceError::Timeout { .. } => {
-                format!("[network] MCP server {} did not answer {what} in time", self.config.name)
-            }
-            other => format!("[unknown] MCP server {} failed on {what}: {other}", self.config.name),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // A manager dropped without shutdown (an error path, a panic) still
-        // takes its servers with it.
-        if let Some(group) = self.process_group {
-            crate::process::kill(group);
-        }
-    }
-}
-
-/// The running MCP servers of one workspace.
+/// The MCP servers of one workspace.
 pub struct McpManager {
     servers: Vec<Arc<Server>>,
+    changes: Arc<Changes>,
+    /// The background start of each server, then its notifications.
+    tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -200,48 +46,111 @@ impl std::fmt::Debug for McpManager {
     }
 }
 
+impl Drop for McpManager {
+    fn drop(&mut self) {
+        for task in self.tasks.get_mut().unwrap_or_else(PoisonError::into_inner).drain(..) {
+            task.abort();
+        }
+    }
+}
+
 impl McpManager {
-    /// Starts every enabled server at once and waits until each is ready,
-    /// failed, or past its startup timeout.
+    /// Starts every enabled server and waits until each is ready or has
+    /// failed (each bounded by its startup timeout and one retry), for
+    /// commands that need them all before they can do anything.
     pub async fn start(configs: Vec<ServerConfig>, workspace: &Path) -> McpManager {
-        Self::start_observed(configs, workspace, None).await
+        let manager = Self::spawn(configs, workspace, None);
+        manager.wait_for_all().await;
+        manager
     }
 
-    /// Like [`McpManager::start`], telling `observer` of every state change
-    /// (connecting, then ready or error; later closed) as it happens.
-    pub async fn start_observed(
+    /// Starts every enabled server in the background and returns at once,
+    /// each server `Connecting`; `observer` is told of every state change
+    /// (ready or error, later closed) as it happens. Must be called within
+    /// a Tokio runtime.
+    pub fn spawn(
         configs: Vec<ServerConfig>,
         workspace: &Path,
         observer: Option<StatusObserver>,
     ) -> McpManager {
         let http = http_client();
-        let starts = configs
+        let changes = Arc::new(watch::channel(0).0);
+        let servers: Vec<Arc<Server>> = configs
             .into_iter()
             .filter(|c| c.enabled)
-            .map(|config| start_server(config, workspace, http.clone(), observer.clone()));
-        McpManager { servers: join_all(starts).await }
+            .map(|config| Arc::new(Server::new(config, observer.clone(), Arc::clone(&changes))))
+            .collect();
+        if let Some(observer) = &observer {
+            for server in &servers {
+                observer(&server.status());
+            }
+        }
+        let tasks = servers
+            .iter()
+            .map(|server| {
+                let (server, workspace, http) =
+                    (Arc::clone(server), workspace.to_path_buf(), http.clone());
+                tokio::spawn(async move { crate::startup::run(server, &workspace, http).await })
+            })
+            .collect();
+        McpManager { servers, changes, tasks: Mutex::new(tasks) }
     }
 
-    pub fn statuses(&self) -> Vec<ServerStatus> {
+    /// Counts every change to any server (a state, a tool list): a registry
+    /// built at one generation is out of date at another.
+    pub fn generation(&self) -> u64 {
+        *self.changes.borrow()
+    }
+
+    /// Waits until no server is still starting.
+    pub async fn wait_for_all(&self) {
+        let names: Vec<String> = self.servers.iter().map(|s| s.config.name.clone()).collect();
+        self.wait_for(&names).await;
+    }
+
+    /// Waits until none of the servers named in `names` is still starting
+    /// (unknown names are ignored). Bounded by their startup timeouts; the
+    /// caller bounds it further (a grace, a cancellation) by dropping it.
+    pub async fn wait_for(&self, names: &[String]) {
+        let starting = || {
+            self.servers
+                .iter()
+                .any(|s| names.contains(&s.config.name) && s.state() == ServerState::Connecting)
+        };
+        let mut changes = self.changes.subscribe();
+        // A change between the check and the wait is still seen: the
+        // receiver marks every version sent after it subscribed.
+        while starting() {
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// The names of the servers still starting.
+    pub fn starting(&self) -> Vec<String> {
         self.servers
             .iter()
-            .map(|s| ServerStatus {
-                name: s.config.name.clone(),
-                state: s.state(),
-                tools: s.tools.iter().filter(|t| s.config.offers(&t.name)).count(),
-                protocol_version: s.protocol_version.clone(),
-            })
+            .filter(|s| s.state() == ServerState::Connecting)
+            .map(|s| s.config.name.clone())
             .collect()
     }
 
-    /// Adds every ready server's offered tools to `registry` as
-    /// `mcp_{server}_{tool}`; returns problems (tools whose schema does not
-    /// compile) as warnings.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.servers.iter().map(|s| s.status()).collect()
+    }
+
+    /// Adds the offered tools of every server that has connected to
+    /// `registry` as `mcp_{server}_{tool}`; returns problems (tools whose
+    /// schema does not compile) as warnings. A server that has since closed
+    /// keeps its tools, so that a call tells the model it went away.
     pub fn register_tools(&self, registry: &mut ToolRegistry) -> Vec<String> {
         let mut names = ToolNames::new();
         let mut warnings = Vec::new();
-        for server in self.servers.iter().filter(|s| s.state() == ServerState::Ready) {
-            for tool in server.tools.iter().filter(|t| server.config.offers(&t.name)) {
+        let connected =
+            |s: &&Arc<Server>| matches!(s.state(), ServerState::Ready | ServerState::Closed);
+        for server in self.servers.iter().filter(connected) {
+            for tool in server.tools().iter().filter(|t| server.config.offers(&t.name)) {
                 let name = names.assign(&server.config.name, &tool.name, &|n| {
                     registry.contains(n) || n == READ_RESOURCE
                 });
@@ -267,7 +176,8 @@ impl McpManager {
         let with_resources: Vec<Arc<Server>> = self
             .servers
             .iter()
-            .filter(|s| s.state() == ServerState::Ready && s.offers_resources)
+            .filter(connected)
+            .filter(|s| s.offers_resources())
             .cloned()
             .collect();
         if !with_resources.is_empty() && !registry.contains(READ_RESOURCE) {
@@ -295,9 +205,13 @@ impl McpManager {
             .iter()
             .filter(|s| s.config.name == server)
             .flat_map(|s| {
-                s.tools.iter().filter(|t| s.config.offers(&t.name)).map(|t| {
-                    (t.name.to_string(), t.description.as_deref().unwrap_or("").to_string())
-                })
+                s.tools()
+                    .iter()
+                    .filter(|t| s.config.offers(&t.name))
+                    .map(|t| {
+                        (t.name.to_string(), t.description.as_deref().unwrap_or("").to_string())
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect()
     }
@@ -371,15 +285,20 @@ impl McpManager {
         }
     }
 
-    /// Closes every session and kills every stdio server's process group.
+    /// Stops the starts still under way, closes every session and kills
+    /// every stdio server's process group.
     pub async fn shutdown(&self) {
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
+        for task in &tasks {
+            task.abort();
+        }
+        // An aborted start has dropped what it held before this goes on.
+        let _ = join_all(tasks).await;
         join_all(self.servers.iter().map(|server| async move {
             if let Some(mut service) = server.service.lock().await.take() {
                 let _ = service.close_with_timeout(Duration::from_millis(500)).await;
             }
-            if let Some(group) = server.process_group {
-                crate::process::kill(group);
-            }
+            server.kill();
             // A server that never started keeps its error.
             if !matches!(server.state(), ServerState::Error(_)) {
                 server.set_state(ServerState::Closed);
@@ -388,95 +307,9 @@ impl McpManager {
         .await;
     }
 
-    /// Servers still connected.
+    /// Servers connected now.
     pub fn active(&self) -> usize {
         self.servers.iter().filter(|s| s.state() == ServerState::Ready).count()
-    }
-}
-
-async fn start_server(
-    config: ServerConfig,
-    workspace: &Path,
-    http: Result<reqwest::Client, String>,
-    observer: Option<StatusObserver>,
-) -> Arc<Server> {
-    if let Some(observer) = &observer {
-        observer(&config.name, &ServerState::Connecting);
-    }
-    let stderr: StderrTail = Arc::new(Mutex::new(VecDeque::new()));
-    let spawned = Arc::new(Mutex::new(Spawned::default()));
-    let limit = config.startup_timeout;
-    let started = tokio::time::timeout(limit, async {
-        let connection =
-            connect(&config, workspace, &http, Arc::clone(&stderr), Arc::clone(&spawned)).await?;
-        let peer = connection.service.peer().clone();
-        let offers_tools = peer.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
-        let tools = if offers_tools {
-            peer.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?
-        } else {
-            Vec::new()
-        };
-        Ok::<(Connection, Vec<rmcp::model::Tool>), String>((connection, tools))
-    })
-    .await;
-    let failed = async |message: String| {
-        // Whatever was started goes, and its last words are read to the end.
-        let (group, reader) = {
-            let mut known = spawned.lock().unwrap_or_else(PoisonError::into_inner);
-            (known.group.take(), known.stderr_reader.take())
-        };
-        if let Some(group) = group {
-            crate::process::kill(group);
-        }
-        if let Some(reader) = reader {
-            let _ = tokio::time::timeout(Duration::from_millis(300), reader).await;
-        }
-        let tail = tail_text(&stderr);
-        let message = if tail.is_empty() {
-            message
-        } else {
-            format!("{message}\nits stderr ended with:\n{tail}")
-        };
-        if let Some(observer) = &observer {
-            observer(&config.name, &ServerState::Error(message.clone()));
-        }
-        Arc::new(Server {
-            config: config.clone(),
-            observer: observer.clone(),
-            state: Mutex::new(ServerState::Error(message)),
-            peer: None,
-            tools: Vec::new(),
-            protocol_version: None,
-            offers_resources: false,
-            service: tokio::sync::Mutex::new(None),
-            process_group: None,
-        })
-    };
-    match started {
-        Ok(Ok((connection, tools))) => {
-            let peer = connection.service.peer().clone();
-            let protocol_version = peer.peer_info().map(|i| i.protocol_version.to_string());
-            let offers_resources =
-                peer.peer_info().is_some_and(|i| i.capabilities.resources.is_some());
-            if let Some(observer) = &observer {
-                observer(&config.name, &ServerState::Ready);
-            }
-            Arc::new(Server {
-                config: config.clone(),
-                observer: observer.clone(),
-                state: Mutex::new(ServerState::Ready),
-                peer: Some(peer),
-                tools,
-                protocol_version,
-                offers_resources,
-                service: tokio::sync::Mutex::new(Some(connection.service)),
-                process_group: connection.process_group,
-            })
-        }
-        Ok(Err(message)) => failed(message).await,
-        Err(_) => {
-            failed(format!("it did not finish starting within {:.1}s", limit.as_secs_f64())).await
-        }
     }
 }
 
@@ -516,20 +349,4 @@ fn http_client() -> Result<reqwest::Client, String> {
         .connect_timeout(Duration::from_secs(15))
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))
-}
-
-/// Reads one resource of `server`, within its time limit.
-pub(crate) async fn read_resource(server: &Server, uri: &str) -> ToolOutput {
-    let peer = match server.live_peer() {
-        Ok(peer) => peer,
-        Err(message) => return ToolOutput::error(message),
-    };
-    let request = peer.read_resource(ReadResourceRequestParams::new(uri.to_string()));
-    match server.bounded(&format!("reading {uri}"), request).await {
-        Ok(result) => {
-            let texts: Vec<String> = result.contents.iter().map(resource_text).collect();
-            ToolOutput::text(texts.join("\n\n"))
-        }
-        Err(message) => ToolOutput::error(message),
-    }
 }

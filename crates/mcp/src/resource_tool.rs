@@ -6,7 +6,7 @@ use axon_protocol::{ToolAnnotations, ToolOutput, ToolSpec};
 use axon_tools::{Tool, ToolContext, ToolFuture};
 use serde_json::Value;
 
-use crate::manager::{Server, read_resource};
+use crate::server_state::{Server, read_resource};
 
 /// The model-facing name of the tool that reads MCP resources.
 pub const READ_RESOURCE: &str = "mcp_read_resource";

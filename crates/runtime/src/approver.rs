@@ -8,9 +8,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use axon_core::{Approval, Approver, CancellationToken, SharedApproval};
+use axon_core::{Approval, Approver, CancellationToken, SharedApproval, ToolSource};
 use axon_protocol::{AgentEvent, ApprovalDecision, ToolCall, ToolSpec};
-use axon_tools::{ToolContext, ToolRegistry};
+use axon_tools::ToolContext;
 use tokio::sync::oneshot;
 
 use crate::events::Emitter;
@@ -76,7 +76,8 @@ impl Shared {
 pub struct AskFrontEnd {
     pub events: Emitter,
     pub shared: Arc<Shared>,
-    pub registry: Arc<ToolRegistry>,
+    /// The session's tools as they are now (MCP servers join later).
+    pub tools: Arc<dyn ToolSource>,
     pub context: ToolContext,
     /// Suggests the rule an "always" would save, and saves it.
     pub permissions: Arc<SessionPermissions>,
@@ -89,8 +90,11 @@ impl Approver for AskFrontEnd {
         _spec: &'a ToolSpec,
     ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
         Box::pin(async move {
-            let preview =
-                self.registry.preview_async(&self.context, &call.name, &call.arguments).await;
+            let preview = self
+                .tools
+                .current()
+                .preview_async(&self.context, &call.name, &call.arguments)
+                .await;
             let rule = self.permissions.suggest(call);
             let answer = self.shared.ask(&call.id);
             self.events.emit(AgentEvent::ApprovalRequested {

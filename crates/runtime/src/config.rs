@@ -37,6 +37,9 @@ pub struct ConfigFile {
     /// `[mcp_servers.NAME]`: MCP servers (see `axon_mcp::config`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, TomlServer>,
+    /// How long the first prompt waits for MCP servers still starting that
+    /// it does not name (one it names is waited for until it is up).
+    pub mcp_startup_grace_ms: Option<u64>,
     /// `[shell_environment_policy]`: which variables `shell` commands see.
     #[serde(default)]
     pub shell_environment_policy: EnvPolicyConfig,
@@ -118,6 +121,7 @@ impl ConfigFile {
         self.model = other.model.or(self.model.take());
         self.max_iterations = other.max_iterations.or(self.max_iterations);
         self.max_tokens = other.max_tokens.or(self.max_tokens);
+        self.mcp_startup_grace_ms = other.mcp_startup_grace_ms.or(self.mcp_startup_grace_ms);
         self.context.strategy = other.context.strategy.or(self.context.strategy.take());
         self.shell_environment_policy.merge(other.shell_environment_policy);
         self.sandbox.merge(other.sandbox);

@@ -22,6 +22,7 @@ pub mod guidance;
 pub mod hook_files;
 mod journal;
 mod lifecycle;
+mod live_tools;
 pub mod local_model;
 pub mod mentions;
 mod permissions;

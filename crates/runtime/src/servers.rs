@@ -12,9 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use axon_core::ApprovalPolicy;
-use axon_mcp::ServerState;
 use axon_mcp::config::{ServerConfig, Transport};
-use axon_protocol::{AgentEvent, McpState};
+use axon_mcp::{ServerState, ServerStatus};
+use axon_protocol::{AgentEvent, McpServerInfo, McpState};
 
 use crate::events::Emitter;
 
@@ -179,11 +179,33 @@ pub fn describe(server: &ServerConfig) -> String {
     format!("{transport}{sandboxed}")
 }
 
+/// Every server's state as the session describes itself.
+pub(crate) fn server_infos(mcp: &axon_mcp::McpManager) -> Vec<McpServerInfo> {
+    mcp.statuses()
+        .iter()
+        .map(|status| {
+            let (state, message) = describe_state(status);
+            McpServerInfo { name: status.name.clone(), state, message }
+        })
+        .collect()
+}
+
 /// A server's state as events carry it, and the error's reason.
-pub fn describe_state(state: &ServerState) -> (McpState, Option<String>) {
-    match state {
+pub fn describe_state(status: &ServerStatus) -> (McpState, Option<String>) {
+    match &status.state {
         ServerState::Connecting => (McpState::Connecting, None),
-        ServerState::Ready => (McpState::Ready, None),
+        // How long it took is what tells a slow server from a stuck one.
+        ServerState::Ready => {
+            let tools = match status.tools {
+                1 => "1 tool".to_string(),
+                n => format!("{n} tools"),
+            };
+            let message = match status.startup {
+                Some(took) => format!("{:.1} s, {tools}", took.as_secs_f64()),
+                None => tools,
+            };
+            (McpState::Ready, Some(message))
+        }
         ServerState::Error(message) => (McpState::Error, Some(message.clone())),
         ServerState::Closed => (McpState::Closed, None),
     }

@@ -7,10 +7,10 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::live_tools::LiveTools;
 use axon_core::plan::Planner;
 use axon_core::{Agent, CancellationToken, RunOutcome};
 use axon_llm::ProviderConfig;
-use axon_mcp::McpManager;
 use axon_protocol::{
     AgentEvent, Attachment, ContentPart, Message, Mode, Op, Plan, PlanStatus, SessionInfo,
     StopReason, Usage,
@@ -115,7 +115,8 @@ pub(crate) struct Task {
     pub(crate) planner: Planner,
     pub(crate) events: Emitter,
     pub(crate) sessions: Sessions,
-    pub(crate) mcp: McpManager,
+    /// The session's tools, as its MCP servers join and change.
+    pub(crate) tools: Arc<LiveTools>,
     /// The config, to find another model of the same provider.
     pub(crate) models: (Effective, ProviderConfig),
     /// `None` until something is said in a new session.
@@ -183,7 +184,7 @@ impl Task {
         if let Some(journal) = &self.journal {
             journal.sync();
         }
-        self.mcp.shutdown().await;
+        self.tools.mcp().shutdown().await;
     }
 
     /// One turn: `turn_started`, the work, then `turn_completed` with the
@@ -197,6 +198,9 @@ impl Task {
                 text: text.clone(),
                 attachments: attachments.iter().map(attachment_name).collect(),
             });
+        }
+        if let Work::Prompt { text, .. } | Work::Propose { text, .. } = &work {
+            self.tools.before_prompt(text, cancel).await;
         }
         let usage = Arc::new(Mutex::new(Usage::default()));
         let counted = Arc::clone(&usage);
@@ -219,6 +223,7 @@ impl Task {
             journal.sync();
         }
         let usage = *usage.lock().unwrap_or_else(PoisonError::into_inner);
+        self.sync_info();
         let context_tokens = self.agent.context_tokens();
         self.info.context_tokens = context_tokens;
         self.events.emit(AgentEvent::TurnCompleted { turn, stop_reason, usage, context_tokens });
@@ -407,6 +412,13 @@ impl Task {
         let approval = self.agent.approval();
         self.info.approval = approval.into();
         self.info.tools = crate::setup::offered(self.agent.registry(), approval);
+    }
+
+    /// What the session says it offers follows its servers: tools that
+    /// joined during the turn, servers that became ready or went away.
+    fn sync_info(&mut self) {
+        self.info.tools = crate::setup::offered(self.agent.registry(), self.agent.approval());
+        self.info.mcp_servers = crate::servers::server_infos(self.tools.mcp());
     }
 
     fn new_conversation(&mut self) {

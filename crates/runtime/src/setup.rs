@@ -5,15 +5,16 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use axon_core::plan::Planner;
-use axon_core::{Agent, AgentConfig, ApprovalPolicy, ContextStrategy};
+use axon_core::{Agent, AgentConfig, ApprovalPolicy, ContextStrategy, ToolSource};
 use axon_hooks::SessionSource;
 use axon_llm::Provider;
 use axon_mcp::config::ServerConfig;
-use axon_mcp::{McpManager, ServerState, StatusObserver};
-use axon_protocol::{AgentEvent, McpServerInfo, Mode, PlanStatus, SandboxMode, SessionInfo};
+use axon_mcp::{McpManager, ServerStatus, StatusObserver};
+use axon_protocol::{AgentEvent, Mode, PlanStatus, SandboxMode, SessionInfo};
 use axon_store::SessionStore;
 use axon_tools::{Profile, ToolContext, Workspace};
 
@@ -23,6 +24,7 @@ use crate::events::Emitter;
 use crate::guidance::{self, Guidance};
 use crate::journal::{SessionChoice, Sessions, secrets};
 use crate::lifecycle::{Checkpointing, SessionLifecycle};
+use crate::live_tools::{BuildTools, LiveTools};
 use crate::permissions::SessionPermissions;
 use crate::sandbox::{self, Choice};
 use crate::servers::{ServerConsent, describe_state, servers_to_start};
@@ -279,19 +281,32 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     let opened = sessions.continue_(&config.session, (&info.name, &info.model))?;
 
     let observed = emitter.clone();
-    let observer: StatusObserver = Arc::new(move |server: &str, state: &ServerState| {
-        let (state, message) = describe_state(state);
-        observed.emit(AgentEvent::McpStatus { server: server.to_string(), state, message });
+    let observer: StatusObserver = Arc::new(move |status: &ServerStatus| {
+        let (state, message) = describe_state(status);
+        observed.emit(AgentEvent::McpStatus { server: status.name.clone(), state, message });
     });
-    let mcp = McpManager::start_observed(servers, &root, Some(observer)).await;
-    for warning in mcp.register_tools(&mut registry) {
-        emitter.emit(AgentEvent::Warning { message: warning });
-    }
+    // In the background: the session opens at once, and each server's
+    // tools join as it becomes ready (see `live_tools`).
+    let mcp = Arc::new(McpManager::spawn(servers, &root, Some(observer)));
     // Subagents last: their definitions may name any tool above.
-    for warning in crate::subagents::register(&config, profile, &provider_config, &mut registry) {
+    let (subagents, problems) =
+        crate::subagents::Subagents::load(&config, profile, &provider_config);
+    for warning in problems {
         emitter.emit(AgentEvent::Warning { message: warning });
     }
-    let registry = Arc::new(registry);
+    let build: BuildTools = Box::new(move |mcp: &McpManager| {
+        let mut registry = registry.subset(registry.names());
+        let mut warnings = mcp.register_tools(&mut registry);
+        warnings.extend(subagents.register(&mut registry));
+        (registry, warnings)
+    });
+    let grace = config
+        .config
+        .file
+        .mcp_startup_grace_ms
+        .map_or(crate::live_tools::DEFAULT_STARTUP_GRACE, Duration::from_millis);
+    let tools = Arc::new(LiveTools::new(Arc::clone(&mcp), build, emitter.clone(), grace));
+    let registry = tools.current();
     let context = ToolContext::new(config.workspace.clone());
     let mut planner = Planner::new(
         Arc::clone(&provider),
@@ -303,6 +318,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     let lifecycle = lifecycle(&config, &root, approval, &secret_vars, &emitter)?;
     planner.set_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
     let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
+        .with_tool_source(Arc::clone(&tools) as Arc<dyn ToolSource>)
         .with_shared_approval(Arc::clone(&shared.approval))
         .with_permissions(Arc::clone(&permissions) as Arc<dyn axon_core::Permissions>)
         .with_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
@@ -312,20 +328,13 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         agent = agent.with_approver(Arc::new(AskFrontEnd {
             events: emitter.clone(),
             shared: Arc::clone(&shared),
-            registry: Arc::clone(&registry),
+            tools: Arc::clone(&tools) as Arc<dyn ToolSource>,
             context,
             permissions,
         }));
     }
 
-    let mcp_servers = mcp
-        .statuses()
-        .into_iter()
-        .map(|status| {
-            let (state, message) = describe_state(&status.state);
-            McpServerInfo { name: status.name, state, message }
-        })
-        .collect();
+    let mcp_servers = crate::servers::server_infos(&mcp);
     let mut session_info = SessionInfo {
         session_id: None,
         workspace: root.display().to_string(),
@@ -377,7 +386,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         planner,
         events: emitter,
         sessions,
-        mcp,
+        tools,
         models: (config.config, provider_config),
         journal,
         plan,

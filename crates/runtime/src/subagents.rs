@@ -13,7 +13,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axon_core::subagents::{
-    ConnectModel, SubagentSettings, definition_roots, load_definitions, register_subagents,
+    AgentDefinition, ConnectModel, SubagentSettings, definition_roots, load_definitions,
+    register_subagents,
 };
 use axon_llm::{Provider, ProviderConfig};
 use axon_tools::{Profile, ToolRegistry};
@@ -21,27 +22,40 @@ use axon_tools::{Profile, ToolRegistry};
 use crate::config::Effective;
 use crate::setup::SessionConfig;
 
-/// Adds the session's subagent tools to `registry` (which holds every
-/// other tool by now, MCP servers' included, so definitions can name
-/// them); returns the problems met, for warnings.
-pub(crate) fn register(
-    config: &SessionConfig,
-    profile: Profile,
-    provider: &ProviderConfig,
-    registry: &mut ToolRegistry,
-) -> Vec<String> {
-    let root = config.workspace.root();
-    let roots = definition_roots(root, config.dirs.config_file.parent());
-    let (definitions, mut problems) = load_definitions(&roots);
-    let settings = SubagentSettings {
-        connect: Some(connector(provider.clone(), config.config.clone())),
-        // The generic helper searches code; the vault profile's notes
-        // have no use for it.
-        task: profile == Profile::Code,
-        ..SubagentSettings::default()
-    };
-    problems.extend(register_subagents(definitions, settings, registry));
-    problems
+/// The session's subagent definitions, read once, and what their tools
+/// share; registered again whenever the session's tools are rebuilt (an MCP
+/// server joined), so that definitions can name any tool.
+pub(crate) struct Subagents {
+    definitions: Vec<AgentDefinition>,
+    settings: SubagentSettings,
+}
+
+impl Subagents {
+    /// Reads the definitions; returns them and the problems met reading
+    /// them, for warnings.
+    pub(crate) fn load(
+        config: &SessionConfig,
+        profile: Profile,
+        provider: &ProviderConfig,
+    ) -> (Subagents, Vec<String>) {
+        let root = config.workspace.root();
+        let roots = definition_roots(root, config.dirs.config_file.parent());
+        let (definitions, problems) = load_definitions(&roots);
+        let settings = SubagentSettings {
+            connect: Some(connector(provider.clone(), config.config.clone())),
+            // The generic helper searches code; the vault profile's notes
+            // have no use for it.
+            task: profile == Profile::Code,
+            ..SubagentSettings::default()
+        };
+        (Subagents { definitions, settings }, problems)
+    }
+
+    /// Adds the subagent tools to `registry` (which holds every other tool
+    /// by now, MCP servers' included); returns the problems met.
+    pub(crate) fn register(&self, registry: &mut ToolRegistry) -> Vec<String> {
+        register_subagents(self.definitions.clone(), self.settings.clone(), registry)
+    }
 }
 
 /// Connects the session's provider with another model, once per model.

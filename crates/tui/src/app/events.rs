@@ -86,6 +86,13 @@ impl App {
                     let why = message.clone().unwrap_or_default();
                     self.notice(Level::Warning, format!("MCP server {server} failed: {why}"));
                 }
+                // A server that joins after the session opened is news:
+                // its tools arrive from now on.
+                if state == McpState::Ready
+                    && let Some(took) = &message
+                {
+                    self.notice(Level::Info, format!("MCP server {server}: ready ({took})"));
+                }
                 if let Some(info) = &mut self.info {
                     let known =
                         McpServerInfo { name: server.clone(), state, message: message.clone() };
