@@ -145,10 +145,12 @@ impl Server {
             change(&mut live);
             live.state != before
         };
+        // Counted before it is told: whoever hears of it and then looks
+        // finds it done.
+        self.changes.send_modify(|generation| *generation += 1);
         if state_changed && let Some(observer) = &self.observer {
             observer(&self.status());
         }
-        self.changes.send_modify(|generation| *generation += 1);
     }
 
     pub(crate) fn set_state(&self, state: ServerState) {
