@@ -1,8 +1,11 @@
-//! The HTTP client against the real `nova-sync api` (its router on an
-//! in-memory SQLite database, on loopback), a stopped server, and a server
-//! that never answers.
+//! The HTTP client against the real `nova-sync api` (its router on loopback,
+//! over an in-memory SQLite database and over a real PostgreSQL server), a
+//! stopped server, and a server that never answers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/postgres.rs"]
+mod postgres;
 
 use std::time::Duration;
 
@@ -11,8 +14,23 @@ use nova::client::{HttpClient, TaskManager};
 use nova::model::{StepCreate, StepPatch, StepStatus};
 use serde_json::{Value, json};
 
-async fn start_api() -> (String, tokio::task::JoinHandle<()>) {
-    let db = Db::open(std::path::Path::new(":memory:")).unwrap();
+/// Which store the API runs on.
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
+
+async fn start_api(backend: Backend) -> (String, tokio::task::JoinHandle<()>) {
+    let db = match backend {
+        Backend::Sqlite => Db::open(std::path::Path::new(":memory:")).unwrap(),
+        Backend::Postgres => {
+            let url = tokio::task::spawn_blocking(postgres::database).await.unwrap();
+            Db::postgres(&url).await.unwrap()
+        }
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let task = tokio::spawn(async move {
@@ -23,7 +41,13 @@ async fn start_api() -> (String, tokio::task::JoinHandle<()>) {
 
 #[tokio::test]
 async fn the_client_drives_the_real_api() {
-    let (url, server) = start_api().await;
+    for backend in BACKENDS {
+        drives_the_real_api(backend).await;
+    }
+}
+
+async fn drives_the_real_api(backend: Backend) {
+    let (url, server) = start_api(backend).await;
     let client = HttpClient::new(&url, Duration::from_secs(5));
     assert_eq!(client.health().await.0["data"], json!({"status": "ok"}));
 
@@ -117,7 +141,13 @@ async fn a_server_that_never_answers_is_a_timeout() {
 /// the API's error body; the MCP tools refuse NUL bytes the same way.
 #[tokio::test]
 async fn nul_bytes_and_oversized_bodies_are_refused() {
-    let (url, server) = start_api().await;
+    for backend in BACKENDS {
+        refuses_nul_bytes_and_oversized_bodies(backend).await;
+    }
+}
+
+async fn refuses_nul_bytes_and_oversized_bodies(backend: Backend) {
+    let (url, server) = start_api(backend).await;
     let http = reqwest::Client::new();
     let send = async |method: reqwest::Method, path: &str, body: String| {
         let response = http
