@@ -1,14 +1,12 @@
-//! `nova-sync api`: the Task Manager API of `docs/openapi.yaml`, on SQLite,
-//! with a small self-refreshing page at `/` listing executions and steps.
+//! `nova-sync api`: the Task Manager API of `docs/openapi.yaml`, on SQLite
+//! or PostgreSQL ([`crate::store`]), with a small self-refreshing page at
+//! `/` listing executions and steps.
 //!
 //! Every error is `{error, error_code}` with a 4xx status: a malformed body
 //! or an invalid field is 400 `INVALID_REQUEST` (a NUL byte in any id or
 //! text field is one, named in the message), a body over [`BODY_LIMIT`]
 //! bytes is 413 `PAYLOAD_TOO_LARGE`, an unknown execution or step is 404
 //! `NOT_FOUND`; only a database failure is 500 `INTERNAL`.
-
-use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Json;
 use axum::Router;
@@ -17,53 +15,17 @@ use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
-use crate::model::{
-    ErrorBody, Execution, ExecutionPatch, Step, StepCreate, StepPatch, StepStatus, now,
-};
+use crate::model::{ErrorBody, Execution, ExecutionPatch, Step, StepCreate, StepPatch, StepStatus};
+pub use crate::store::Db;
+use crate::store::{NewStep, StoreError};
 
 /// The largest request body accepted, in bytes.
 pub const BODY_LIMIT: usize = 1024 * 1024;
 
 /// The API's own description, served at `/api/openapi.yaml`.
 pub const OPENAPI: &str = include_str!("../docs/openapi.yaml");
-
-/// The database behind the API.
-#[derive(Clone)]
-pub struct Db(Arc<Mutex<Connection>>);
-
-impl Db {
-    /// Opens (or creates) the database at `path`; `:memory:` for a throwaway one.
-    pub fn open(path: &Path) -> rusqlite::Result<Db> {
-        let conn = if path.as_os_str() == ":memory:" {
-            Connection::open_in_memory()?
-        } else {
-            Connection::open(path)?
-        };
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL;
-             CREATE TABLE IF NOT EXISTS executions (
-               execution_id TEXT PRIMARY KEY, session_id TEXT, worktree_path TEXT,
-               created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS steps (
-               seq INTEGER PRIMARY KEY AUTOINCREMENT, step_id TEXT UNIQUE NOT NULL,
-               execution_id TEXT NOT NULL, step_name TEXT NOT NULL, message TEXT,
-               status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-             CREATE INDEX IF NOT EXISTS steps_by_execution ON steps (execution_id, seq);",
-        )?;
-        Ok(Db(Arc::new(Mutex::new(conn))))
-    }
-
-    fn with<T>(
-        &self,
-        work: impl FnOnce(&Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, ApiError> {
-        let conn = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        work(&conn).map_err(|e| ApiError::internal(e.to_string()))
-    }
-}
 
 pub struct ApiError(StatusCode, ErrorBody);
 
@@ -79,6 +41,12 @@ impl ApiError {
     }
     fn internal(error: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", error)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        ApiError::internal(e.0)
     }
 }
 
@@ -102,7 +70,8 @@ impl From<JsonRejection> for ApiError {
 }
 
 /// Refuses a NUL byte in `value`: SQLite and most readers would cut the
-/// text there, so what was stored would not be what is read back.
+/// text there, so what was stored would not be what is read back, and
+/// PostgreSQL refuses it outright.
 fn no_nul(field: &str, value: Option<&str>) -> Result<(), ApiError> {
     match value {
         Some(text) if text.contains('\0') => {
@@ -141,40 +110,6 @@ pub fn router(db: Db) -> Router {
         .with_state(db)
 }
 
-fn read_execution(conn: &Connection, id: &str) -> rusqlite::Result<Option<Execution>> {
-    conn.query_row(
-        "SELECT execution_id, session_id, worktree_path, created_at, updated_at FROM executions WHERE execution_id = ?1",
-        params![id],
-        |r| Ok(Execution { execution_id: r.get(0)?, session_id: r.get(1)?, worktree_path: r.get(2)?, created_at: r.get(3)?, updated_at: r.get(4)? }),
-    )
-    .optional()
-}
-
-fn step_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Step> {
-    let status: String = r.get(4)?;
-    Ok(Step {
-        step_id: r.get(0)?,
-        execution_id: r.get(1)?,
-        step_name: r.get(2)?,
-        message: r.get(3)?,
-        status: StepStatus::parse(&status).unwrap_or(StepStatus::Running),
-        created_at: r.get(5)?,
-        updated_at: r.get(6)?,
-    })
-}
-
-const STEP_COLUMNS: &str =
-    "step_id, execution_id, step_name, message, status, created_at, updated_at";
-
-fn ensure_execution(conn: &Connection, id: &str) -> rusqlite::Result<()> {
-    let time = now();
-    conn.execute(
-        "INSERT OR IGNORE INTO executions (execution_id, created_at, updated_at) VALUES (?1, ?2, ?2)",
-        params![id, time],
-    )?;
-    Ok(())
-}
-
 fn check_id(id: &str, what: &str) -> Result<(), ApiError> {
     no_nul(what, Some(id))?;
     if id.trim().is_empty() {
@@ -188,7 +123,9 @@ async fn get_execution(
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<Execution>, ApiError> {
     no_nul("execution_id", Some(&id))?;
-    db.with(|c| read_execution(c, &id))?
+    db.store()
+        .execution(&id)
+        .await?
         .map(Json)
         .ok_or_else(|| ApiError::not_found(format!("Execution {id} not found")))
 }
@@ -202,15 +139,7 @@ async fn patch_execution(
     let patch: ExecutionPatch = object_body(body)?;
     no_nul("session_id", patch.session_id.as_deref())?;
     no_nul("worktree_path", patch.worktree_path.as_deref())?;
-    let execution = db.with(|c| {
-        ensure_execution(c, &id)?;
-        c.execute(
-            "UPDATE executions SET session_id = COALESCE(?2, session_id), worktree_path = COALESCE(?3, worktree_path), updated_at = ?4 WHERE execution_id = ?1",
-            params![id, patch.session_id, patch.worktree_path, now()],
-        )?;
-        read_execution(c, &id)
-    })?;
-    execution.map(Json).ok_or_else(|| ApiError::internal("the execution vanished"))
+    Ok(Json(db.store().patch_execution(&id, patch).await?))
 }
 
 async fn list_steps(
@@ -218,19 +147,11 @@ async fn list_steps(
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<Vec<Step>>, ApiError> {
     no_nul("execution_id", Some(&id))?;
-    db.with(|c| {
-        if read_execution(c, &id)?.is_none() {
-            return Ok(None);
-        }
-        let mut query = c.prepare(&format!(
-            "SELECT {STEP_COLUMNS} FROM steps WHERE execution_id = ?1 ORDER BY seq"
-        ))?;
-        let steps =
-            query.query_map(params![id], step_from)?.collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(Some(steps))
-    })?
-    .map(Json)
-    .ok_or_else(|| ApiError::not_found(format!("Execution {id} not found")))
+    db.store()
+        .steps(&id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("Execution {id} not found")))
 }
 
 async fn create_step(
@@ -245,17 +166,13 @@ async fn create_step(
     if create.step_name.trim().is_empty() {
         return Err(ApiError::invalid("step_name is empty"));
     }
-    let step_id = format!("step-{:012x}", fastrand::u64(..) & 0xffff_ffff_ffff);
-    let status = create.status.unwrap_or(StepStatus::Running);
-    let step = db.with(|c| {
-        ensure_execution(c, &id)?;
-        let time = now();
-        c.execute(
-            "INSERT INTO steps (step_id, execution_id, step_name, message, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-            params![step_id, id, create.step_name, create.message, status.as_str(), time],
-        )?;
-        c.query_row(&format!("SELECT {STEP_COLUMNS} FROM steps WHERE step_id = ?1"), params![step_id], step_from)
-    })?;
+    let step = NewStep {
+        step_id: format!("step-{:012x}", fastrand::u64(..) & 0xffff_ffff_ffff),
+        step_name: create.step_name,
+        message: create.message,
+        status: create.status.unwrap_or(StepStatus::Running),
+    };
+    let step = db.store().create_step(&id, step).await?;
     Ok((StatusCode::CREATED, Json(step)))
 }
 
@@ -268,17 +185,11 @@ async fn patch_step(
     no_nul("step_id", Some(&step_id))?;
     let patch: StepPatch = object_body(body)?;
     no_nul("message", patch.message.as_deref())?;
-    let step = db.with(|c| {
-        let changed = c.execute(
-            "UPDATE steps SET status = COALESCE(?3, status), message = COALESCE(?4, message), updated_at = ?5 WHERE execution_id = ?1 AND step_id = ?2",
-            params![id, step_id, patch.status.map(StepStatus::as_str), patch.message, now()],
-        )?;
-        if changed == 0 {
-            return Ok(None);
-        }
-        c.query_row(&format!("SELECT {STEP_COLUMNS} FROM steps WHERE step_id = ?1"), params![step_id], step_from).map(Some)
-    })?;
-    step.map(Json).ok_or_else(|| ApiError::not_found(format!("Step {step_id} not found")))
+    db.store()
+        .patch_step(&id, &step_id, patch)
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("Step {step_id} not found")))
 }
 
 fn escape(text: &str) -> String {
@@ -287,19 +198,7 @@ fn escape(text: &str) -> String {
 
 /// Executions, newest first, each with its steps coloured by status.
 async fn page(State(db): State<Db>) -> Result<Html<String>, ApiError> {
-    let rows = db.with(|c| {
-        let mut executions = c.prepare("SELECT execution_id, session_id, worktree_path, created_at, updated_at FROM executions ORDER BY updated_at DESC LIMIT 50")?;
-        let executions = executions
-            .query_map([], |r| Ok(Execution { execution_id: r.get(0)?, session_id: r.get(1)?, worktree_path: r.get(2)?, created_at: r.get(3)?, updated_at: r.get(4)? }))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut out = Vec::new();
-        let mut steps = c.prepare(&format!("SELECT {STEP_COLUMNS} FROM steps WHERE execution_id = ?1 ORDER BY seq"))?;
-        for execution in executions {
-            let list = steps.query_map(params![execution.execution_id], step_from)?.collect::<rusqlite::Result<Vec<_>>>()?;
-            out.push((execution, list));
-        }
-        Ok(out)
-    })?;
+    let rows = db.store().overview(50).await?;
     let mut html = String::from(
         "<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"3\">\
          <title>nova task manager</title><style>body{font-family:system-ui,sans-serif;margin:2em}\

@@ -1,5 +1,6 @@
 //! The Task Manager as the MCP tools see it: one trait, an HTTP client for
-//! the real service, and an in-memory one with the same behaviour, chosen by
+//! the real service ([`crate::http`], over the client generated from the
+//! OpenAPI file), and an in-memory one with the same behaviour, chosen by
 //! [`from_env`] (`USE_MOCK_CLIENT=true` in any letter case picks memory).
 
 use std::collections::HashMap;
@@ -11,9 +12,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::model::{
-    ErrorBody, Execution, ExecutionPatch, Reply, Step, StepCreate, StepPatch, StepStatus, now,
-};
+pub use crate::http::HttpClient;
+use crate::model::{Execution, Reply, Step, StepCreate, StepPatch, StepStatus, now};
 
 pub type ReplyFuture<'a> = Pin<Box<dyn Future<Output = Reply> + Send + 'a>>;
 
@@ -50,129 +50,6 @@ pub fn from_env(use_mock: Option<&str>, base_url: Option<&str>) -> Arc<dyn TaskM
 
 pub const DEFAULT_URL: &str = "http://localhost:8080";
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The real service over HTTP.
-pub struct HttpClient {
-    base_url: String,
-    http: reqwest::Client,
-}
-
-impl HttpClient {
-    pub fn new(base_url: &str, timeout: Duration) -> Self {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
-        HttpClient { base_url: base_url.trim_end_matches('/').to_string(), http }
-    }
-
-    async fn send(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<Value>,
-        done: &str,
-    ) -> Reply {
-        let url = format!("{}{path}", self.base_url);
-        let mut request = self.http.request(method, &url);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = match request.send().await {
-            Ok(response) => response,
-            Err(e) if e.is_timeout() => return Reply::err("Request timeout"),
-            Err(e) if e.is_connect() => {
-                return Reply::err(format!("Connection failed to {}", self.base_url));
-            }
-            Err(e) => return Reply::err(format!("Request to {url} failed: {e}")),
-        };
-        let status = response.status().as_u16();
-        let text = match response.text().await {
-            Ok(text) => text,
-            Err(e) if e.is_timeout() => return Reply::err("Request timeout"),
-            Err(e) => return Reply::err(format!("Reading the answer from {url} failed: {e}")),
-        };
-        if status >= 400 {
-            return match serde_json::from_str::<ErrorBody>(&text) {
-                Ok(body) => Reply::api_err(body.error, Some(body.error_code), status),
-                Err(_) => Reply::api_err(
-                    format!("HTTP {status} from {url}: {}", text.trim()),
-                    None,
-                    status,
-                ),
-            };
-        }
-        match serde_json::from_str::<Value>(&text) {
-            Ok(data) => Reply::ok(done, data),
-            Err(e) => Reply::err(format!("{url} answered with something that is not JSON: {e}")),
-        }
-    }
-}
-
-fn body<T: Serialize>(value: &T) -> Option<Value> {
-    serde_json::to_value(value).ok()
-}
-
-/// A path segment, percent-encoded so any id is safe in a URL.
-fn segment(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
-impl TaskManager for HttpClient {
-    fn kind(&self) -> ClientKind {
-        ClientKind::Http
-    }
-
-    fn patch_execution<'a>(
-        &'a self,
-        execution_id: &'a str,
-        session_id: &'a str,
-    ) -> ReplyFuture<'a> {
-        Box::pin(async move {
-            let patch =
-                ExecutionPatch { session_id: Some(session_id.to_string()), worktree_path: None };
-            let path = format!("/api/executions/{}", segment(execution_id));
-            self.send(reqwest::Method::PATCH, &path, body(&patch), "Execution session updated")
-                .await
-        })
-    }
-
-    fn create_step<'a>(&'a self, execution_id: &'a str, create: StepCreate) -> ReplyFuture<'a> {
-        Box::pin(async move {
-            let path = format!("/api/executions/{}/steps", segment(execution_id));
-            self.send(reqwest::Method::POST, &path, body(&create), "Step created").await
-        })
-    }
-
-    fn patch_step<'a>(
-        &'a self,
-        execution_id: &'a str,
-        step_id: &'a str,
-        patch: StepPatch,
-    ) -> ReplyFuture<'a> {
-        Box::pin(async move {
-            let path =
-                format!("/api/executions/{}/steps/{}", segment(execution_id), segment(step_id));
-            self.send(reqwest::Method::PATCH, &path, body(&patch), "Step updated").await
-        })
-    }
-
-    fn health(&self) -> ReplyFuture<'_> {
-        Box::pin(async move {
-            self.send(reqwest::Method::GET, "/api/health", None, "Task Manager is healthy").await
-        })
-    }
-}
 
 /// The same behaviour in memory, for tests and offline use.
 #[derive(Default)]
@@ -276,16 +153,5 @@ impl TaskManager for MemoryClient {
 
     fn health(&self) -> ReplyFuture<'_> {
         Box::pin(std::future::ready(Reply::ok("Task Manager is healthy", json!({"status": "ok"}))))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_encoded_in_paths() {
-        assert_eq!(segment("exec-1"), "exec-1");
-        assert_eq!(segment("a/b c"), "a%2Fb%20c");
     }
 }

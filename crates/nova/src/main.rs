@@ -4,7 +4,6 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
@@ -20,13 +19,15 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve the Task Manager API on SQLite.
+    /// Serve the Task Manager API on SQLite or PostgreSQL.
     Api {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
-        /// The database file (created when missing); `:memory:` for none.
-        #[arg(long, default_value = "nova.db")]
-        db: PathBuf,
+        /// The SQLite file (created when missing; `:memory:` for none), or a
+        /// PostgreSQL URL (`postgres://user@host/db`) several API processes
+        /// can share. Default: DATABASE_URL when set, else nova.db.
+        #[arg(long, env = "DATABASE_URL", default_value = "nova.db")]
+        db: String,
     },
 }
 
@@ -51,7 +52,7 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-async fn run(http: Option<SocketAddr>, api: Option<(SocketAddr, PathBuf)>) -> Result<(), String> {
+async fn run(http: Option<SocketAddr>, api: Option<(SocketAddr, String)>) -> Result<(), String> {
     use rmcp::ServiceExt;
     let shutdown = tokio_util::sync::CancellationToken::new();
     let stop = shutdown.clone();
@@ -60,13 +61,17 @@ async fn run(http: Option<SocketAddr>, api: Option<(SocketAddr, PathBuf)>) -> Re
         stop.cancel();
     });
     if let Some((listen, db)) = api {
-        let db = nova::api::Db::open(&db)
-            .map_err(|e| format!("cannot open the database {}: {e}", db.display()))?;
+        let db = nova::store::Db::connect(&db)
+            .await
+            .map_err(|e| format!("cannot open the database {}: {e}", nova::store::redacted(&db)))?;
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
-        eprintln!("nova-sync: Task Manager API at http://{addr}/api (page at http://{addr}/)");
+        eprintln!(
+            "nova-sync: Task Manager API at http://{addr}/api (page at http://{addr}/), on {}",
+            db.store().kind()
+        );
         return axum::serve(listener, nova::api::router(db))
             .with_graceful_shutdown(shutdown.cancelled_owned())
             .await

@@ -1,8 +1,13 @@
 //! The whole chain on one machine: the official Python MCP SDK drives
 //! `nova-sync` over stdio, which reports to a real `nova-sync api` on
-//! loopback; the steps are then read back from the API.
+//! loopback (on SQLite and on PostgreSQL); the steps are then read back
+//! from the API. schemathesis checks the API against its OpenAPI file on
+//! both stores.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/postgres.rs"]
+mod postgres;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -60,7 +65,16 @@ fn wait_bounded(child: &mut Reaped, limit: Duration, what: &str) -> std::process
 #[test]
 fn an_agent_reports_steps_through_nova_sync_to_the_api() {
     let dir = tempfile::tempdir().unwrap();
-    let (_api, base) = start_api(dir.path().join("nova.db").to_str().unwrap());
+    reports_steps(dir.path().join("nova.db").to_str().unwrap());
+}
+
+#[test]
+fn an_agent_reports_steps_through_nova_sync_to_the_api_on_postgres() {
+    reports_steps(&postgres::database());
+}
+
+fn reports_steps(db: &str) {
+    let (_api, base) = start_api(db);
 
     let python = peers().join(".venv/bin/python");
     assert!(python.exists(), "run scripts/peers");
@@ -117,7 +131,16 @@ fn an_agent_reports_steps_through_nova_sync_to_the_api() {
 /// errors, responses that conform, invalid requests refused.
 #[test]
 fn schemathesis_finds_no_issue_in_the_api() {
-    let (_api, base) = start_api(":memory:");
+    schemathesis(":memory:");
+}
+
+#[test]
+fn schemathesis_finds_no_issue_in_the_api_on_postgres() {
+    schemathesis(&postgres::database());
+}
+
+fn schemathesis(db: &str) {
+    let (_api, base) = start_api(db);
     let schemathesis = peers().join(".venv/bin/schemathesis");
     assert!(schemathesis.exists(), "run scripts/peers");
     // schemathesis keeps a cache folder where it runs: a throwaway one.

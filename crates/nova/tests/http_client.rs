@@ -1,8 +1,11 @@
-//! The HTTP client against the real `nova-sync api` (its router on an
-//! in-memory SQLite database, on loopback), a stopped server, and a server
-//! that never answers.
+//! The HTTP client against the real `nova-sync api` (its router on loopback,
+//! over an in-memory SQLite database and over a real PostgreSQL server), a
+//! stopped server, and a server that never answers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/postgres.rs"]
+mod postgres;
 
 use std::time::Duration;
 
@@ -11,8 +14,23 @@ use nova::client::{HttpClient, TaskManager};
 use nova::model::{StepCreate, StepPatch, StepStatus};
 use serde_json::{Value, json};
 
-async fn start_api() -> (String, tokio::task::JoinHandle<()>) {
-    let db = Db::open(std::path::Path::new(":memory:")).unwrap();
+/// Which store the API runs on.
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
+
+async fn start_api(backend: Backend) -> (String, tokio::task::JoinHandle<()>) {
+    let db = match backend {
+        Backend::Sqlite => Db::open(std::path::Path::new(":memory:")).unwrap(),
+        Backend::Postgres => {
+            let url = tokio::task::spawn_blocking(postgres::database).await.unwrap();
+            Db::postgres(&url).await.unwrap()
+        }
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let task = tokio::spawn(async move {
@@ -23,7 +41,13 @@ async fn start_api() -> (String, tokio::task::JoinHandle<()>) {
 
 #[tokio::test]
 async fn the_client_drives_the_real_api() {
-    let (url, server) = start_api().await;
+    for backend in BACKENDS {
+        drives_the_real_api(backend).await;
+    }
+}
+
+async fn drives_the_real_api(backend: Backend) {
+    let (url, server) = start_api(backend).await;
     let client = HttpClient::new(&url, Duration::from_secs(5));
     assert_eq!(client.health().await.0["data"], json!({"status": "ok"}));
 
@@ -117,7 +141,13 @@ async fn a_server_that_never_answers_is_a_timeout() {
 /// the API's error body; the MCP tools refuse NUL bytes the same way.
 #[tokio::test]
 async fn nul_bytes_and_oversized_bodies_are_refused() {
-    let (url, server) = start_api().await;
+    for backend in BACKENDS {
+        refuses_nul_bytes_and_oversized_bodies(backend).await;
+    }
+}
+
+async fn refuses_nul_bytes_and_oversized_bodies(backend: Backend) {
+    let (url, server) = start_api(backend).await;
     let http = reqwest::Client::new();
     let send = async |method: reqwest::Method, path: &str, body: String| {
         let response = http
@@ -186,4 +216,79 @@ async fn nul_bytes_and_oversized_bodies_are_refused() {
     assert_eq!(reply.0["success"], false);
     assert_eq!(reply.0["error"], "step_name must not contain a NUL byte");
     server.abort();
+}
+
+/// A documented error status whose body is not the API's error body still
+/// gives its status (the generated client cannot parse it; the wrapper
+/// knows the status), and an undocumented one does too.
+#[tokio::test]
+async fn error_statuses_without_the_error_body_keep_their_status() {
+    let app = axum::Router::new()
+        .route(
+            "/api/executions/{id}/steps/{step}",
+            axum::routing::patch(|| async { (axum::http::StatusCode::NOT_FOUND, "no such thing") }),
+        )
+        .route(
+            "/api/executions/{id}/steps",
+            axum::routing::post(|| async {
+                (
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                    axum::Json(json!({"error": "busy", "error_code": "BUSY"})),
+                )
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let client = HttpClient::new(&url, Duration::from_secs(5));
+    let reply = client
+        .patch_step("e", "s", StepPatch { status: Some(StepStatus::Failed), message: None })
+        .await;
+    assert_eq!(
+        reply.0,
+        json!({"success": false, "status_code": 404,
+               "error": format!("HTTP 404 from {url}/api/executions/e/steps/s: no such thing")})
+    );
+    let reply = client
+        .create_step("e", StepCreate { step_name: "n".into(), message: None, status: None })
+        .await;
+    assert_eq!(
+        reply.0,
+        json!({"success": false, "status_code": 503, "error": "busy", "error_code": "BUSY"})
+    );
+    server.abort();
+}
+
+/// Ids with characters URL parsing would reinterpret (`\`, `?`, `#`, `%`)
+/// reach the API intact, and optional fields the server sent as null read
+/// back as null in the reply's data.
+#[tokio::test]
+async fn awkward_ids_round_trip_and_nulls_stay() {
+    for backend in BACKENDS {
+        let (url, server) = start_api(backend).await;
+        let client = HttpClient::new(&url, Duration::from_secs(5));
+        let id = "a\\b?c#d%2F/..";
+        let created = client
+            .create_step(id, StepCreate { step_name: "s".into(), message: None, status: None })
+            .await;
+        assert!(created.is_success(), "{backend:?}: {}", created.0);
+        assert_eq!(created.0["data"]["execution_id"], id);
+        assert!(created.0["data"].as_object().unwrap().contains_key("message"));
+        assert_eq!(created.0["data"]["message"], Value::Null);
+        let step_id = created.0["data"]["step_id"].as_str().unwrap().to_string();
+        let updated = client
+            .patch_step(
+                id,
+                &step_id,
+                StepPatch { status: Some(StepStatus::Skipped), message: None },
+            )
+            .await;
+        assert_eq!(updated.0["data"]["status"], "skipped", "{backend:?}: {}", updated.0);
+        let execution = client.patch_execution(id, "s").await;
+        assert_eq!(execution.0["data"]["worktree_path"], Value::Null);
+        assert!(execution.0["data"].as_object().unwrap().contains_key("worktree_path"));
+        server.abort();
+    }
 }
