@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axon_protocol::{Preview, ToolAnnotations, ToolOutput, ToolSpec};
-use axon_tools::{Tool, ToolContext, ToolFuture, ToolRegistry};
+use axon_tools::{ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry};
 use futures_util::future::join_all;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, ReadResourceRequestParams,
@@ -25,6 +25,7 @@ use crate::client::{Connection, Handler, Spawned, StderrTail, connect, tail_text
 use crate::config::ServerConfig;
 use crate::content::{resource_text, to_output};
 use crate::errors::McpErrorKind;
+use crate::host::{ClientHost, ClientShared};
 use crate::naming::ToolNames;
 use crate::resource_tool::{READ_RESOURCE, ReadResource};
 
@@ -67,6 +68,8 @@ pub(crate) struct Server {
     offers_resources: bool,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     process_group: Option<u32>,
+    /// The manager's host and progress routes.
+    client: Arc<ClientShared>,
 }
 
 impl Server {
@@ -120,7 +123,12 @@ impl Server {
         }
     }
 
-    async fn call(&self, tool: &str, arguments: Value) -> ToolOutput {
+    async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        progress: Option<ProgressSink>,
+    ) -> ToolOutput {
         let peer = match self.live_peer() {
             Ok(peer) => peer,
             Err(message) => return ToolOutput::error(message),
@@ -129,7 +137,7 @@ impl Server {
             return ToolOutput::error(format!("arguments for {tool} must be a JSON object"));
         };
         let request = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
-        let call = peer.call_tool(request);
+        let call = crate::call::call_tool(peer, &self.client, &self.config.name, request, progress);
         let result = match self.config.tool_timeout {
             // Dropping the call on timeout sends the server a cancellation.
             Some(limit) => match tokio::time::timeout(limit, call).await {
@@ -192,6 +200,7 @@ impl Drop for Server {
 /// The running MCP servers of one workspace.
 pub struct McpManager {
     servers: Vec<Arc<Server>>,
+    client: Arc<ClientShared>,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -215,11 +224,17 @@ impl McpManager {
         observer: Option<StatusObserver>,
     ) -> McpManager {
         let http = http_client();
-        let starts = configs
-            .into_iter()
-            .filter(|c| c.enabled)
-            .map(|config| start_server(config, workspace, http.clone(), observer.clone()));
-        McpManager { servers: join_all(starts).await }
+        let client = Arc::new(ClientShared::default());
+        let starts = configs.into_iter().filter(|c| c.enabled).map(|config| {
+            start_server(config, workspace, http.clone(), observer.clone(), Arc::clone(&client))
+        });
+        McpManager { servers: join_all(starts).await, client }
+    }
+
+    /// Who answers the servers' sampling and elicitation requests from now
+    /// on (see [`ClientHost`]); shared by every server of this manager.
+    pub fn set_host(&self, host: Arc<dyn ClientHost>) {
+        self.client.set_host(host);
     }
 
     pub fn statuses(&self) -> Vec<ServerStatus> {
@@ -284,7 +299,7 @@ impl McpManager {
     /// Calls `tool` on `server` directly (by their MCP names).
     pub async fn call(&self, server: &str, tool: &str, arguments: Value) -> ToolOutput {
         match self.servers.iter().find(|s| s.config.name == server) {
-            Some(s) => s.call(tool, arguments).await,
+            Some(s) => s.call(tool, arguments, None).await,
             None => ToolOutput::error(format!("no MCP server named '{server}' is configured")),
         }
     }
@@ -399,6 +414,7 @@ async fn start_server(
     workspace: &Path,
     http: Result<reqwest::Client, String>,
     observer: Option<StatusObserver>,
+    client: Arc<ClientShared>,
 ) -> Arc<Server> {
     if let Some(observer) = &observer {
         observer(&config.name, &ServerState::Connecting);
@@ -408,7 +424,8 @@ async fn start_server(
     let limit = config.startup_timeout;
     let started = tokio::time::timeout(limit, async {
         let connection =
-            connect(&config, workspace, &http, Arc::clone(&stderr), Arc::clone(&spawned)).await?;
+            connect(&config, workspace, &http, Arc::clone(&stderr), Arc::clone(&spawned), &client)
+                .await?;
         let peer = connection.service.peer().clone();
         let offers_tools = peer.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
         let tools = if offers_tools {
@@ -450,6 +467,7 @@ async fn start_server(
             offers_resources: false,
             service: tokio::sync::Mutex::new(None),
             process_group: None,
+            client: Arc::clone(&client),
         })
     };
     match started {
@@ -471,6 +489,7 @@ async fn start_server(
                 offers_resources,
                 service: tokio::sync::Mutex::new(Some(connection.service)),
                 process_group: connection.process_group,
+                client: Arc::clone(&client),
             })
         }
         Ok(Err(message)) => failed(message).await,
@@ -492,8 +511,8 @@ impl Tool for McpTool {
         self.spec.clone()
     }
 
-    fn call<'a>(&'a self, _ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
-        Box::pin(async move { Ok(self.server.call(&self.tool, args).await) })
+    fn call<'a>(&'a self, ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
+        Box::pin(async move { Ok(self.server.call(&self.tool, args, ctx.progress()).await) })
     }
 
     /// An approval shows the server and its own name for the tool, which

@@ -23,6 +23,7 @@ pub mod hook_files;
 mod journal;
 mod lifecycle;
 pub mod local_model;
+pub mod mcp_host;
 pub mod mentions;
 mod permissions;
 mod plan_mode;

@@ -78,6 +78,10 @@ pub struct SessionConfig {
     pub guidance: Option<Arc<Guidance>>,
     /// Overrides the config's `[sandbox] mode` (`--sandbox`).
     pub sandbox: Option<SandboxMode>,
+    /// The front end shows MCP servers' forms (`elicitation` events) and
+    /// answers them (`elicit`); without, a form gets its defaults or is
+    /// declined.
+    pub elicitation: bool,
 }
 
 impl SessionConfig {
@@ -116,6 +120,7 @@ impl SessionConfig {
             guidance: None,
             preview_actions: false,
             sandbox: None,
+            elicitation: false,
         }
     }
 
@@ -300,6 +305,14 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         agent_config.clone(),
     );
     let shared = Arc::new(Shared::default());
+    let mcp_host = Arc::new(crate::mcp_host::McpHost::new(
+        emitter.clone(),
+        Arc::clone(&shared),
+        Arc::clone(&provider),
+        config.interactive,
+        config.elicitation,
+    ));
+    mcp.set_host(Arc::clone(&mcp_host) as Arc<dyn axon_mcp::host::ClientHost>);
     let lifecycle = lifecycle(&config, &root, approval, &secret_vars, &emitter)?;
     planner.set_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
     let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
@@ -388,6 +401,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         info: session_info,
         turns: 0,
         lifecycle,
+        mcp_host,
     };
     Ok(Session::start(task, shared))
 }
