@@ -376,8 +376,8 @@ pub enum AgentEvent {
 }
 
 /// A `tool_progress` as people read it: the message, then how far as a
-/// percentage (or the count when the total is unknown): `indexing · 40%`.
-/// Empty when it says nothing.
+/// percentage (or the count when the total is unknown): `indexing · 40%`,
+/// `indexing · 7`, `progress 7`. Empty when it says nothing.
 pub fn progress_text(message: Option<&str>, progress: f64, total: Option<f64>) -> String {
     let amount = match total {
         Some(total) if total > 0.0 => {
@@ -389,6 +389,7 @@ pub fn progress_text(message: Option<&str>, progress: f64, total: Option<f64>) -
     match (message.map(str::trim).filter(|m| !m.is_empty()), amount.is_empty()) {
         (Some(message), true) => message.to_string(),
         (Some(message), false) => format!("{message} · {amount}"),
+        (None, _) if total.is_none() && !amount.is_empty() => format!("progress {amount}"),
         (None, _) => amount,
     }
 }

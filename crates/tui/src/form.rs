@@ -69,6 +69,8 @@ impl Form {
 
     pub fn on_key(&mut self, key: KeyEvent) -> Outcome {
         let count = self.fields.len();
+        // An error stands until the next submission or change.
+        self.error = None;
         match key.code {
             KeyCode::Esc => return Outcome::Done(ElicitAction::Decline, None),
             KeyCode::Enter => match self.content() {

@@ -24,7 +24,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     let form = app.forms.front().map(|f| f.lines(width.saturating_sub(2), app.theme));
     // A form waiting for the user takes the plan panel's place.
     let plan_height = match &form {
-        Some(lines) => (lines.len() + 2).min(usize::from(area.height) / 2).max(3),
+        // The whole form if it fits, leaving the input and status lines.
+        Some(lines) => (lines.len() + 2).min(usize::from(area.height).saturating_sub(5)).max(3),
         None => app.plan.as_ref().map_or(0, |p| (p.plan.steps.len() + 2).min(12)),
     };
     let working = usize::from(app.busy.is_some());
