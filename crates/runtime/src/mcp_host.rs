@@ -294,3 +294,69 @@ impl ClientHost for McpHost {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use axon_protocol::ApprovalDecision;
+
+    /// A host whose model is never reached: these tests stop at consent.
+    fn host(interactive: bool, policy: ApprovalPolicy) -> (McpHost, crate::events::Events) {
+        let mut config = axon_llm::preset("openai").unwrap();
+        config.base_url = "http://127.0.0.1:9".into();
+        config.api_key = Some("unused".into());
+        let provider = axon_llm::build_provider(&config).unwrap();
+        let (emitter, events) = crate::events::channel();
+        let shared = Arc::new(Shared::default());
+        shared.approval.set(policy);
+        (McpHost::new(emitter, shared, provider, interactive, false), events)
+    }
+
+    fn call() -> ToolCall {
+        ToolCall { id: "sampling-9".into(), name: SAMPLING_CALL.into(), arguments: json!({}) }
+    }
+
+    fn asked() -> Preview {
+        Preview::Sampling {
+            server: "fx".into(),
+            messages: 1,
+            characters: 3,
+            max_tokens: 10,
+            system_prompt: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn nobody_to_ask_or_a_read_only_session_refuses_without_asking() {
+        let (ask, mut events) = host(false, ApprovalPolicy::Ask);
+        let refused = ask.consent("fx", &call(), asked()).await.unwrap_err();
+        assert!(refused.contains("--yes"), "{refused}");
+        let (read_only, _) = host(true, ApprovalPolicy::ReadOnly);
+        let refused = read_only.consent("fx", &call(), asked()).await.unwrap_err();
+        assert!(refused.contains("read-only"), "{refused}");
+        let (auto, _) = host(false, ApprovalPolicy::Auto);
+        assert_eq!(auto.consent("fx", &call(), asked()).await, Ok(()));
+        assert!(events.try_recv().is_err(), "nothing was asked");
+    }
+
+    #[tokio::test]
+    async fn never_refuses_that_servers_sampling_for_the_session() {
+        let (host, mut events) = host(true, ApprovalPolicy::Ask);
+        let shared = Arc::clone(&host.shared);
+        let answering = tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                if let AgentEvent::ApprovalRequested { call, .. } = event {
+                    shared.answer(&call.id, ApprovalDecision::Never { reason: None });
+                    return;
+                }
+            }
+        });
+        assert!(host.consent("fx", &call(), asked()).await.is_err());
+        answering.await.unwrap();
+        // Not asked again: nobody answers now, and it is refused at once.
+        let again = host.consent("fx", &call(), asked()).await.unwrap_err();
+        assert!(again.contains("refused sampling for MCP server fx"), "{again}");
+    }
+}

@@ -70,6 +70,15 @@ impl Rig {
     }
 
     async fn open(&self, forms: bool) -> (Session, Events) {
+        self.open_with(forms, true, None).await
+    }
+
+    async fn open_with(
+        &self,
+        forms: bool,
+        interactive: bool,
+        approval: Option<axon_core::ApprovalPolicy>,
+    ) -> (Session, Events) {
         let dirs = Dirs {
             config_file: self.home.path().join("config.toml"),
             data: self.home.path().join("data"),
@@ -78,8 +87,9 @@ impl Rig {
         let workspace = Workspace::new(self.workspace.path()).unwrap();
         let effective = Effective::load(&dirs, workspace.root()).unwrap();
         let mut config = SessionConfig::new(workspace, dirs, effective);
-        config.interactive = true;
+        config.interactive = interactive;
         config.elicitation = forms;
+        config.approval = approval;
         let (emitter, events) = axon_runtime::channel();
         let session = axon_runtime::open(config, emitter).await.unwrap();
         (session, events)
@@ -297,6 +307,29 @@ fn a_form_is_answered_by_the_user_and_the_server_gets_the_values() {
         assert!(!output.is_error, "{output:?}");
         assert!(text.contains("\"action\":\"accept\""), "{text}");
         assert!(text.contains("ada@example.com") && text.contains("\"ada\""), "{text}");
+        session.shutdown().await;
+    });
+}
+
+#[test]
+fn with_nobody_to_ask_sampling_runs_in_auto_mode_without_asking() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool("mcp_fx_test_sampling", json!({"prompt": "name a colour"})),
+            Reply::text("teal"),
+            Reply::text("The server heard teal."),
+        ])
+        .await;
+        let auto = Some(axon_core::ApprovalPolicy::Auto);
+        let (session, mut events) = rig.open_with(false, false, auto).await;
+        session.submit(user("go"));
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        assert!(
+            !seen.iter().any(|e| matches!(e, AgentEvent::ApprovalRequested { .. })),
+            "{seen:#?}"
+        );
+        let output = observation_of(&seen, "mcp_fx_test_sampling");
+        assert_eq!(output.text_content(), "LLM response: teal");
         session.shutdown().await;
     });
 }
