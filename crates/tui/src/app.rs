@@ -337,8 +337,13 @@ impl App {
         }
     }
 
-    /// Pasted text goes into the input as it is.
+    /// Pasted text goes into the input as it is (or into the form shown).
     pub fn on_paste(&mut self, text: &str) {
+        // A form on screen takes what is pasted.
+        if let Some(form) = self.forms.front_mut() {
+            form.paste(text);
+            return;
+        }
         self.input.insert(text);
         self.refresh_completion();
     }

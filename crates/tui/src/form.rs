@@ -5,7 +5,7 @@
 //! every required one is there, Esc declines.
 
 use axon_protocol::ElicitAction;
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::{Line, Span};
 use serde_json::{Map, Value};
 
@@ -81,6 +81,8 @@ impl Form {
             KeyCode::BackTab | KeyCode::Up if count > 0 => {
                 self.focus = (self.focus + count - 1) % count;
             }
+            // Other shortcuts type nothing into a field.
+            _ if key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {}
             code => {
                 if let Some(field) = self.fields.get_mut(self.focus) {
                     field.edit(code);
@@ -88,6 +90,17 @@ impl Form {
             }
         }
         Outcome::Editing
+    }
+
+    /// Pasted text goes into the focused field, when it takes text (one
+    /// line: a field has no room for more).
+    pub fn paste(&mut self, text: &str) {
+        if let Some(field) = self.fields.get_mut(self.focus)
+            && matches!(field.kind, Kind::Text | Kind::Number | Kind::Integer)
+        {
+            field.value.push_str(text.lines().next().unwrap_or(""));
+            self.error = None;
+        }
     }
 
     /// The values as the schema wants them, or what is wrong with them.

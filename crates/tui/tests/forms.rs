@@ -98,7 +98,8 @@ fn a_form_is_filled_in_checked_and_submitted() {
     assert_eq!(app.on_key(key(KeyCode::Enter)), None);
     let refused = screen(&mut app, 64, 14);
     assert!(refused.contains("title is required"), "{refused}");
-    typed(&mut app, "Login fails");
+    typed(&mut app, "Login");
+    app.on_paste(" fails\nand more");
     assert_eq!(app.on_key(key(KeyCode::Tab)), None);
     typed(&mut app, "x");
     assert_eq!(app.on_key(key(KeyCode::Enter)), None);
