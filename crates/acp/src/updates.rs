@@ -86,6 +86,10 @@ impl Mapper {
                 vec![SessionUpdate::Plan(plan_update(plan))]
             }
             AgentEvent::Subagent { call_id, agent, event } => self.subagent(call_id, agent, event),
+            AgentEvent::ToolProgress { call_id, message, progress, total } => self.progress(
+                call_id,
+                &axon_protocol::progress_text(message.as_deref(), *progress, *total),
+            ),
             _ => Vec::new(),
         }
     }
@@ -159,6 +163,21 @@ impl Mapper {
             announce = announce.content(content);
         }
         vec![SessionUpdate::ToolCall(announce)]
+    }
+
+    /// A running call's latest progress: its content (after any diffs it
+    /// shows) becomes that line.
+    fn progress(&mut self, call_id: &str, text: &str) -> Vec<SessionUpdate> {
+        let Some(live) = self.calls.get(call_id) else { return Vec::new() };
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let mut content: Vec<ToolCallContent> =
+            live.diffs.iter().cloned().map(ToolCallContent::Diff).collect();
+        content.push(text_content(text));
+        let fields =
+            ToolCallUpdateFields::new().status(ToolCallStatus::InProgress).content(content);
+        vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(live.acp_id.clone(), fields))]
     }
 
     /// A step of the subagent the call `call_id` started: the call's
@@ -367,6 +386,7 @@ fn preview_text(preview: &Preview) -> Option<String> {
             Some(text)
         }
         Preview::Invalid { message } => Some(format!("This call would fail: {message}")),
+        Preview::Sampling { .. } => preview.sampling_text(),
         Preview::Diff { .. } | Preview::Mcp { .. } | Preview::Arguments { .. } => None,
     }
 }

@@ -408,3 +408,25 @@ fn a_subagents_steps_show_on_its_calls_card_until_its_report() {
     assert_eq!(done[0]["status"], "completed");
     assert_eq!(done[0]["content"][0]["content"]["text"], "the report");
 }
+
+#[test]
+fn a_running_calls_progress_is_its_content() {
+    let mut mapper = Mapper::new(&root());
+    let progress = |message: Option<&str>, total| AgentEvent::ToolProgress {
+        call_id: "m1".into(),
+        message: message.map(String::from),
+        progress: 2.0,
+        total,
+    };
+    // Nothing for a call the editor was never shown.
+    assert!(mapper.event(&progress(Some("early"), Some(4.0))).is_empty());
+    let index = call("m1", "mcp_fx_index", json!({}));
+    mapper.event(&AgentEvent::Action { refused: false, preview: None, call: index });
+    assert_eq!(
+        wire(&mapper.event(&progress(Some("indexing"), Some(4.0)))),
+        [json!({"sessionUpdate": "tool_call_update", "toolCallId": "m1", "status": "in_progress",
+                "content": [{"type": "content", "content": {"type": "text", "text": "indexing · 50%"}}]})]
+    );
+    let counted = wire(&mapper.event(&progress(None, None)));
+    assert_eq!(counted[0]["content"][0]["content"]["text"], "progress 2");
+}

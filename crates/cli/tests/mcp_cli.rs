@@ -98,7 +98,9 @@ fn the_agent_uses_mcp_tools_when_allowed() {
     let home = tempfile::tempdir().unwrap();
     let mut cmd = axon(dir.path(), home.path());
     run_env(&mut cmd, &server);
-    cmd.args(["run", "--yes", "echo something over MCP"])
+    // Naming the server makes the turn wait for it (servers start in the
+    // background).
+    cmd.args(["run", "--yes", "ask everything to echo something"])
         .assert()
         .success()
         .stdout("The server echoed it.\n")
@@ -184,7 +186,10 @@ fn server_statuses_are_events_in_json_mode() {
     let home = tempfile::tempdir().unwrap();
     let mut cmd = axon(dir.path(), home.path());
     run_env(&mut cmd, &server);
-    let output = cmd.args(["run", "--yes", "--json", "hi"]).assert().success().get_output().clone();
+    // Naming both makes the turn wait until each is ready or has failed.
+    let prompt = "hi everything and broken";
+    let output =
+        cmd.args(["run", "--yes", "--json", prompt]).assert().success().get_output().clone();
     let events: Vec<serde_json::Value> = common::events(&output.stdout);
     let statuses = |name: &str| -> Vec<String> {
         events

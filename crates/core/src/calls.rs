@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axon_llm::ToolProtocol;
 use axon_protocol::{AgentEvent, ContentPart, Message, TEXT_RESULTS_HEADER, ToolCall, ToolOutput};
-use axon_tools::CallEvents;
+use axon_tools::{CallEvents, Progress, ProgressSink};
 use futures_util::future::join_all;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -113,8 +113,10 @@ impl Agent {
             let timeout = self.config.tool_timeout;
             let running = join_all(runnable.iter().map(|&i| {
                 let call = &calls[i].call;
-                let tools =
-                    self.tools.for_call(&call.id, Arc::clone(&sink), Some(Arc::clone(&parent)));
+                let tools = self
+                    .tools
+                    .for_call(&call.id, Arc::clone(&sink), Some(Arc::clone(&parent)))
+                    .with_progress(progress_sink(&call.id, &sink));
                 async move {
                     let run = registry.call(&tools, &call.name, call.arguments.clone());
                     match tokio::time::timeout(timeout, run).await {
@@ -334,4 +336,19 @@ fn observation(call: &ToolCall, output: &ToolOutput) -> AgentEvent {
         name: call.name.clone(),
         output: output.clone(),
     }
+}
+
+/// Where a call's progress goes: a `tool_progress` event for it, in the
+/// agent's stream (wrapped like any event of a subagent's calls).
+fn progress_sink(call_id: &str, events: &CallEvents) -> ProgressSink {
+    let call_id = call_id.to_string();
+    let events = Arc::clone(events);
+    Arc::new(move |progress: Progress| {
+        events(AgentEvent::ToolProgress {
+            call_id: call_id.clone(),
+            message: progress.message,
+            progress: progress.progress,
+            total: progress.total,
+        });
+    })
 }

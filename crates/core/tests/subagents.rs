@@ -2,7 +2,8 @@
 //! the same time (each waits at a barrier only the other can open), each
 //! is offered only its own tools, the parent's model gets their reports
 //! and nothing of their work, nesting stops at the depth limit, and the
-//! iteration and token budgets end a subagent with a result that says so.
+//! iteration and token budgets end a subagent with a result that says so;
+//! a call's progress is a `tool_progress` event, wrapped for a subagent's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -399,4 +400,78 @@ async fn a_running_subagent_follows_a_switch_to_read_only() {
     assert!(!dir.path().join("out.txt").exists(), "the subagent wrote after the switch");
     let requests = server.requests();
     assert!(tool_results(&requests[3]).iter().any(|r| r.contains("read-only")), "{}", requests[3]);
+}
+
+/// Reports two steps of progress, then finishes.
+struct Progressive;
+
+impl Tool for Progressive {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "progressive".into(),
+            description: "Reports progress.".into(),
+            input_schema: json!({"type": "object", "properties": {}}),
+            annotations: ToolAnnotations::READ_ONLY,
+        }
+    }
+
+    fn call<'a>(&'a self, ctx: &'a ToolContext, _args: Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            for (step, message) in [(1.0, "one"), (2.0, "two")] {
+                ctx.report(axon_tools::Progress {
+                    message: Some(message.into()),
+                    progress: step,
+                    total: Some(2.0),
+                });
+            }
+            Ok(ToolOutput::text("done"))
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calls_progress_is_a_tool_progress_event_wrapped_for_a_subagents_calls() {
+    let helper = "---\nname: helper\ndescription: Progresses.\ntools: progressive\n---\nGo.";
+    let script = vec![
+        Reply::tool("progressive", json!({})),
+        Reply::tool("agent_helper", json!({"task": "progress"})),
+        Reply::tool("progressive", json!({})),
+        Reply::text("helper done"),
+        Reply::text("all done"),
+    ];
+    let registry = registry(&[helper], vec![Arc::new(Progressive)]);
+    let run = run(script, registry, ApprovalPolicy::Auto, None).await;
+    assert_eq!(run.outcome, RunOutcome::Answered("all done".into()), "{:#?}", run.events);
+    let call_of = |name: &str| {
+        run.events
+            .iter()
+            .find_map(|e| match e {
+                AgentEvent::Action { call, .. } if call.name == name => Some(call.id.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let direct: Vec<(Option<String>, f64)> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolProgress { call_id, message, progress, total: Some(2.0) }
+                if *call_id == call_of("progressive") =>
+            {
+                Some((message.clone(), *progress))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(direct, [(Some("one".into()), 1.0), (Some("two".into()), 2.0)]);
+    let nested = run
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(e, AgentEvent::Subagent { call_id, agent, event }
+                if *call_id == call_of("agent_helper") && agent == "helper"
+                    && matches!(&**event, AgentEvent::ToolProgress { .. }))
+        })
+        .count();
+    assert_eq!(nested, 2, "{:#?}", run.events);
 }

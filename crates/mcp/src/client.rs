@@ -5,10 +5,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-#[allow(deprecated)] // roots are deprecated in the newest spec, still used by servers
+#[allow(deprecated)]
+// roots and sampling are deprecated in the newest spec, still used by servers
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ErrorData, Implementation, ListRootsResult, ProtocolVersion, Root,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ErrorData, Implementation, ListRootsResult,
+    ProgressNotificationParam, ProtocolVersion, Root,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -18,6 +20,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 use crate::config::{ServerConfig, Transport};
+use crate::host::ClientShared;
 
 /// Lines of a server's stderr kept for error reports.
 const STDERR_LINES: usize = 20;
@@ -74,20 +77,38 @@ impl From<String> for StartError {
 pub(crate) struct Handler {
     config: ClientConfig,
     root_uri: String,
+    /// The server's name, as the host and progress routes know it.
+    server: String,
+    shared: Arc<ClientShared>,
     notices: mpsc::UnboundedSender<ListChanged>,
 }
 
 impl Handler {
-    fn new(workspace: &Path, notices: mpsc::UnboundedSender<ListChanged>) -> Self {
+    fn new(
+        workspace: &Path,
+        server: &str,
+        shared: Arc<ClientShared>,
+        notices: mpsc::UnboundedSender<ListChanged>,
+    ) -> Self {
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation = Some(Default::default());
         capabilities.roots = Some(Default::default());
+        #[allow(deprecated)] // still what servers ask through
+        {
+            capabilities.sampling = Some(Default::default());
+        }
         let config =
             ClientConfig::new(capabilities, Implementation::new("axon", env!("CARGO_PKG_VERSION")))
                 // The newest version that has an initialize handshake; servers
                 // answer with theirs and the session uses that.
                 .with_protocol_version(ProtocolVersion::V_2025_11_25);
-        Handler { config, root_uri: format!("file://{}", workspace.display()), notices }
+        Handler {
+            config,
+            root_uri: format!("file://{}", workspace.display()),
+            server: server.to_string(),
+            shared,
+            notices,
+        }
     }
 
     fn notice(&self, notice: ListChanged) {
@@ -102,29 +123,44 @@ impl ClientHandler for Handler {
         self.config.clone()
     }
 
-    /// Nobody is there to fill in a form while the agent works: accept with
-    /// the defaults the form declares, or decline when it has none.
+    /// The host asks the user; when nobody can answer, the form is
+    /// accepted with the defaults it declares, or declined without any.
+    /// The server withdrawing its request ends the wait.
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let ElicitRequestParams::FormElicitationParams { requested_schema, .. } = request else {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        };
-        let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-        let defaults: serde_json::Map<String, serde_json::Value> = schema["properties"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(name, property)| {
-                property.get("default").map(|d| (name.clone(), d.clone()))
-            })
-            .collect();
-        if defaults.is_empty() {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        tokio::select! {
+            result = crate::requests::elicit(&self.shared, &self.server, request) => result,
+            () = context.ct.cancelled() => Err(ErrorData::internal_error("the request was cancelled", None)),
         }
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(defaults.into()))
+    }
+
+    /// Answered by the host's model after its consent; refused when no host
+    /// is set or it refuses.
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        tokio::select! {
+            result = crate::requests::sample(&self.shared, &self.server, request) => result,
+            () = context.ct.cancelled() => Err(ErrorData::internal_error("the request was cancelled", None)),
+        }
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let progress = axon_tools::Progress {
+            message: params.message,
+            progress: params.progress,
+            total: params.total,
+        };
+        self.shared.progress(&self.server, params.progress_token, progress);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -184,9 +220,10 @@ pub(crate) async fn connect(
     http: &Result<reqwest::Client, String>,
     stderr: StderrTail,
     spawned: &Arc<Mutex<Spawned>>,
+    shared: &Arc<ClientShared>,
     notices: mpsc::UnboundedSender<ListChanged>,
 ) -> Result<Connection, StartError> {
-    let handler = Handler::new(workspace, notices);
+    let handler = Handler::new(workspace, &config.name, Arc::clone(shared), notices);
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             // A relative cwd is relative to the workspace, not to axon's own.

@@ -9,17 +9,23 @@
 //!   background, on the official SDK (`rmcp`), each with a status; their
 //!   tools join the agent's [`ToolRegistry`](axon_tools::ToolRegistry) as
 //!   they become ready and as their lists change.
+//! - [`host`]: what servers ask of the client (a model's answer, the
+//!   user's), answered by the program through [`host::ClientHost`]; and
+//!   their progress, routed to the call it is about.
 //! - [`server`]: the other direction, a `ToolRegistry` served to any MCP host
 //!   over stdio or streamable HTTP (`axon mcp serve`).
 
+mod call;
 mod client;
 pub mod config;
 mod content;
 mod errors;
+pub mod host;
 mod http_client;
 mod manager;
 pub mod naming;
 mod process;
+mod requests;
 mod resource_tool;
 pub mod server;
 mod server_state;

@@ -27,6 +27,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::ServerConfig;
 use crate::content::to_output;
+use crate::host::{ClientHost, ClientShared};
 use crate::naming::ToolNames;
 use crate::resource_tool::{READ_RESOURCE, ReadResource};
 use crate::server_state::{Changes, Server, read_resource};
@@ -36,6 +37,8 @@ pub use crate::server_state::{ServerState, ServerStatus, StatusObserver};
 pub struct McpManager {
     servers: Vec<Arc<Server>>,
     changes: Arc<Changes>,
+    /// The host and progress routes every server shares.
+    client: Arc<ClientShared>,
     /// The background start of each server, then its notifications.
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -75,10 +78,14 @@ impl McpManager {
     ) -> McpManager {
         let http = http_client();
         let changes = Arc::new(watch::channel(0).0);
+        let client = Arc::new(ClientShared::default());
         let servers: Vec<Arc<Server>> = configs
             .into_iter()
             .filter(|c| c.enabled)
-            .map(|config| Arc::new(Server::new(config, observer.clone(), Arc::clone(&changes))))
+            .map(|config| {
+                let (changes, client) = (Arc::clone(&changes), Arc::clone(&client));
+                Arc::new(Server::new(config, observer.clone(), changes, client))
+            })
             .collect();
         if let Some(observer) = &observer {
             for server in &servers {
@@ -93,7 +100,13 @@ impl McpManager {
                 tokio::spawn(async move { crate::startup::run(server, &workspace, http).await })
             })
             .collect();
-        McpManager { servers, changes, tasks: Mutex::new(tasks) }
+        McpManager { servers, changes, client, tasks: Mutex::new(tasks) }
+    }
+
+    /// Who answers the servers' sampling and elicitation requests from now
+    /// on (see [`ClientHost`]); shared by every server of this manager.
+    pub fn set_host(&self, host: Arc<dyn ClientHost>) {
+        self.client.set_host(host);
     }
 
     /// Counts every change to any server (a state, a tool list): a registry
@@ -194,7 +207,7 @@ impl McpManager {
     /// Calls `tool` on `server` directly (by their MCP names).
     pub async fn call(&self, server: &str, tool: &str, arguments: Value) -> ToolOutput {
         match self.servers.iter().find(|s| s.config.name == server) {
-            Some(s) => s.call(tool, arguments).await,
+            Some(s) => s.call(tool, arguments, None).await,
             None => ToolOutput::error(format!("no MCP server named '{server}' is configured")),
         }
     }
@@ -325,8 +338,8 @@ impl Tool for McpTool {
         self.spec.clone()
     }
 
-    fn call<'a>(&'a self, _ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
-        Box::pin(async move { Ok(self.server.call(&self.tool, args).await) })
+    fn call<'a>(&'a self, ctx: &'a ToolContext, args: Value) -> ToolFuture<'a> {
+        Box::pin(async move { Ok(self.server.call(&self.tool, args, ctx.progress()).await) })
     }
 
     /// An approval shows the server and its own name for the tool, which

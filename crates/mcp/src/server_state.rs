@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axon_protocol::ToolOutput;
+use axon_tools::ProgressSink;
 use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
 use rmcp::service::RunningService;
 use rmcp::{Peer, RoleClient, ServiceError};
@@ -24,6 +25,7 @@ use crate::client::{Handler, Spawned};
 use crate::config::ServerConfig;
 use crate::content::{resource_text, to_output};
 use crate::errors::McpErrorKind;
+use crate::host::ClientShared;
 
 /// Longest a listing, read or prompt may take when the server has no
 /// `tool_timeout`.
@@ -83,6 +85,8 @@ pub(crate) struct Server {
     /// moment it is spawned, so one that fails or is shut down while it
     /// starts is still cleaned up.
     pub(crate) spawned: Arc<Mutex<Spawned>>,
+    /// The manager's host and progress routes.
+    pub(crate) client: Arc<ClientShared>,
 }
 
 /// What a server that finished its handshake offers.
@@ -97,6 +101,7 @@ impl Server {
         config: ServerConfig,
         observer: Option<StatusObserver>,
         changes: Arc<Changes>,
+        client: Arc<ClientShared>,
     ) -> Server {
         Server {
             config,
@@ -105,6 +110,7 @@ impl Server {
             changes,
             service: tokio::sync::Mutex::new(None),
             spawned: Arc::default(),
+            client,
         }
     }
 
@@ -233,7 +239,12 @@ impl Server {
         }
     }
 
-    pub(crate) async fn call(&self, tool: &str, arguments: Value) -> ToolOutput {
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        progress: Option<ProgressSink>,
+    ) -> ToolOutput {
         let peer = match self.live_peer() {
             Ok(peer) => peer,
             Err(message) => return ToolOutput::error(message),
@@ -242,7 +253,8 @@ impl Server {
             return ToolOutput::error(format!("arguments for {tool} must be a JSON object"));
         };
         let request = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
-        let call = peer.call_tool(request);
+        let call =
+            crate::call::call_tool(&peer, &self.client, &self.config.name, request, progress);
         let result = match self.config.tool_timeout {
             // Dropping the call on timeout sends the server a cancellation.
             Some(limit) => match tokio::time::timeout(limit, call).await {

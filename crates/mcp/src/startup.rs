@@ -64,8 +64,16 @@ async fn attempt_start(
     let (notify, notices) = mpsc::unbounded_channel();
     let limit = config.startup_timeout;
     let started = tokio::time::timeout(limit, async {
-        let connection =
-            connect(config, workspace, http, Arc::clone(&stderr), &server.spawned, notify).await?;
+        let connection = connect(
+            config,
+            workspace,
+            http,
+            Arc::clone(&stderr),
+            &server.spawned,
+            &server.client,
+            notify,
+        )
+        .await?;
         let peer = connection.service.peer().clone();
         let offers_tools = peer.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
         let tools = if offers_tools {

@@ -276,11 +276,32 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         preview: Option<Preview>,
     },
+    /// How a running tool call is getting on (an MCP server's progress
+    /// notification): `progress` only grows, out of `total` when known.
+    ToolProgress {
+        call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        progress: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+    },
     /// A tool call finished.
     Observation {
         call_id: String,
         name: String,
         output: ToolOutput,
+    },
+    /// An MCP server asks the user to fill in a form (`elicit` operation
+    /// with the same `id`). `schema` is the JSON Schema of the object it
+    /// wants: flat, one property per field (string, number, integer,
+    /// boolean, or a string `enum`), `required` naming those that must be
+    /// given.
+    Elicitation {
+        id: String,
+        server: String,
+        message: String,
+        schema: Value,
     },
     /// A plan waits for approval (new, edited, or revised after a failed
     /// step).
@@ -352,6 +373,25 @@ pub enum AgentEvent {
         name: String,
         data: Value,
     },
+}
+
+/// A `tool_progress` as people read it: the message, then how far as a
+/// percentage (or the count when the total is unknown): `indexing · 40%`,
+/// `indexing · 7`, `progress 7`. Empty when it says nothing.
+pub fn progress_text(message: Option<&str>, progress: f64, total: Option<f64>) -> String {
+    let amount = match total {
+        Some(total) if total > 0.0 => {
+            format!("{:.0}%", (progress / total * 100.0).clamp(0.0, 100.0))
+        }
+        _ if progress > 0.0 => format!("{progress}"),
+        _ => String::new(),
+    };
+    match (message.map(str::trim).filter(|m| !m.is_empty()), amount.is_empty()) {
+        (Some(message), true) => message.to_string(),
+        (Some(message), false) => format!("{message} · {amount}"),
+        (None, _) if total.is_none() && !amount.is_empty() => format!("progress {amount}"),
+        (None, _) => amount,
+    }
 }
 
 impl AgentEvent {

@@ -20,10 +20,10 @@ mod tool;
 pub use conversation::{CONVERSATION_VERSION, Conversation, ConversationMetadata};
 pub use event::{
     AgentEvent, Level, McpServerInfo, McpState, RuleSuggestion, SCHEMA_VERSION, SandboxInfo,
-    SandboxMode, SessionInfo, SkillInfo, SkillState, StopReason, Usage,
+    SandboxMode, SessionInfo, SkillInfo, SkillState, StopReason, Usage, progress_text,
 };
 pub use message::{ContentPart, Message, Role, TEXT_RESULTS_HEADER};
-pub use op::{ApprovalDecision, ApprovalMode, Attachment, Mode, Op, RewindScope};
+pub use op::{ApprovalDecision, ApprovalMode, Attachment, ElicitAction, Mode, Op, RewindScope};
 pub use plan::{Plan, PlanStatus, PlanStep, StepStatus};
 pub use preview::Preview;
 pub use tool::{ToolAnnotations, ToolCall, ToolOutput, ToolSpec};

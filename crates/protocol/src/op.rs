@@ -70,6 +70,18 @@ pub enum ApprovalDecision {
     },
 }
 
+/// How the user answered an MCP server's form (`elicitation/create`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ElicitAction {
+    /// Submitted, with the form's content.
+    Accept,
+    /// Explicitly said no.
+    Decline,
+    /// Dismissed without choosing.
+    Cancel,
+}
+
 /// One request to a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -84,6 +96,14 @@ pub enum Op {
     Approve {
         call_id: String,
         decision: ApprovalDecision,
+    },
+    /// Answers the form `elicitation` `id` asked for; `content` (the
+    /// fields, by name) goes with `accept`.
+    Elicit {
+        id: String,
+        action: ElicitAction,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<serde_json::Map<String, serde_json::Value>>,
     },
     /// Stops the turn running now; what was said so far is kept.
     Cancel,

@@ -292,6 +292,24 @@ fn samples() -> Vec<AgentEvent> {
         AgentEvent::Error { message: "the provider refused the key".into() },
         AgentEvent::Usage { usage: usage() },
         AgentEvent::Custom { name: "x-editor".into(), data: json!({"anything": [1, null]}) },
+        AgentEvent::ToolProgress {
+            call_id: "call_3".into(),
+            message: Some("indexing".into()),
+            progress: 2.0,
+            total: Some(5.0),
+        },
+        AgentEvent::ToolProgress {
+            call_id: "call_3".into(),
+            message: None,
+            progress: 7.0,
+            total: None,
+        },
+        AgentEvent::Elicitation {
+            id: "form-1".into(),
+            server: "tickets".into(),
+            message: "Which project?".into(),
+            schema: json!({"type": "object", "properties": {"project": {"type": "string"}}, "required": ["project"]}),
+        },
         AgentEvent::Subagent {
             call_id: "call_7".into(),
             agent: "reviewer".into(),
@@ -331,6 +349,20 @@ fn samples() -> Vec<AgentEvent> {
         Preview::Mcp { server: "files".into(), tool: "list".into(), arguments: json!({}) },
         Preview::Arguments { arguments: json!({"anything": true}) },
         Preview::Invalid { message: "path is outside the workspace".into() },
+        Preview::Sampling {
+            server: "files".into(),
+            messages: 2,
+            characters: 340,
+            max_tokens: 500,
+            system_prompt: Some("You summarise files".into()),
+        },
+        Preview::Sampling {
+            server: "files".into(),
+            messages: 1,
+            characters: 12,
+            max_tokens: 100,
+            system_prompt: None,
+        },
     ];
     for preview in previews {
         events.push(AgentEvent::ApprovalRequested {

@@ -9,18 +9,24 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axon_core::{Approval, Approver, CancellationToken, SharedApproval, ToolSource};
-use axon_protocol::{AgentEvent, ApprovalDecision, ToolCall, ToolSpec};
+use axon_protocol::{AgentEvent, ApprovalDecision, ElicitAction, ToolCall, ToolSpec};
 use axon_tools::ToolContext;
+use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use crate::events::Emitter;
 use crate::permissions::SessionPermissions;
 
-/// What the session's handle and its task share: the questions waiting
-/// for an answer, and the token that cancels the work submitted so far.
+/// A form's answer: what the user did, and the fields with `accept`.
+pub(crate) type FormAnswer = (ElicitAction, Option<Map<String, Value>>);
+
+/// What the session's handle and its task share: the questions and forms
+/// waiting for an answer, and the token that cancels the work submitted so
+/// far.
 #[derive(Default)]
 pub struct Shared {
     questions: Mutex<HashMap<String, oneshot::Sender<Approval>>>,
+    forms: Mutex<HashMap<String, oneshot::Sender<FormAnswer>>>,
     cancel: Mutex<CancellationToken>,
     /// The approval policy, changed at once by `set_approval` (the turn
     /// running reads it before each call it checks).
@@ -57,12 +63,40 @@ impl Shared {
         reply.send(approval).is_ok()
     }
 
-    /// Drops the questions left open (their turn ended).
+    /// Drops the questions and forms left open (their turn ended).
     pub fn forget_questions(&self) {
         self.questions.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        self.forms.lock().unwrap_or_else(PoisonError::into_inner).clear();
     }
 
-    fn ask(&self, call_id: &str) -> oneshot::Receiver<Approval> {
+    /// Answers the form `id`; false if none is open.
+    pub fn answer_form(
+        &self,
+        id: &str,
+        action: ElicitAction,
+        content: Option<Map<String, Value>>,
+    ) -> bool {
+        let reply = self.forms.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        reply.is_some_and(|reply| reply.send((action, content)).is_ok())
+    }
+
+    pub(crate) fn ask_form(&self, id: &str) -> oneshot::Receiver<FormAnswer> {
+        let (reply, answer) = oneshot::channel();
+        self.forms.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_string(), reply);
+        answer
+    }
+
+    /// Forgets the form `id` (answered elsewhere, or its wait ended).
+    pub(crate) fn drop_form(&self, id: &str) {
+        self.forms.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+    }
+
+    /// Forgets the question about `call_id`.
+    pub(crate) fn drop_question(&self, call_id: &str) {
+        self.questions.lock().unwrap_or_else(PoisonError::into_inner).remove(call_id);
+    }
+
+    pub(crate) fn ask(&self, call_id: &str) -> oneshot::Receiver<Approval> {
         let (reply, answer) = oneshot::channel();
         self.questions
             .lock()

@@ -24,6 +24,7 @@ mod journal;
 mod lifecycle;
 mod live_tools;
 pub mod local_model;
+pub mod mcp_host;
 pub mod mentions;
 mod permissions;
 mod plan_mode;

@@ -2,7 +2,7 @@
 //! the agent and carries out operations one at a time.
 //!
 //! Operations go in through [`Session::submit`]; everything that happens
-//! comes out as events. `cancel` and `approve` act at once, even while a
+//! comes out as events. `cancel`, `approve` and `elicit` act at once, even while a
 //! turn runs; every other operation waits for the one before it.
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -41,7 +41,7 @@ pub struct SessionHandle {
 }
 
 impl SessionHandle {
-    /// Sends an operation. `cancel`, `approve` and `set_approval` take
+    /// Sends an operation. `cancel`, `approve`, `elicit` and `set_approval` take
     /// effect at once; the rest run in order after the work before them.
     pub fn submit(&self, op: Op) {
         match op {
@@ -54,6 +54,9 @@ impl SessionHandle {
             }
             Op::Approve { call_id, decision } => {
                 self.shared.answer(&call_id, decision);
+            }
+            Op::Elicit { id, action, content } => {
+                self.shared.answer_form(&id, action, content);
             }
             op => {
                 let _ = self.ops.send((op, self.shared.token()));
@@ -134,6 +137,8 @@ pub(crate) struct Task {
     /// Hooks and checkpoints (the agent's `Lifecycle`), told of the
     /// session file and of each turn.
     pub(crate) lifecycle: Arc<SessionLifecycle>,
+    /// Answers the MCP servers' sampling and forms.
+    pub(crate) mcp_host: Arc<crate::mcp_host::McpHost>,
 }
 
 impl Task {
@@ -178,7 +183,7 @@ impl Task {
                 Op::Resume { id } => self.resume(id),
                 Op::Rewind { turn, scope } => self.rewind(turn, scope).await,
                 // Handled by the handle itself.
-                Op::Cancel | Op::Approve { .. } => {}
+                Op::Cancel | Op::Approve { .. } | Op::Elicit { .. } => {}
             }
         }
         if let Some(journal) = &self.journal {
@@ -204,6 +209,7 @@ impl Task {
         }
         let usage = Arc::new(Mutex::new(Usage::default()));
         let counted = Arc::clone(&usage);
+        self.mcp_host.set_turn_usage(Some(Arc::clone(&usage)));
         let stop_reason = if cancel.is_cancelled() {
             StopReason::Cancelled
         } else {
@@ -219,6 +225,7 @@ impl Task {
             }
         };
         shared.forget_questions();
+        self.mcp_host.set_turn_usage(None);
         if let Some(journal) = &self.journal {
             journal.sync();
         }
@@ -383,6 +390,7 @@ impl Task {
             Ok((config, provider)) => {
                 let info = provider.info().clone();
                 self.agent.set_provider(Arc::clone(&provider));
+                self.mcp_host.set_provider(Arc::clone(&provider));
                 self.planner.set_provider(provider);
                 self.models.1 = config;
                 self.info.provider = info.name.clone();

@@ -80,6 +80,10 @@ pub struct SessionConfig {
     pub guidance: Option<Arc<Guidance>>,
     /// Overrides the config's `[sandbox] mode` (`--sandbox`).
     pub sandbox: Option<SandboxMode>,
+    /// The front end shows MCP servers' forms (`elicitation` events) and
+    /// answers them (`elicit`); without, a form gets its defaults or is
+    /// declined.
+    pub elicitation: bool,
 }
 
 impl SessionConfig {
@@ -118,6 +122,7 @@ impl SessionConfig {
             guidance: None,
             preview_actions: false,
             sandbox: None,
+            elicitation: false,
         }
     }
 
@@ -287,7 +292,18 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     });
     // In the background: the session opens at once, and each server's
     // tools join as it becomes ready (see `live_tools`).
+    let shared = Arc::new(Shared::default());
+    let mcp_host = Arc::new(crate::mcp_host::McpHost::new(
+        emitter.clone(),
+        Arc::clone(&shared),
+        Arc::clone(&provider),
+        config.interactive,
+        config.elicitation,
+    ));
     let mcp = Arc::new(McpManager::spawn(servers, &root, Some(observer)));
+    // Before any server can have finished its handshake, so none asks
+    // without a host to answer.
+    mcp.set_host(Arc::clone(&mcp_host) as Arc<dyn axon_mcp::host::ClientHost>);
     // Subagents last: their definitions may name any tool above.
     let (subagents, problems) =
         crate::subagents::Subagents::load(&config, profile, &provider_config);
@@ -314,7 +330,6 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         context.clone(),
         agent_config.clone(),
     );
-    let shared = Arc::new(Shared::default());
     let lifecycle = lifecycle(&config, &root, approval, &secret_vars, &emitter)?;
     planner.set_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
     let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
@@ -397,6 +412,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         info: session_info,
         turns: 0,
         lifecycle,
+        mcp_host,
     };
     Ok(Session::start(task, shared))
 }

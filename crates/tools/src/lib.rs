@@ -43,7 +43,7 @@ pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
 pub use process::kill_process_group;
 pub use registry::{
-    CallEvents, ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool,
+    CallEvents, Progress, ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool,
 };
 pub use resolved::{Opened, Resolved, is_escape, read_text_nofollow};
 pub use search::{FileMatches, SearchMatch, SearchOptions, SearchResults, search_workspace};

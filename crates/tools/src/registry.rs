@@ -30,9 +30,25 @@ const MAX_VIOLATION_CHARS: usize = 300;
 /// Violations listed for one call; the rest are counted.
 const MAX_VIOLATIONS: usize = 10;
 
-/// Receives a running tool's progress messages: an MCP host that asked for
+/// How far a running call has got: a message, and a count that only grows
+/// (out of `total` when that is known).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub message: Option<String>,
+    pub progress: f64,
+    pub total: Option<f64>,
+}
+
+impl Progress {
+    /// Just a message, with no count (the receiver counts messages).
+    pub fn message(message: impl Into<String>) -> Self {
+        Progress { message: Some(message.into()), progress: 0.0, total: None }
+    }
+}
+
+/// Receives a running tool's progress: an MCP host that asked for
 /// progress, or a front end showing what a long call is doing.
-pub type ProgressSink = Arc<dyn Fn(String) + Send + Sync>;
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// Receives the events of work a call does on its own (a subagent's), for
 /// the event stream of the agent that made the call.
@@ -92,6 +108,12 @@ impl ToolContext {
         }
     }
 
+    /// Where this call's progress goes, when someone watches it (a tool
+    /// that passes progress on from elsewhere, such as an MCP server's).
+    pub fn progress(&self) -> Option<ProgressSink> {
+        self.progress.clone()
+    }
+
     /// The id of the agent's call this context runs, when an agent made it.
     pub fn call_id(&self) -> Option<&str> {
         self.call.as_ref().map(|c| c.call_id.as_str())
@@ -113,8 +135,14 @@ impl ToolContext {
     /// Tells whoever watches this call how it is getting on; nothing happens
     /// when nobody does.
     pub fn report_progress(&self, message: impl Into<String>) {
+        self.report(Progress::message(message));
+    }
+
+    /// Like [`ToolContext::report_progress`], with a count (an MCP server's
+    /// progress notification, passed on).
+    pub fn report(&self, progress: Progress) {
         if let Some(sink) = &self.progress {
-            sink(message.into());
+            sink(progress);
         }
     }
 

@@ -10,6 +10,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::card::{CardState, ToolCard};
 use crate::complete::{COMMANDS, Completion};
+use crate::form::{Form, Outcome};
 use crate::input::Input;
 use crate::theme::Theme;
 use crate::transcript::{Entry, Level, Transcript};
@@ -50,6 +51,12 @@ pub enum Action {
         answer: Answer,
     },
     Plan(PlanDecision),
+    /// The user's answer to an MCP server's form (`content` with accept).
+    Elicit {
+        id: String,
+        action: axon_protocol::ElicitAction,
+        content: Option<serde_json::Map<String, serde_json::Value>>,
+    },
     /// A slash command the front end carries out: name without `/`, and
     /// the rest of the line.
     Command {
@@ -107,6 +114,9 @@ pub struct App {
     approvals: VecDeque<String>,
     /// When the first of them was put in front of the user.
     asked_at: Option<Instant>,
+    /// MCP servers' forms waiting to be filled in, oldest first (shown
+    /// one at a time).
+    pub forms: VecDeque<Form>,
     /// Workspace files for `@` completion.
     pub files: Vec<String>,
     pub completion: Option<Completion>,
@@ -136,6 +146,7 @@ impl App {
             busy: None,
             approvals: VecDeque::new(),
             asked_at: None,
+            forms: VecDeque::new(),
             files: Vec::new(),
             completion: None,
             scroll: 0,
@@ -164,6 +175,8 @@ impl App {
         // Cards cut off by a cancellation stop spinning.
         self.transcript.stop_running(&ToolOutput::error("cancelled"));
         self.approvals.clear();
+        // Their requests ended with the turn.
+        self.forms.clear();
         if let Some((level, text)) = note {
             self.notice(level, text);
         }
@@ -212,6 +225,21 @@ impl App {
             }
             self.approvals.push_back(id);
         }
+    }
+
+    /// An MCP server asks the user to fill in a form; it is shown once
+    /// those before it are answered.
+    pub fn ask_form(
+        &mut self,
+        id: String,
+        server: String,
+        message: String,
+        schema: serde_json::Value,
+    ) {
+        if self.forms.is_empty() {
+            self.asked_at = Some(Instant::now());
+        }
+        self.forms.push_back(Form::new(id, server, message, &schema));
     }
 
     /// The current turn shows call `id`, still running or asking. Ids can
@@ -309,8 +337,13 @@ impl App {
         }
     }
 
-    /// Pasted text goes into the input as it is.
+    /// Pasted text goes into the input as it is (or into the form shown).
     pub fn on_paste(&mut self, text: &str) {
+        // A form on screen takes what is pasted.
+        if let Some(form) = self.forms.front_mut() {
+            form.paste(text);
+            return;
+        }
         self.input.insert(text);
         self.refresh_completion();
     }
@@ -340,6 +373,17 @@ impl App {
         // A question on screen takes every key until it is answered, and
         // keys typed in the moment it appears (meant for the input) do not
         // answer it.
+        if let Some(form) = self.forms.front_mut() {
+            if self.asked_at.is_some_and(|at| at.elapsed() < ANSWER_GUARD) {
+                return None;
+            }
+            let Outcome::Done(action, content) = form.on_key(key) else { return None };
+            let id = form.id.clone();
+            self.forms.pop_front();
+            self.asked_at =
+                (!self.forms.is_empty() || !self.approvals.is_empty()).then(Instant::now);
+            return Some(Action::Elicit { id, action, content });
+        }
         if let Some(call_id) = self.approvals.front().cloned() {
             if self.asked_at.is_some_and(|at| at.elapsed() < ANSWER_GUARD) {
                 return None;

@@ -51,6 +51,8 @@ pub struct ToolCard {
     /// What the subagent this call started has done (none for other
     /// tools; boxed as `preview` is).
     pub steps: Option<Box<Steps>>,
+    /// The latest progress a running call reported, as shown.
+    pub progress: Option<String>,
 }
 
 impl ToolCard {
@@ -63,7 +65,15 @@ impl ToolCard {
             preview: None,
             rule: None,
             steps: None,
+            progress: None,
         }
+    }
+
+    /// Keeps the latest progress of the running call: its message, and how
+    /// far it is as a percentage (or a count when the total is unknown).
+    pub fn set_progress(&mut self, message: Option<&str>, progress: f64, total: Option<f64>) {
+        let text = axon_protocol::progress_text(message, progress, total);
+        self.progress = (!text.is_empty()).then_some(text);
     }
 
     /// Keeps what the call would do. An MCP preview names the server and
@@ -142,6 +152,12 @@ impl ToolCard {
             return lines;
         }
         let CardState::Done(output) = &self.state else {
+            if let Some(progress) = &self.progress {
+                lines.push(Line::from(vec![
+                    gutter()[0].clone(),
+                    Span::styled(truncate(progress, width.saturating_sub(4)), theme.dim()),
+                ]));
+            }
             // A running subagent shows its latest steps.
             if let Some(steps) = &self.steps {
                 let limit = if expanded { EXPANDED_LINES } else { COLLAPSED_LINES };
@@ -210,6 +226,12 @@ impl ToolCard {
                     .map(|line| vec![Span::raw(line)])
                     .collect()
             }
+            Some(preview @ Preview::Sampling { .. }) => preview
+                .sampling_text()
+                .unwrap_or_default()
+                .lines()
+                .map(|line| vec![Span::raw(line.to_string())])
+                .collect(),
             // Marked, not only coloured, so it reads as a warning without colour.
             Some(Preview::Invalid { message }) => message
                 .lines()

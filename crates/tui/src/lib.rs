@@ -16,6 +16,7 @@
 mod app;
 mod card;
 mod complete;
+mod form;
 pub mod highlight;
 mod input;
 mod markdown;
@@ -30,6 +31,7 @@ pub use app::{
 };
 pub use card::{CardState, ToolCard, key_arguments};
 pub use complete::{COMMANDS, Completion, mentions};
+pub use form::{Field, Form, Kind, Outcome};
 pub use input::Input;
 pub use markdown::render as render_markdown;
 pub use theme::Theme;

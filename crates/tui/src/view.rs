@@ -21,7 +21,13 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     let width = usize::from(area.width);
     let (rows, cursor) = app.input.layout(width.saturating_sub(2));
     let input_height = rows.len().clamp(1, MAX_INPUT_ROWS) + 1;
-    let plan_height = app.plan.as_ref().map_or(0, |p| (p.plan.steps.len() + 2).min(12));
+    let form = app.forms.front().map(|f| f.lines(width.saturating_sub(2), app.theme));
+    // A form waiting for the user takes the plan panel's place.
+    let plan_height = match &form {
+        // The whole form if it fits, leaving the input and status lines.
+        Some(lines) => (lines.len() + 2).min(usize::from(area.height).saturating_sub(5)).max(3),
+        None => app.plan.as_ref().map_or(0, |p| (p.plan.steps.len() + 2).min(12)),
+    };
     let working = usize::from(app.busy.is_some());
     let hint = usize::from(app.hint.is_some());
     let [transcript, working_area, plan_area, input_area, hint_area, status_area] =
@@ -38,8 +44,10 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     if working == 1 {
         draw_working(frame, app, working_area);
     }
-    if let Some(panel) = &app.plan {
-        draw_plan(frame, app, panel, plan_area);
+    match (form, app.forms.front(), &app.plan) {
+        (Some(lines), Some(form), _) => draw_form(frame, app, &form.server, lines, plan_area),
+        (_, _, Some(panel)) => draw_plan(frame, app, panel, plan_area),
+        _ => {}
     }
     draw_input(frame, app, input_area, &rows, cursor);
     if let Some(hint) = &app.hint {
@@ -90,6 +98,29 @@ fn draw_working(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let line =
         Line::from(Span::styled(truncate(&text, usize::from(area.width)), app.theme.accent()));
     frame.render_widget(Paragraph::new(line), area);
+}
+
+/// A server's form: its lines in a box naming the server, keys below.
+fn draw_form(
+    frame: &mut Frame<'_>,
+    app: &App,
+    server: &str,
+    lines: Vec<Line<'static>>,
+    area: Rect,
+) {
+    let theme = app.theme;
+    let inner = usize::from(area.width.saturating_sub(2));
+    let title = truncate(&format!(" MCP server {server} asks "), inner);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.dim())
+        .title(Span::styled(title, theme.bold()))
+        .title_bottom(Span::styled(
+            " [Tab] next field  [Enter] submit  [Esc] decline ",
+            theme.prompt(),
+        ));
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 fn draw_plan(frame: &mut Frame<'_>, app: &App, panel: &PlanPanel, area: Rect) {

@@ -214,6 +214,35 @@ export function observation(ev) {
   finish(card, ev.output);
 }
 
+/** The text of a `tool_progress`: its message, then a percentage (or the count without a total). */
+export function progressText(ev) {
+  const message = typeof ev.message === 'string' ? ev.message.trim() : '';
+  const progress = Number(ev.progress);
+  const total = Number(ev.total);
+  let amount = '';
+  if (Number.isFinite(total) && total > 0 && Number.isFinite(progress)) {
+    amount = `${Math.round(Math.min(100, Math.max(0, (progress / total) * 100)))}%`;
+  } else if (Number.isFinite(progress) && progress > 0) {
+    amount = String(progress);
+  }
+  if (message && amount) return `${message} · ${amount}`;
+  return message || amount;
+}
+
+/** `tool_progress {call_id, message?, progress, total?}`: the running card's latest progress. */
+export function toolProgress(ev) {
+  if (ev.call_id == null) return;
+  const card = cards.get(ev.call_id);
+  if (!card || answered(card)) return;
+  const text = progressText(ev);
+  if (!text) return;
+  if (!card.progress) {
+    card.progress = h('div', { class: 'card-progress', role: 'status' });
+    card.body.append(card.progress);
+  }
+  card.progress.textContent = text;
+}
+
 /**
  * `subagent {call_id, agent, event}`: a step of the subagent the call
  * `call_id` started, listed in that call's card above its result (as
@@ -255,6 +284,10 @@ export function subagent(ev) {
 
 function finish(card, output) {
   open.delete(card);
+  if (card.progress) {
+    card.progress.remove();
+    card.progress = null;
+  }
   removeApproval(card, null);
   const isError = Boolean(output && output.is_error);
   showResult(card, output, isError);

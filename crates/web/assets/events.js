@@ -90,6 +90,9 @@ export function onEvent(ev) {
     case 'subagent':
       cards.subagent(ev);
       break;
+    case 'tool_progress':
+      cards.toolProgress(ev);
+      break;
     case 'plan_proposed':
       if (ev.plan) plan.proposed(ev.plan);
       break;

@@ -77,6 +77,11 @@ fn fit_preview(preview: &mut Preview) {
         Preview::Command { command, .. } => cut(command),
         Preview::Mcp { arguments, .. } | Preview::Arguments { arguments } => value(arguments),
         Preview::Invalid { message } => cut(message),
+        Preview::Sampling { system_prompt, .. } => {
+            if let Some(prompt) = system_prompt {
+                cut(prompt);
+            }
+        }
     }
 }
 

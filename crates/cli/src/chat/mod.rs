@@ -100,6 +100,7 @@ async fn start(args: &ChatArgs, emitter: axon_runtime::Emitter) -> Result<(Sessi
         (None, false) => SessionChoice::New,
     };
     config.interactive = true;
+    config.elicitation = true;
     config.replay_history = true;
     if !args.options.yes {
         // The terminal is still the shell's: ask there, before the UI.
@@ -200,6 +201,9 @@ async fn ui(
                     Answer::Deny => ApprovalDecision::Deny { reason: None },
                 };
                 session.submit(Op::Approve { call_id, decision });
+            }
+            Action::Elicit { id, action, content } => {
+                session.submit(Op::Elicit { id, action, content });
             }
             Action::Plan(PlanDecision::Approve) => {
                 app.turn_started();

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axon_tools::ProgressSink;
+use axon_tools::{Progress, ProgressSink};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::{Peer, RoleServer};
 use tokio::sync::mpsc;
@@ -20,19 +20,22 @@ use tokio::task::JoinHandle;
 pub(crate) const HEARTBEAT: Duration = Duration::from_secs(1);
 
 pub(crate) struct Reporter {
-    sender: mpsc::UnboundedSender<Option<String>>,
+    sender: mpsc::UnboundedSender<Option<Progress>>,
     forwarder: JoinHandle<()>,
 }
 
 impl Reporter {
     pub(crate) fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
-        let (sender, mut receiver) = mpsc::unbounded_channel::<Option<String>>();
+        let (sender, mut receiver) = mpsc::unbounded_channel::<Option<Progress>>();
         let forwarder = tokio::spawn(async move {
             let mut progress = 0.0;
-            while let Some(Some(message)) = receiver.recv().await {
-                progress += 1.0;
+            while let Some(Some(report)) = receiver.recv().await {
+                // The count a host sees must grow with every notification.
+                progress =
+                    if report.progress > progress { report.progress } else { progress + 1.0 };
                 let mut param = ProgressNotificationParam::new(token.clone(), progress);
-                param.message = Some(message);
+                param.message = report.message;
+                param.total = report.total;
                 // A host that went away cannot be told; the call itself ends
                 // through cancellation, not here.
                 let _ = peer.notify_progress(param).await;
@@ -44,13 +47,13 @@ impl Reporter {
     /// The callback a tool reports through.
     pub(crate) fn sink(&self) -> ProgressSink {
         let sender = self.sender.clone();
-        Arc::new(move |message: String| {
-            let _ = sender.send(Some(message));
+        Arc::new(move |progress: Progress| {
+            let _ = sender.send(Some(progress));
         })
     }
 
     fn report(&self, message: String) {
-        let _ = self.sender.send(Some(message));
+        let _ = self.sender.send(Some(Progress::message(message)));
     }
 
     /// Sends everything reported so far; what is reported later is dropped.

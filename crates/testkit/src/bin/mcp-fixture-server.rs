@@ -7,6 +7,11 @@
 //! sampling and elicitation exactly as `axon mcp serve` runs them. Test
 //! infrastructure only: the product binary never serves these.
 //!
+//! Beyond the suite's fixtures, `test_wait_for_cancel` reports progress
+//! with a message and then waits until the client cancels it, and
+//! `test_cancellations` says how many calls were cancelled so far (what an
+//! MCP client's cancellation test asserts on).
+//!
 //! Usage: `mcp-fixture-server [PORT]`; prints `listening on URL` once bound,
 //! and stops on SIGTERM, Ctrl-C or when stdin closes.
 
@@ -14,6 +19,7 @@
 #![allow(deprecated)] // logging, sampling and subscriptions are what the suite tests
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axon_mcp::server::http::{HttpOptions, HttpServer};
@@ -40,6 +46,11 @@ const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 #[derive(Clone, Default)]
 struct Fixtures;
 
+/// Calls of `test_wait_for_cancel` the client cancelled.
+static CANCELLED: AtomicUsize = AtomicUsize::new(0);
+/// Longest `test_wait_for_cancel` waits.
+const CANCEL_WAIT: Duration = Duration::from_secs(120);
+
 fn parse<T: DeserializeOwned>(value: Value) -> Result<T, McpError> {
     serde_json::from_value(value).map_err(|e| McpError::internal_error(e.to_string(), None))
 }
@@ -65,6 +76,12 @@ fn tools() -> Vec<Tool> {
         tool("test_multiple_content_types", "Returns text, an image and a resource.", no_args()),
         tool("test_tool_with_logging", "Sends log messages while it runs.", no_args()),
         tool("test_error_handling", "Always fails.", no_args()),
+        tool(
+            "test_wait_for_cancel",
+            "Reports progress, then waits until the client cancels the call.",
+            no_args(),
+        ),
+        tool("test_cancellations", "How many calls the client cancelled.", no_args()),
         tool("test_tool_with_progress", "Reports progress while it runs.", no_args()),
         tool(
             "test_sampling",
@@ -154,6 +171,30 @@ impl Fixtures {
                 self.log(context, "Tool execution completed").await;
                 CallToolResult::success(vec![text("Logging test completed")])
             }
+            "test_wait_for_cancel" => {
+                if let Some(token) = context.meta.get_progress_token() {
+                    for (step, message) in [(1.0, "warming up"), (2.0, "waiting for cancellation")]
+                    {
+                        let mut param =
+                            ProgressNotificationParam::new(token.clone(), step).with_total(4.0);
+                        param.message = Some(message.to_string());
+                        let _ = context.peer.notify_progress(param).await;
+                    }
+                }
+                tokio::select! {
+                    () = context.ct.cancelled() => {
+                        CANCELLED.fetch_add(1, Ordering::SeqCst);
+                        CallToolResult::error(vec![text("cancelled")])
+                    }
+                    () = tokio::time::sleep(CANCEL_WAIT) => {
+                        CallToolResult::success(vec![text("never cancelled")])
+                    }
+                }
+            }
+            "test_cancellations" => CallToolResult::success(vec![text(&format!(
+                "cancelled: {}",
+                CANCELLED.load(Ordering::SeqCst)
+            ))]),
             "test_error_handling" => CallToolResult::error(vec![text(
                 "This tool intentionally returns an error for testing",
             )]),

@@ -68,6 +68,14 @@ impl App {
                     card.state = CardState::Done(output);
                 }
             }
+            AgentEvent::ToolProgress { call_id, message, progress, total } => {
+                if let Some(card) = self.transcript.card_mut(&call_id) {
+                    card.set_progress(message.as_deref(), progress, total);
+                }
+            }
+            AgentEvent::Elicitation { id, server, message, schema } => {
+                self.ask_form(id, server, message, schema)
+            }
             AgentEvent::PlanProposed { plan } => self.propose_plan(plan),
             AgentEvent::PlanChanged { plan } => self.update_plan(plan),
             // The plan panel shows each step's status from `PlanChanged`.
