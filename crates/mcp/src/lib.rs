@@ -8,9 +8,12 @@
 //! - [`McpManager`]: every configured server started at once on the official
 //!   SDK (`rmcp`), each with a status; their tools join the agent's
 //!   [`ToolRegistry`](axon_tools::ToolRegistry).
+//! - [`auth`]: signing in to HTTP servers with OAuth (`axon mcp login`),
+//!   their tokens kept in the user's data folder.
 //! - [`server`]: the other direction, a `ToolRegistry` served to any MCP host
 //!   over stdio or streamable HTTP (`axon mcp serve`).
 
+pub mod auth;
 mod client;
 pub mod config;
 mod content;

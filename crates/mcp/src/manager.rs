@@ -41,6 +41,9 @@ pub enum ServerState {
     Error(String),
     /// It was shut down or went away.
     Closed,
+    /// It refuses axon without a (valid) OAuth token; the message says to
+    /// run `axon mcp login NAME`.
+    NeedsLogin(String),
 }
 
 /// A server's state as front ends show it.
@@ -67,6 +70,8 @@ pub(crate) struct Server {
     offers_resources: bool,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     process_group: Option<u32>,
+    /// Whether the server last refused axon's token (HTTP servers).
+    login: crate::auth::LoginWatch,
 }
 
 impl Server {
@@ -116,6 +121,7 @@ impl Server {
             (ServerState::Error(e), _) => {
                 Err(format!("MCP server {} is not running: {e}", self.config.name))
             }
+            (ServerState::NeedsLogin(message), _) => Err(message),
             _ => Err(format!("MCP server {} is not ready", self.config.name)),
         }
     }
@@ -159,6 +165,12 @@ impl Server {
     }
 
     fn describe(&self, error: ServiceError, what: &str) -> String {
+        if self.login.refused() {
+            // Refused even after a refresh: only a new sign-in helps.
+            let message = crate::auth::needs_login_message(&self.config.name);
+            self.set_state(ServerState::NeedsLogin(message.clone()));
+            return format!("[{}] {message}", McpErrorKind::PermissionDenied);
+        }
         match error {
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 self.set_state(ServerState::Closed);
@@ -381,7 +393,7 @@ impl McpManager {
                 crate::process::kill(group);
             }
             // A server that never started keeps its error.
-            if !matches!(server.state(), ServerState::Error(_)) {
+            if !matches!(server.state(), ServerState::Error(_) | ServerState::NeedsLogin(_)) {
                 server.set_state(ServerState::Closed);
             }
         }))
@@ -421,9 +433,9 @@ async fn start_server(
     .await;
     let failed = async |message: String| {
         // Whatever was started goes, and its last words are read to the end.
-        let (group, reader) = {
+        let (group, reader, refused) = {
             let mut known = spawned.lock().unwrap_or_else(PoisonError::into_inner);
-            (known.group.take(), known.stderr_reader.take())
+            (known.group.take(), known.stderr_reader.take(), known.login.refused())
         };
         if let Some(group) = group {
             crate::process::kill(group);
@@ -437,19 +449,25 @@ async fn start_server(
         } else {
             format!("{message}\nits stderr ended with:\n{tail}")
         };
+        let state = if refused {
+            ServerState::NeedsLogin(crate::auth::needs_login_message(&config.name))
+        } else {
+            ServerState::Error(message)
+        };
         if let Some(observer) = &observer {
-            observer(&config.name, &ServerState::Error(message.clone()));
+            observer(&config.name, &state);
         }
         Arc::new(Server {
             config: config.clone(),
             observer: observer.clone(),
-            state: Mutex::new(ServerState::Error(message)),
+            state: Mutex::new(state),
             peer: None,
             tools: Vec::new(),
             protocol_version: None,
             offers_resources: false,
             service: tokio::sync::Mutex::new(None),
             process_group: None,
+            login: Default::default(),
         })
     };
     match started {
@@ -471,6 +489,7 @@ async fn start_server(
                 offers_resources,
                 service: tokio::sync::Mutex::new(Some(connection.service)),
                 process_group: connection.process_group,
+                login: spawned.lock().unwrap_or_else(PoisonError::into_inner).login.clone(),
             })
         }
         Ok(Err(message)) => failed(message).await,

@@ -165,7 +165,7 @@ pub fn describe(server: &ServerConfig) -> String {
             }
             text
         }
-        Transport::Http { url, headers, bearer_token_env } => {
+        Transport::Http { url, headers, bearer_token_env, .. } => {
             let mut text = format!("url {url:?}");
             if !headers.is_empty() {
                 text.push_str(&format!(" headers {:?}", headers.keys().collect::<Vec<_>>()));
@@ -186,6 +186,7 @@ pub fn describe_state(state: &ServerState) -> (McpState, Option<String>) {
         ServerState::Ready => (McpState::Ready, None),
         ServerState::Error(message) => (McpState::Error, Some(message.clone())),
         ServerState::Closed => (McpState::Closed, None),
+        ServerState::NeedsLogin(message) => (McpState::NeedsLogin, Some(message.clone())),
     }
 }
 

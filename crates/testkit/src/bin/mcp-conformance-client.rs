@@ -24,7 +24,12 @@ async fn main() {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let config = ServerConfig {
         name: "conformance".into(),
-        transport: Transport::Http { url, headers: BTreeMap::new(), bearer_token_env: None },
+        transport: Transport::Http {
+            url,
+            headers: BTreeMap::new(),
+            bearer_token_env: None,
+            oauth: Default::default(),
+        },
         enabled: true,
         startup_timeout: Duration::from_secs(10),
         tool_timeout: Some(Duration::from_secs(10)),

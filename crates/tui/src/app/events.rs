@@ -85,6 +85,8 @@ impl App {
                 if state == McpState::Error {
                     let why = message.clone().unwrap_or_default();
                     self.notice(Level::Warning, format!("MCP server {server} failed: {why}"));
+                } else if state == McpState::NeedsLogin {
+                    self.notice(Level::Warning, message.clone().unwrap_or_default());
                 }
                 if let Some(info) = &mut self.info {
                     let known =

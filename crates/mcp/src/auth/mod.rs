@@ -1,0 +1,113 @@
+//! Signing in to MCP servers with OAuth 2.1 and PKCE, on rmcp's `auth`
+//! support (discovery from the server's `WWW-Authenticate` challenge and
+//! `/.well-known/oauth-protected-resource`, authorization server metadata,
+//! dynamic client registration or a pre-registered client id, token refresh).
+//!
+//! - [`login`] runs the browser flow once (`axon mcp login NAME`) and keeps
+//!   the tokens in the user's data folder ([`store`]), 0600.
+//! - A session's HTTP connection ([`connection`]) sends the stored token on
+//!   every request, refreshed before it expires and once more when the
+//!   server refuses it; a server that still refuses is marked "needs login"
+//!   with the command to run ([`needs_login_message`]).
+//! - [`logout`] forgets a server's tokens.
+
+mod connection;
+mod login;
+mod store;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub(crate) use connection::authorized_client;
+pub use login::{LOGIN_WAIT, LoginDone, login};
+pub use store::token_path;
+
+use crate::config::{ServerConfig, Transport};
+
+/// The command that signs in to `server`.
+pub fn login_command(server: &str) -> String {
+    format!("axon mcp login {server}")
+}
+
+/// What a server that refuses axon's token (or has none) is told to need.
+pub fn needs_login_message(server: &str) -> String {
+    format!(
+        "MCP server {server} needs login (it refused the request without a valid token): run `{}`",
+        login_command(server)
+    )
+}
+
+/// Tells every HTTP server where signed-in servers' tokens live: the
+/// `mcp-tokens` folder of the user's data folder `data`.
+pub fn locate_tokens(servers: &mut [ServerConfig], data: &Path) {
+    for server in servers {
+        if let Transport::Http { oauth, .. } = &mut server.transport {
+            oauth.token_dir = Some(data.join(store::TOKEN_FOLDER));
+        }
+    }
+}
+
+/// Forgets the tokens of `server`: whether there were any.
+pub fn logout(server: &ServerConfig) -> Result<bool, String> {
+    let (url, dir) = http_and_tokens(server)?;
+    store::FileStore { path: token_path(dir, &server.name, url) }.remove()
+}
+
+/// Whether tokens of `server` are stored.
+pub fn has_tokens(server: &ServerConfig) -> bool {
+    http_and_tokens(server).is_ok_and(|(url, dir)| token_path(dir, &server.name, url).is_file())
+}
+
+/// The secrets of `server` a session's records must never show: its stored
+/// access and refresh tokens and its client secret. Tokens refreshed later
+/// in the session are new values this cannot know.
+pub fn stored_secrets(server: &ServerConfig) -> Vec<String> {
+    let mut secrets = Vec::new();
+    if let Transport::Http { oauth, .. } = &server.transport
+        && let Some(value) = oauth.client_secret_env.as_ref().and_then(|v| std::env::var(v).ok())
+    {
+        secrets.push(value);
+    }
+    let Ok((url, dir)) = http_and_tokens(server) else { return secrets };
+    let store = store::FileStore { path: token_path(dir, &server.name, url) };
+    if let Ok(Some(stored)) = store.read()
+        && let Ok(value) = serde_json::to_value(&stored)
+    {
+        for key in ["access_token", "refresh_token"] {
+            if let Some(token) = value["token_response"][key].as_str() {
+                secrets.push(token.to_string());
+            }
+        }
+    }
+    secrets
+}
+
+/// The URL and token folder of an HTTP server.
+fn http_and_tokens(server: &ServerConfig) -> Result<(&str, &Path), String> {
+    match &server.transport {
+        Transport::Http { url, oauth, .. } => match &oauth.token_dir {
+            Some(dir) => Ok((url, dir)),
+            None => Err("no data folder is known to keep tokens in".to_string()),
+        },
+        Transport::Stdio { .. } => Err(format!(
+            "MCP server {} is a local command; signing in is for servers reached over HTTP (url)",
+            server.name
+        )),
+    }
+}
+
+/// Whether the server's last answer about authorization was a refusal
+/// (HTTP 401): set by the HTTP client, cleared by any accepted request.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LoginWatch(Arc<AtomicBool>);
+
+impl LoginWatch {
+    pub(crate) fn set(&self, refused: bool) {
+        self.0.store(refused, Ordering::Relaxed);
+    }
+
+    pub(crate) fn refused(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
