@@ -113,6 +113,9 @@ pub struct OAuthSettings {
     pub client_id: Option<String>,
     /// The environment variable holding that client's secret, if it has one.
     pub client_secret_env: Option<String>,
+    /// The secret itself, from a program that holds it (never read from a
+    /// config file); it wins over `client_secret_env`.
+    pub client_secret: Option<String>,
     /// Scopes to ask for; otherwise those the server advertises.
     pub scopes: Vec<String>,
     /// The loopback port the browser is sent back to (what a pre-registered
@@ -154,6 +157,7 @@ impl From<TomlOAuth> for OAuthSettings {
         OAuthSettings {
             client_id: o.client_id,
             client_secret_env: o.client_secret_env,
+            client_secret: None,
             scopes: o.scopes,
             callback_port: o.callback_port,
             client_metadata_url: o.client_metadata_url,

@@ -40,11 +40,9 @@ pub(crate) async fn authorized_client(
         })?;
         if usable
             && oauth.client_id.as_deref() == Some(client_id.as_str())
-            && let Some(var) = &oauth.client_secret_env
+            && let Some(secret) = super::client_secret(oauth)?
         {
             // A confidential client refreshes with its secret.
-            let secret = std::env::var(var)
-                .map_err(|_| format!("the client secret variable {var} is not set"))?;
             let config = OAuthClientConfig::new(client_id, "http://127.0.0.1/callback")
                 .with_client_secret(secret)
                 .with_scopes(oauth.scopes.clone());

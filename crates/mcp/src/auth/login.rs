@@ -86,9 +86,7 @@ where
     }
     if let Some(id) = &oauth.client_id {
         request = request.with_preregistered_client(id);
-        if let Some(var) = &oauth.client_secret_env {
-            let secret = std::env::var(var)
-                .map_err(|_| format!("the client secret variable {var} is not set"))?;
+        if let Some(secret) = super::client_secret(oauth)? {
             request = request.with_client_secret(secret);
         }
     }

@@ -65,7 +65,7 @@ pub fn has_tokens(server: &ServerConfig) -> bool {
 pub fn stored_secrets(server: &ServerConfig) -> Vec<String> {
     let mut secrets = Vec::new();
     if let Transport::Http { oauth, .. } = &server.transport
-        && let Some(value) = oauth.client_secret_env.as_ref().and_then(|v| std::env::var(v).ok())
+        && let Ok(Some(value)) = client_secret(oauth)
     {
         secrets.push(value);
     }
@@ -81,6 +81,22 @@ pub fn stored_secrets(server: &ServerConfig) -> Vec<String> {
         }
     }
     secrets
+}
+
+/// The client secret of a pre-registered client: given directly, or read
+/// from its variable.
+pub(crate) fn client_secret(
+    oauth: &crate::config::OAuthSettings,
+) -> Result<Option<String>, String> {
+    if let Some(secret) = &oauth.client_secret {
+        return Ok(Some(secret.clone()));
+    }
+    match &oauth.client_secret_env {
+        Some(var) => std::env::var(var)
+            .map(Some)
+            .map_err(|_| format!("the client secret variable {var} is not set")),
+        None => Ok(None),
+    }
 }
 
 /// The URL and token folder of an HTTP server.
