@@ -61,6 +61,8 @@ where
         return Err("no data folder is known to keep tokens in".to_string());
     };
     let name = &server.name;
+    // HTTPS needs a crypto provider, installed once per process.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let store = FileStore { path: token_path(dir, name, url) };
     let challenge = challenge(url, headers).await?;
 
