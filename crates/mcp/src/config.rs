@@ -446,6 +446,38 @@ mod tests {
     }
 
     #[test]
+    fn oauth_settings_come_from_both_files_and_only_for_http() {
+        let text = r#"{"mcpServers": {"r": {"type": "http", "url": "https://h/mcp",
+            "oauth": {"clientId": "abc", "callbackPort": 8080, "scopes": "read write",
+                      "authServerMetadataUrl": "https://as/.well-known/x"}}}}"#;
+        let servers = parse_mcp_json(text, "f").unwrap();
+        let Transport::Http { oauth, .. } = &servers[0].transport else { panic!() };
+        assert_eq!(oauth.client_id.as_deref(), Some("abc"));
+        assert_eq!(oauth.callback_port, Some(8080));
+        assert_eq!(oauth.scopes, ["read", "write"]);
+
+        let table: TomlServer = toml::from_str(
+            "url = \"https://h/mcp\"\noauth = { client_id = \"id\", client_secret_env = \"S\", scopes = [\"a\"], callback_port = 9 }",
+        )
+        .unwrap();
+        let server = table.into_config("t", "c").unwrap();
+        let Transport::Http { oauth, .. } = &server.transport else { panic!() };
+        assert_eq!(oauth.client_secret_env.as_deref(), Some("S"));
+        assert_eq!(oauth.callback_port, Some(9));
+        assert!(oauth.token_dir.is_none() && oauth.client_secret.is_none());
+
+        let unknown =
+            toml::from_str::<TomlServer>("url = \"https://h\"\noauth = { client = \"x\" }");
+        assert!(unknown.is_err());
+        let stdio = TomlServer {
+            command: Some("srv".into()),
+            oauth: Some(TomlOAuth::default()),
+            ..TomlServer::default()
+        };
+        assert!(stdio.into_config("s", "c").unwrap_err().to_string().contains("over HTTP"));
+    }
+
+    #[test]
     fn a_toml_server_can_ask_for_the_sandbox_and_mcp_json_ones_cannot() {
         let asks = TomlServer {
             command: Some("srv".into()),
