@@ -201,6 +201,9 @@ pub(crate) async fn connect(
                 // Signed in with OAuth, or not at all: the server's 401 says
                 // which it needs.
                 let login = spawned.lock().unwrap_or_else(PoisonError::into_inner).login.clone();
+                if let Some(dir) = &oauth.token_dir {
+                    login.keep_challenges_at(crate::auth::challenge_path(dir, &config.name, url));
+                }
                 let client = crate::auth::authorized_client(
                     &config.name,
                     url,

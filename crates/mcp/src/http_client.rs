@@ -12,7 +12,8 @@
 //!   answered the standalone GET (with a stream or with an error, such as 405
 //!   from a server that offers none), at most [`STANDALONE_WAIT`]; later
 //!   requests never wait. Notifications and responses never wait.
-//! - A refusal for want of authorization (401) is noted on the session's
+//! - A refusal for want of authorization (401, or 403 for want of scope)
+//!   is noted on the session's
 //!   [`LoginWatch`](crate::auth::LoginWatch), and any accepted request clears
 //!   it, so a failure can be told apart as "needs login".
 //! - Everything else is reqwest's client as `rmcp` uses it: responses
@@ -63,6 +64,9 @@ impl OrderedClient {
         match result {
             Ok(_) => login.set(false),
             Err(StreamableHttpError::AuthRequired(_)) => login.set(true),
+            Err(StreamableHttpError::InsufficientScope(refusal)) => {
+                login.wants_scope(&refusal.www_authenticate_header);
+            }
             Err(_) => {}
         }
     }

@@ -12,11 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Client scenarios run. Left out, for now: `auth/scope-step-up` (a 403
-/// asking for more scope mid-session marks the server as needing login, but
-/// the next sign-in does not yet ask for the scope the 403 named),
-/// `auth/2025-03-26-oauth-metadata-backcompat` (the 2025-03-26 spec only),
-/// and the draft and extension ones (`auth/resource-mismatch`,
+/// Client scenarios run. Left out: `auth/2025-03-26-oauth-metadata-backcompat`
+/// (the 2025-03-26 spec only; the suite finds no registration, authorization
+/// or token request from the client there, not investigated yet), and the
+/// draft and extension ones (`auth/resource-mismatch`,
 /// `auth/offline-access-*`, `auth/client-credentials-*`,
 /// `auth/cross-app-access-complete-flow`).
 const SCENARIOS: &[&str] = &[
@@ -32,6 +31,7 @@ const SCENARIOS: &[&str] = &[
     "auth/scope-from-www-authenticate",
     "auth/scope-from-scopes-supported",
     "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
     "auth/scope-retry-limit",
     "auth/token-endpoint-auth-basic",
     "auth/token-endpoint-auth-post",

@@ -64,7 +64,13 @@ where
     // HTTPS needs a crypto provider, installed once per process.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let store = FileStore { path: token_path(dir, name, url) };
-    let challenge = challenge(url, headers).await?;
+    // A 403 asking for more scope, kept from a session, wins over the
+    // probe's plain 401: it names the scope this sign-in must ask for.
+    let kept = super::challenge_path(dir, name, url);
+    let challenge = match std::fs::read_to_string(&kept) {
+        Ok(text) if !text.trim().is_empty() => Some(text.trim().to_string()),
+        _ => challenge(url, headers).await?,
+    };
 
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", oauth.callback_port.unwrap_or(0)))
         .await
@@ -140,6 +146,7 @@ where
         .await
         .map_err(|e| format!("MCP server {name}: the sign-in was not accepted: {e}"))?;
     let scopes = session.auth_manager.get_current_scopes().await;
+    let _ = std::fs::remove_file(&kept);
     Ok(LoginDone { token_file: store.path, scopes })
 }
 

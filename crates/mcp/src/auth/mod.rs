@@ -15,9 +15,9 @@ mod connection;
 mod login;
 mod store;
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub(crate) use connection::authorized_client;
 pub use login::{LOGIN_WAIT, LoginDone, login};
@@ -51,6 +51,7 @@ pub fn locate_tokens(servers: &mut [ServerConfig], data: &Path) {
 /// Forgets the tokens of `server`: whether there were any.
 pub fn logout(server: &ServerConfig) -> Result<bool, String> {
     let (url, dir) = http_and_tokens(server)?;
+    let _ = std::fs::remove_file(challenge_path(dir, &server.name, url));
     store::FileStore { path: token_path(dir, &server.name, url) }.remove()
 }
 
@@ -114,16 +115,45 @@ fn http_and_tokens(server: &ServerConfig) -> Result<(&str, &Path), String> {
 }
 
 /// Whether the server's last answer about authorization was a refusal
-/// (HTTP 401): set by the HTTP client, cleared by any accepted request.
+/// (HTTP 401, or 403 for want of scope): set by the HTTP client, cleared by
+/// any accepted request. A 403's challenge (the scope it asks for) is kept
+/// next to the server's tokens, so the next `axon mcp login` asks for it.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct LoginWatch(Arc<AtomicBool>);
+pub(crate) struct LoginWatch(Arc<Watched>);
+
+#[derive(Debug, Default)]
+struct Watched {
+    refused: AtomicBool,
+    challenge_file: Mutex<Option<PathBuf>>,
+}
 
 impl LoginWatch {
     pub(crate) fn set(&self, refused: bool) {
-        self.0.store(refused, Ordering::Relaxed);
+        self.0.refused.store(refused, Ordering::Relaxed);
     }
 
     pub(crate) fn refused(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.refused.load(Ordering::Relaxed)
     }
+
+    /// Where a 403's challenge is kept (the server's token file, `.challenge`).
+    pub(crate) fn keep_challenges_at(&self, file: PathBuf) {
+        *self.0.challenge_file.lock().unwrap_or_else(PoisonError::into_inner) = Some(file);
+    }
+
+    /// The server wants more scope than the token has: only a new sign-in,
+    /// asking for it, helps.
+    pub(crate) fn wants_scope(&self, challenge: &str) {
+        self.set(true);
+        let file = self.0.challenge_file.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(file) = file {
+            // Best effort: without it the next sign-in asks for the usual scopes.
+            let _ = store::write_private(&file, challenge.as_bytes());
+        }
+    }
+}
+
+/// The file a 403's challenge for `server` at `url` is kept in.
+pub(crate) fn challenge_path(token_dir: &Path, server: &str, url: &str) -> PathBuf {
+    token_path(token_dir, server, url).with_extension("challenge")
 }

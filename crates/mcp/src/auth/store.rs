@@ -32,6 +32,28 @@ pub fn token_path(token_dir: &Path, name: &str, url: &str) -> PathBuf {
     token_dir.join(format!("{safe}-{hash}.json"))
 }
 
+/// Writes `data` to `path` atomically, the file 0600 in a 0700 folder.
+pub(crate) fn write_private(path: &Path, data: &[u8]) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    // A new file is created private first: the atomic writer keeps an
+    // existing file's mode.
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
+    axon_tools::atomic_write_path(path, data)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// rmcp's credential store on one token file.
 #[derive(Clone, Debug)]
 pub(crate) struct FileStore {
@@ -58,25 +80,7 @@ impl FileStore {
     fn write(&self, credentials: &StoredCredentials) -> Result<(), AuthError> {
         let text = serde_json::to_vec_pretty(credentials)
             .map_err(|e| store_error(&self.path, "cannot encode the tokens for", e))?;
-        if let Some(dir) = self.path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| store_error(dir, "cannot create", e))?;
-        }
-        // A new file is created private first: the atomic writer keeps an
-        // existing file's mode.
-        match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&self.path)
-        {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(store_error(&self.path, "cannot create", e)),
-        }
-        std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| store_error(&self.path, "cannot make private", e))?;
-        axon_tools::atomic_write_path(&self.path, &text)
-            .map_err(|e| store_error(&self.path, "cannot write", e))
+        write_private(&self.path, &text).map_err(AuthError::CredentialStoreError)
     }
 
     /// Removes the file; whether there was one.

@@ -69,27 +69,6 @@ async fn main() {
 
 async fn run(config: &ServerConfig, scenario: &str) -> i32 {
     let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let mut sign_ins = 0;
-    let manager = loop {
-        let manager = McpManager::start(vec![config.clone()], &dir).await;
-        let status = manager.statuses()[0].clone();
-        match status.state {
-            ServerState::Ready => break manager,
-            ServerState::NeedsLogin(_) if sign_ins < SIGN_INS => {
-                manager.shutdown().await;
-                sign_ins += 1;
-                if let Err(message) = sign_in(config).await {
-                    eprintln!("mcp-conformance-client: sign-in failed: {message}");
-                    return 1;
-                }
-            }
-            _ => {
-                eprintln!("mcp-conformance-client: not connected: {status:?}");
-                manager.shutdown().await;
-                return 1;
-            }
-        }
-    };
     let call = match scenario {
         "tools_call" => Some(("add_numbers", json!({"a": 2, "b": 3}))),
         "elicitation-sep1034-client-defaults" => {
@@ -99,16 +78,45 @@ async fn run(config: &ServerConfig, scenario: &str) -> i32 {
         auth if auth.starts_with("auth/") => Some(("test-tool", json!({}))),
         _ => None,
     };
-    let mut code = 0;
-    if let Some((tool, arguments)) = call {
-        let output = manager.call("conformance", tool, arguments).await;
-        println!("{tool}: {}", output.text_content());
-        if output.is_error {
-            code = 1;
+    let mut sign_ins = 0;
+    loop {
+        let manager = McpManager::start(vec![config.clone()], &dir).await;
+        let status = manager.statuses()[0].clone();
+        let needs_login = match status.state {
+            ServerState::Ready => {
+                let Some((tool, arguments)) = call.clone() else {
+                    manager.shutdown().await;
+                    return 0;
+                };
+                let output = manager.call("conformance", tool, arguments).await;
+                println!("{tool}: {}", output.text_content());
+                let state = manager.statuses()[0].state.clone();
+                manager.shutdown().await;
+                if !output.is_error {
+                    return 0;
+                }
+                // A step-up: the server wants more scope for this call.
+                matches!(state, ServerState::NeedsLogin(_))
+            }
+            ServerState::NeedsLogin(_) => {
+                manager.shutdown().await;
+                true
+            }
+            _ => {
+                eprintln!("mcp-conformance-client: not connected: {status:?}");
+                manager.shutdown().await;
+                false
+            }
+        };
+        if !needs_login || sign_ins == SIGN_INS {
+            return 1;
+        }
+        sign_ins += 1;
+        if let Err(message) = sign_in(config).await {
+            eprintln!("mcp-conformance-client: sign-in failed: {message}");
+            return 1;
         }
     }
-    manager.shutdown().await;
-    code
 }
 
 /// `axon mcp login`'s flow, with this program as the browser.
