@@ -496,6 +496,7 @@ fn client_servers(servers: Vec<McpServer>) -> Result<Vec<ServerConfig>, RpcError
                         url: http.url,
                         headers: http.headers.into_iter().map(|h| (h.name, h.value)).collect(),
                         bearer_token_env: None,
+                        oauth: Default::default(),
                     },
                 ),
                 McpServer::Sse(sse) => {

@@ -127,6 +127,7 @@ fn servers(info: Option<&SessionInfo>) -> String {
         .iter()
         .map(|s| match (&s.state, &s.message) {
             (McpState::Error, Some(message)) => format!("- {}: error: {message}", s.name),
+            (McpState::NeedsLogin, Some(message)) => format!("- {}: {message}", s.name),
             (state, Some(message)) => format!("- {}: {state} ({message})", s.name),
             (state, None) => format!("- {}: {state}", s.name),
         })

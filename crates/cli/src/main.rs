@@ -10,6 +10,7 @@ mod first_run;
 mod guidance_cmd;
 mod hooks_cmd;
 mod mcp_cmd;
+mod mcp_login;
 mod models_cmd;
 mod options;
 mod plan_edit;

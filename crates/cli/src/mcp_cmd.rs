@@ -1,6 +1,7 @@
-//! `axon mcp list | tools | call | …`: the workspace's MCP servers by hand.
-//! Naming a server is consent to start it. `axon mcp serve` is the other
-//! direction and lives in `serve_cmd`.
+//! `axon mcp list | tools | call | login | …`: the workspace's MCP servers by
+//! hand. Naming a server is consent to start it. `axon mcp login NAME` signs
+//! in to an HTTP server (OAuth, in the browser) and `logout` forgets its
+//! tokens. `axon mcp serve` is the other direction and lives in `serve_cmd`.
 
 use std::path::PathBuf;
 
@@ -86,6 +87,22 @@ pub enum McpCommand {
         #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
         dir: PathBuf,
     },
+    /// Sign in to an HTTP server with OAuth: opens the browser (and prints
+    /// the URL), then keeps the tokens in your data folder.
+    Login {
+        name: String,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+        /// Only print the URL; do not try to open a browser.
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget the tokens `axon mcp login` kept for a server.
+    Logout {
+        name: String,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
     /// Remove a server from the workspace's .mcp.json.
     Remove {
         name: String,
@@ -133,6 +150,8 @@ pub async fn run(command: McpCommand) -> u8 {
         | McpCommand::Prompt { dir, .. }
         | McpCommand::Call { dir, .. }
         | McpCommand::Add { dir, .. }
+        | McpCommand::Login { dir, .. }
+        | McpCommand::Logout { dir, .. }
         | McpCommand::Remove { dir, .. } => dir.clone(),
         McpCommand::Serve(_) => return exit::USAGE,
     };
@@ -153,6 +172,13 @@ pub async fn run(command: McpCommand) -> u8 {
         | McpCommand::Prompt { server: name, .. } => Some(name.clone()),
         _ => None,
     };
+    match &command {
+        McpCommand::Login { name, no_browser, .. } => {
+            return crate::mcp_login::login(&config, &dirs, name, *no_browser).await;
+        }
+        McpCommand::Logout { name, .. } => return crate::mcp_login::logout(&config, &dirs, name),
+        _ => {}
+    }
     let root = std::fs::canonicalize(&dir).unwrap_or(dir);
     // Servers that ask for the sandbox (`sandbox = true`) get the one a
     // session here would give its commands, or do not start.
@@ -177,6 +203,7 @@ pub async fn run(command: McpCommand) -> u8 {
     };
     let mut servers = servers;
     axon_runtime::sandbox::resolve_servers(&mut servers, &sandbox);
+    axon_mcp::auth::locate_tokens(&mut servers, &dirs.data);
     let manager = McpManager::start(servers, &root).await;
     // Ctrl-C still shuts the servers down: they run in their own process
     // groups, out of the terminal's reach.
@@ -259,6 +286,8 @@ async fn execute(manager: &McpManager, command: McpCommand) -> u8 {
             prompt(manager, &server, &name, arguments.as_deref()).await
         }
         McpCommand::Add { .. }
+        | McpCommand::Login { .. }
+        | McpCommand::Logout { .. }
         | McpCommand::Remove { .. }
         | McpCommand::Trust { .. }
         | McpCommand::Serve(_) => exit::OK,
@@ -279,6 +308,11 @@ fn list(manager: &McpManager) -> u8 {
                 let indented = message.replace('\n', "\n      ");
                 format!("✗ {:width$}  failed  {indented}", status.name)
             }
+            ServerState::NeedsLogin(_) => format!(
+                "! {:width$}  needs login: run `{}`",
+                status.name,
+                axon_mcp::auth::login_command(&status.name)
+            ),
             other => format!("  {:width$}  {other:?}", status.name),
         };
         say(&line);

@@ -122,6 +122,9 @@ impl Renderer {
                     (McpState::Error, Some(message)) => {
                         eprintln!("axon: warning: MCP server {server} failed to start: {message}");
                     }
+                    (McpState::NeedsLogin, Some(message)) => {
+                        eprintln!("axon: warning: {message}");
+                    }
                     (McpState::Closed, _) => {
                         eprintln!("axon: warning: MCP server {server} disconnected");
                     }

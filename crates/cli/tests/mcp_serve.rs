@@ -447,7 +447,12 @@ fn axons_own_client_uses_axon_mcp_serve() {
         env: [("AXON_HOME".to_string(), dirs.home.path().display().to_string())].into(),
         cwd: None,
     };
-    let http = Transport::Http { url, headers: Default::default(), bearer_token_env: None };
+    let http = Transport::Http {
+        url,
+        headers: Default::default(),
+        bearer_token_env: None,
+        oauth: Default::default(),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let configs = vec![manager_config("local", stdio), manager_config("remote", http)];

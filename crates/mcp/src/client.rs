@@ -36,6 +36,8 @@ const MAX_STDERR_LINE: u64 = 4096;
 pub(crate) struct Spawned {
     pub group: Option<u32>,
     pub stderr_reader: Option<tokio::task::JoinHandle<()>>,
+    /// Whether an HTTP server refused axon for want of a (valid) token.
+    pub login: crate::auth::LoginWatch,
 }
 
 pub(crate) fn tail_text(tail: &StderrTail) -> String {
@@ -259,7 +261,7 @@ pub(crate) async fn connect(
             })?;
             Ok(Connection { service })
         }
-        Transport::Http { url, headers, bearer_token_env } => {
+        Transport::Http { url, headers, bearer_token_env, oauth } => {
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.clone());
             if let Some(var) = bearer_token_env {
                 let token = std::env::var(var).map_err(|_| {
@@ -280,12 +282,36 @@ pub(crate) async fn connect(
             retry.max_times = Some(5);
             retry.max_delay = Some(Duration::from_secs(30));
             transport_config.retry_config = Arc::new(retry);
-            let http = http.clone().map_err(StartError::permanent)?;
-            let transport = StreamableHttpClientTransport::with_client(
-                crate::http_client::OrderedClient::new(http),
-                transport_config,
+            let http = crate::http_client::OrderedClient::new(
+                http.clone().map_err(StartError::permanent)?,
             );
-            let service = handler.serve(transport).await.map_err(|e| e.to_string())?;
+            let service = if bearer_token_env.is_some() {
+                let transport = StreamableHttpClientTransport::with_client(http, transport_config);
+                handler.serve(transport).await.map_err(|e| e.to_string())?
+            } else {
+                // Signed in with OAuth, or not at all: the server's 401 says
+                // which it needs.
+                let login = spawned.lock().unwrap_or_else(PoisonError::into_inner).login.clone();
+                if let Some(dir) = &oauth.token_dir {
+                    login.keep_challenges_at(crate::auth::challenge_path(dir, &config.name, url));
+                }
+                let client = crate::auth::authorized_client(
+                    &config.name,
+                    url,
+                    oauth,
+                    http.watched(login.clone()),
+                )
+                .await?;
+                let transport =
+                    StreamableHttpClientTransport::with_client(client, transport_config);
+                handler.serve(transport).await.map_err(|e| {
+                    if login.refused() {
+                        crate::auth::needs_login_message(&config.name)
+                    } else {
+                        e.to_string()
+                    }
+                })?
+            };
             Ok(Connection { service })
         }
     }

@@ -4,7 +4,11 @@
 //! (`{"mcpServers": {NAME: {command, args, env, cwd} | {type: "http", url,
 //! headers}}}`, the file other MCP hosts write) and `[mcp_servers.NAME]`
 //! tables in axon's TOML config, which add axon's own settings (timeouts,
-//! tool filters, a bearer token from the environment).
+//! tool filters, a bearer token from the environment). An HTTP server may
+//! carry OAuth settings ([`OAuthSettings`]): `"oauth": {"clientId",
+//! "callbackPort", "scopes"}` in `.mcp.json` (the keys Claude Code writes),
+//! `oauth = {client_id, client_secret_env, scopes, callback_port,
+//! client_metadata_url}` in TOML.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -91,7 +95,77 @@ pub enum Transport {
         cwd: Option<PathBuf>,
     },
     /// A streamable HTTP endpoint.
-    Http { url: String, headers: BTreeMap<String, String>, bearer_token_env: Option<String> },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+        bearer_token_env: Option<String>,
+        /// How axon signs in to it with OAuth (used unless a
+        /// `bearer_token_env` gives the token).
+        oauth: OAuthSettings,
+    },
+}
+
+/// OAuth settings of one HTTP server. All optional: without a client id,
+/// axon registers itself with the authorization server (dynamic client
+/// registration, or a client ID metadata document when one is configured and
+/// the server accepts those).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OAuthSettings {
+    /// A client id registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// The environment variable holding that client's secret, if it has one.
+    pub client_secret_env: Option<String>,
+    /// The secret itself, from a program that holds it (never read from a
+    /// config file); it wins over `client_secret_env`.
+    pub client_secret: Option<String>,
+    /// Scopes to ask for; otherwise those the server advertises.
+    pub scopes: Vec<String>,
+    /// The loopback port the browser is sent back to (what a pre-registered
+    /// client's redirect URI names); otherwise a free one.
+    pub callback_port: Option<u16>,
+    /// An HTTPS URL of this client's metadata document, used as its client
+    /// id where the authorization server supports that.
+    pub client_metadata_url: Option<String>,
+    /// Where signed-in servers' tokens are kept (the user's data folder,
+    /// set by the session with [`crate::auth::locate_tokens`]); without it
+    /// no token is read or kept.
+    pub token_dir: Option<PathBuf>,
+}
+
+/// `oauth` in a `.mcp.json` entry, as Claude Code writes it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonOAuth {
+    client_id: Option<String>,
+    callback_port: Option<u16>,
+    /// One space-separated string.
+    scopes: Option<String>,
+}
+
+/// `oauth` in a `[mcp_servers.NAME]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TomlOAuth {
+    pub client_id: Option<String>,
+    pub client_secret_env: Option<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    pub callback_port: Option<u16>,
+    pub client_metadata_url: Option<String>,
+}
+
+impl From<TomlOAuth> for OAuthSettings {
+    fn from(o: TomlOAuth) -> Self {
+        OAuthSettings {
+            client_id: o.client_id,
+            client_secret_env: o.client_secret_env,
+            client_secret: None,
+            scopes: o.scopes,
+            callback_port: o.callback_port,
+            client_metadata_url: o.client_metadata_url,
+            token_dir: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -128,6 +202,7 @@ struct JsonServer {
     /// axon's own key (other hosts ignore it): how long the server may
     /// take to start, as `startup_timeout_ms` in the TOML config.
     startup_timeout_ms: Option<u64>,
+    oauth: Option<JsonOAuth>,
 }
 
 /// Reads a `.mcp.json` document; `source` names it in errors.
@@ -150,6 +225,17 @@ pub fn parse_mcp_json(text: &str, source: &str) -> Result<Vec<ServerConfig>, Con
                     url: server.url,
                     headers: server.headers,
                     bearer_token_env: None,
+                    oauth: server.oauth.map(|o| OAuthSettings {
+                        client_id: o.client_id,
+                        scopes: o
+                            .scopes
+                            .unwrap_or_default()
+                            .split_whitespace()
+                            .map(String::from)
+                            .collect(),
+                        callback_port: o.callback_port,
+                        ..OAuthSettings::default()
+                    }),
                 },
             )?;
             Ok(ServerConfig {
@@ -192,6 +278,8 @@ pub struct TomlServer {
     pub disabled_tools: Vec<String>,
     /// Run this stdio server in the session's OS sandbox.
     pub sandbox: Option<bool>,
+    /// How axon signs in to this HTTP server with OAuth.
+    pub oauth: Option<TomlOAuth>,
 }
 
 impl TomlServer {
@@ -208,6 +296,7 @@ impl TomlServer {
                 url: self.url,
                 headers: self.headers,
                 bearer_token_env: self.bearer_token_env,
+                oauth: self.oauth.map(OAuthSettings::from),
             },
         )?;
         let sandbox = match (self.sandbox, &transport) {
@@ -247,6 +336,7 @@ struct Endpoint {
     url: Option<String>,
     headers: BTreeMap<String, String>,
     bearer_token_env: Option<String>,
+    oauth: Option<OAuthSettings>,
 }
 
 fn transport(
@@ -274,6 +364,9 @@ fn transport(
         }
     };
     match kind {
+        "stdio" if e.oauth.is_some() => {
+            Err(invalid("`oauth` is for servers reached over HTTP (url)".into()))
+        }
         "stdio" => match e.command {
             Some(command) if !command.trim().is_empty() => {
                 Ok(Transport::Stdio { command, args: e.args, env: e.env, cwd: e.cwd })
@@ -282,7 +375,12 @@ fn transport(
         },
         "http" | "streamable-http" | "streamableHttp" => match e.url {
             Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
-                Ok(Transport::Http { url, headers: e.headers, bearer_token_env: e.bearer_token_env })
+                Ok(Transport::Http {
+                    url,
+                    headers: e.headers,
+                    bearer_token_env: e.bearer_token_env,
+                    oauth: e.oauth.unwrap_or_default(),
+                })
             }
             Some(url) => Err(invalid(format!("`url` must start with http:// or https://, not '{url}'"))),
             None => Err(invalid("an HTTP server needs a `url`".into())),
@@ -347,6 +445,38 @@ mod tests {
         .unwrap();
         assert_eq!(server.startup_timeout, Duration::from_millis(500));
         assert!(server.offers("a") && !server.offers("b") && !server.offers("c"));
+    }
+
+    #[test]
+    fn oauth_settings_come_from_both_files_and_only_for_http() {
+        let text = r#"{"mcpServers": {"r": {"type": "http", "url": "https://h/mcp",
+            "oauth": {"clientId": "abc", "callbackPort": 8080, "scopes": "read write",
+                      "authServerMetadataUrl": "https://as/.well-known/x"}}}}"#;
+        let servers = parse_mcp_json(text, "f").unwrap();
+        let Transport::Http { oauth, .. } = &servers[0].transport else { panic!() };
+        assert_eq!(oauth.client_id.as_deref(), Some("abc"));
+        assert_eq!(oauth.callback_port, Some(8080));
+        assert_eq!(oauth.scopes, ["read", "write"]);
+
+        let table: TomlServer = toml::from_str(
+            "url = \"https://h/mcp\"\noauth = { client_id = \"id\", client_secret_env = \"S\", scopes = [\"a\"], callback_port = 9 }",
+        )
+        .unwrap();
+        let server = table.into_config("t", "c").unwrap();
+        let Transport::Http { oauth, .. } = &server.transport else { panic!() };
+        assert_eq!(oauth.client_secret_env.as_deref(), Some("S"));
+        assert_eq!(oauth.callback_port, Some(9));
+        assert!(oauth.token_dir.is_none() && oauth.client_secret.is_none());
+
+        let unknown =
+            toml::from_str::<TomlServer>("url = \"https://h\"\noauth = { client = \"x\" }");
+        assert!(unknown.is_err());
+        let stdio = TomlServer {
+            command: Some("srv".into()),
+            oauth: Some(TomlOAuth::default()),
+            ..TomlServer::default()
+        };
+        assert!(stdio.into_config("s", "c").unwrap_err().to_string().contains("over HTTP"));
     }
 
     #[test]

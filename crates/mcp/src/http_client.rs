@@ -12,6 +12,10 @@
 //!   answered the standalone GET (with a stream or with an error, such as 405
 //!   from a server that offers none), at most [`STANDALONE_WAIT`]; later
 //!   requests never wait. Notifications and responses never wait.
+//! - A refusal for want of authorization (401, or 403 for want of scope)
+//!   is noted on the session's
+//!   [`LoginWatch`](crate::auth::LoginWatch), and any accepted request clears
+//!   it, so a failure can be told apart as "needs login".
 //! - Everything else is reqwest's client as `rmcp` uses it: responses
 //!   bounded in size, `Last-Event-ID` sent on every reconnection, and the
 //!   server's `retry:` honoured before it (`rmcp`'s reconnecting stream).
@@ -41,11 +45,30 @@ pub(crate) struct OrderedClient {
     http: reqwest::Client,
     /// The last session whose standalone GET the server has answered.
     answered: Arc<watch::Sender<Option<Arc<str>>>>,
+    login: Option<crate::auth::LoginWatch>,
 }
 
 impl OrderedClient {
     pub(crate) fn new(http: reqwest::Client) -> Self {
-        OrderedClient { http, answered: Arc::new(watch::channel(None).0) }
+        OrderedClient { http, answered: Arc::new(watch::channel(None).0), login: None }
+    }
+
+    /// Notes the server's authorization verdicts on `login`.
+    pub(crate) fn watched(mut self, login: crate::auth::LoginWatch) -> Self {
+        self.login = Some(login);
+        self
+    }
+
+    fn note<T>(&self, result: &Result<T, StreamableHttpError<reqwest::Error>>) {
+        let Some(login) = &self.login else { return };
+        match result {
+            Ok(_) => login.set(false),
+            Err(StreamableHttpError::AuthRequired(_)) => login.set(true),
+            Err(StreamableHttpError::InsufficientScope(refusal)) => {
+                login.wants_scope(&refusal.www_authenticate_header);
+            }
+            Err(_) => {}
+        }
     }
 
     /// Waits, for a session's first request, until its standalone GET is
@@ -89,7 +112,10 @@ impl StreamableHttpClient for OrderedClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> PostResult {
         self.before_post(session_id.as_ref(), &message).await;
-        self.http.post_message(uri, message, session_id, auth_header, custom_headers).await
+        let result =
+            self.http.post_message(uri, message, session_id, auth_header, custom_headers).await;
+        self.note(&result);
+        result
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -102,7 +128,8 @@ impl StreamableHttpClient for OrderedClient {
         max_sse_event_size: usize,
     ) -> PostResult {
         self.before_post(session_id.as_ref(), &message).await;
-        self.http
+        let result = self
+            .http
             .post_message_with_max_sse_event_size(
                 uri,
                 message,
@@ -111,7 +138,9 @@ impl StreamableHttpClient for OrderedClient {
                 custom_headers,
                 max_sse_event_size,
             )
-            .await
+            .await;
+        self.note(&result);
+        result
     }
 
     async fn post_message_with_response_limits(
@@ -124,7 +153,8 @@ impl StreamableHttpClient for OrderedClient {
         limits: StreamableHttpResponseLimits,
     ) -> PostResult {
         self.before_post(session_id.as_ref(), &message).await;
-        self.http
+        let result = self
+            .http
             .post_message_with_response_limits(
                 uri,
                 message,
@@ -133,7 +163,9 @@ impl StreamableHttpClient for OrderedClient {
                 custom_headers,
                 limits,
             )
-            .await
+            .await;
+        self.note(&result);
+        result
     }
 
     async fn delete_session(
@@ -143,7 +175,9 @@ impl StreamableHttpClient for OrderedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<reqwest::Error>> {
-        self.http.delete_session(uri, session_id, auth_header, custom_headers).await
+        let result = self.http.delete_session(uri, session_id, auth_header, custom_headers).await;
+        self.note(&result);
+        result
     }
 
     async fn get_stream(
@@ -159,6 +193,7 @@ impl StreamableHttpClient for OrderedClient {
         let result =
             self.http.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await;
         self.after_get(session.as_ref(), resuming);
+        self.note(&result);
         result
     }
 
@@ -185,6 +220,7 @@ impl StreamableHttpClient for OrderedClient {
             )
             .await;
         self.after_get(session.as_ref(), resuming);
+        self.note(&result);
         result
     }
 }

@@ -12,9 +12,12 @@
 //! - [`host`]: what servers ask of the client (a model's answer, the
 //!   user's), answered by the program through [`host::ClientHost`]; and
 //!   their progress, routed to the call it is about.
+//! - [`auth`]: signing in to HTTP servers with OAuth (`axon mcp login`),
+//!   their tokens kept in the user's data folder.
 //! - [`server`]: the other direction, a `ToolRegistry` served to any MCP host
 //!   over stdio or streamable HTTP (`axon mcp serve`).
 
+pub mod auth;
 mod call;
 mod client;
 pub mod config;

@@ -313,7 +313,7 @@ impl McpManager {
             }
             server.kill();
             // A server that never started keeps its error.
-            if !matches!(server.state(), ServerState::Error(_)) {
+            if !matches!(server.state(), ServerState::Error(_) | ServerState::NeedsLogin(_)) {
                 server.set_state(ServerState::Closed);
             }
         }))

@@ -41,6 +41,9 @@ pub enum ServerState {
     Error(String),
     /// It was shut down or went away.
     Closed,
+    /// It refuses axon without a (valid) OAuth token; the message says to
+    /// run `axon mcp login NAME`.
+    NeedsLogin(String),
 }
 
 /// A server's state as front ends show it.
@@ -178,12 +181,23 @@ impl Server {
         });
     }
 
-    /// It could not start: `message` says why.
+    /// It could not start: `message` says why. A server that refused
+    /// axon's token (or the lack of one) needs a login instead.
     pub(crate) fn failed(&self, message: String, startup: Duration) {
+        let state = if self.login_refused() {
+            ServerState::NeedsLogin(crate::auth::needs_login_message(&self.config.name))
+        } else {
+            ServerState::Error(message)
+        };
         self.change(|live| {
             live.startup = Some(startup);
-            live.state = ServerState::Error(message);
+            live.state = state;
         });
+    }
+
+    /// Whether the server last refused axon's token (HTTP servers).
+    pub(crate) fn login_refused(&self) -> bool {
+        self.spawned.lock().unwrap_or_else(PoisonError::into_inner).login.refused()
     }
 
     /// The server said its tools changed: they are listed again. A server
@@ -232,6 +246,7 @@ impl Server {
             (ServerState::Error(e), _) => {
                 Err(format!("MCP server {} is not running: {e}", self.config.name))
             }
+            (ServerState::NeedsLogin(message), _) => Err(message),
             _ => Err(format!(
                 "MCP server {} is still starting; its tools can be used once it is ready",
                 self.config.name
@@ -284,6 +299,12 @@ impl Server {
     }
 
     pub(crate) fn describe(&self, error: ServiceError, what: &str) -> String {
+        if self.login_refused() {
+            // Refused even after a refresh: only a new sign-in helps.
+            let message = crate::auth::needs_login_message(&self.config.name);
+            self.set_state(ServerState::NeedsLogin(message.clone()));
+            return format!("[{}] {message}", McpErrorKind::PermissionDenied);
+        }
         match error {
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 self.set_state(ServerState::Closed);

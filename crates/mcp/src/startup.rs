@@ -39,7 +39,8 @@ pub(crate) async fn run(
     let notices = loop {
         match attempt_start(&server, workspace, &http, began).await {
             Ok(notices) => break notices,
-            Err(failure) if failure.permanent || attempt == ATTEMPTS => {
+            // A server that wants a login wants it the second time too.
+            Err(failure) if failure.permanent || attempt == ATTEMPTS || server.login_refused() => {
                 server.failed(failure.message, began.elapsed());
                 return;
             }

@@ -86,6 +86,7 @@ async fn streamable_http_with_headers_token_elicitation_roots_and_images() {
         url: format!("http://127.0.0.1:{}/mcp", peer.1),
         headers: BTreeMap::from([("X-Axon-Test".to_string(), "1".to_string())]),
         bearer_token_env: Some(token_env.into()),
+        oauth: Default::default(),
     };
     let manager = McpManager::start(vec![server("everything", transport)], dir.path()).await;
     let status = &manager.statuses()[0];

@@ -67,7 +67,12 @@ async fn the_first_request_waits_for_the_standalone_stream() {
 
     let config = ServerConfig {
         name: "ordered".into(),
-        transport: Transport::Http { url, headers: BTreeMap::new(), bearer_token_env: None },
+        transport: Transport::Http {
+            url,
+            headers: BTreeMap::new(),
+            bearer_token_env: None,
+            oauth: Default::default(),
+        },
         enabled: true,
         startup_timeout: Duration::from_secs(60),
         tool_timeout: Some(Duration::from_secs(60)),

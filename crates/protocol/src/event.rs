@@ -55,6 +55,9 @@ pub enum McpState {
     Error,
     /// It was shut down or went away.
     Closed,
+    /// It refuses axon without a valid OAuth token; the event's `message`
+    /// gives the command that signs in (`axon mcp login NAME`).
+    NeedsLogin,
 }
 
 impl McpState {
@@ -65,6 +68,7 @@ impl McpState {
             McpState::Ready => "ready",
             McpState::Error => "error",
             McpState::Closed => "closed",
+            McpState::NeedsLogin => "needs_login",
         }
     }
 }

@@ -265,6 +265,7 @@ pub fn secrets(
             if let Some(value) = bearer_token_env.as_ref().and_then(|var| std::env::var(var).ok()) {
                 values.push(value);
             }
+            values.extend(axon_mcp::auth::stored_secrets(server));
         }
     }
     Redactor::new(values)

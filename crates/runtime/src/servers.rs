@@ -165,7 +165,7 @@ pub fn describe(server: &ServerConfig) -> String {
             }
             text
         }
-        Transport::Http { url, headers, bearer_token_env } => {
+        Transport::Http { url, headers, bearer_token_env, .. } => {
             let mut text = format!("url {url:?}");
             if !headers.is_empty() {
                 text.push_str(&format!(" headers {:?}", headers.keys().collect::<Vec<_>>()));
@@ -208,6 +208,7 @@ pub fn describe_state(status: &ServerStatus) -> (McpState, Option<String>) {
         }
         ServerState::Error(message) => (McpState::Error, Some(message.clone())),
         ServerState::Closed => (McpState::Closed, None),
+        ServerState::NeedsLogin(message) => (McpState::NeedsLogin, Some(message.clone())),
     }
 }
 

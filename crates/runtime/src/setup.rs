@@ -269,6 +269,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         Vec::new()
     };
     sandbox::resolve_servers(&mut servers, &sandbox);
+    axon_mcp::auth::locate_tokens(&mut servers, &config.dirs.data);
     let redactor =
         secrets(provider_config.api_key.as_deref(), &servers, &provider_config.api_key_env);
     let sessions = Sessions {

@@ -7,6 +7,7 @@
 //! model's window (`/v1/models`, `/props`, `/api/ps`, `/api/show`), it
 //! answers as [`ModelInfo`] says, without using the script.
 
+pub mod oauth;
 pub mod webdriver;
 
 use std::collections::VecDeque;

@@ -12,8 +12,33 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const SCENARIOS: [&str; 4] =
-    ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"];
+/// Client scenarios run. Left out: `auth/2025-03-26-oauth-metadata-backcompat`
+/// (the 2025-03-26 spec only; the suite finds no registration, authorization
+/// or token request from the client there, not investigated yet), and the
+/// draft and extension ones (`auth/resource-mismatch`,
+/// `auth/offline-access-*`, `auth/client-credentials-*`,
+/// `auth/cross-app-access-complete-flow`).
+const SCENARIOS: &[&str] = &[
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+];
 
 fn peers() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers")
@@ -109,7 +134,7 @@ const TIMING_ATTEMPTS: usize = 5;
 fn the_client_passes_the_conformance_scenarios() {
     let (node, suite) = node_and_suite();
     let expected = expected_failures("client");
-    for scenario in SCENARIOS {
+    for &scenario in SCENARIOS {
         let mut attempt = 1;
         loop {
             let text = run_client_scenario(&node, &suite, scenario, &expected);
@@ -130,7 +155,7 @@ fn the_client_passes_the_conformance_scenarios() {
 /// `OVERALL: …` telling its verdict (a failed run also exits non-zero).
 fn run_client_scenario(node: &Path, suite: &Path, scenario: &str, expected: &[String]) -> String {
     // Into a file, not a pipe nobody reads while the run goes on.
-    let log = tempfile_path(&format!("conformance-client-{scenario}.log"));
+    let log = tempfile_path(&format!("conformance-client-{}.log", scenario.replace('/', "-")));
     let out = std::fs::File::create(&log).unwrap();
     let mut command = Command::new(node);
     command

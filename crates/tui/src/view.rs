@@ -271,7 +271,12 @@ fn status_parts(app: &App, compact: bool) -> Vec<String> {
             .servers
             .values()
             .filter(|s| {
-                matches!(s.state, axon_protocol::McpState::Error | axon_protocol::McpState::Closed)
+                matches!(
+                    s.state,
+                    axon_protocol::McpState::Error
+                        | axon_protocol::McpState::Closed
+                        | axon_protocol::McpState::NeedsLogin
+                )
             })
             .count();
         parts.push(match (compact, failed) {

@@ -169,7 +169,7 @@ export function serverStatus(ev) {
   renderServers();
 }
 
-const STATE_TEXT = { connecting: 'connecting', ready: 'ready', error: 'error', closed: 'closed' };
+const STATE_TEXT = { connecting: 'connecting', ready: 'ready', error: 'error', closed: 'closed', needs_login: 'needs login' };
 
 function renderServers() {
   const box = byId('servers');

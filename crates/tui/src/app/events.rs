@@ -93,6 +93,8 @@ impl App {
                 if state == McpState::Error {
                     let why = message.clone().unwrap_or_default();
                     self.notice(Level::Warning, format!("MCP server {server} failed: {why}"));
+                } else if state == McpState::NeedsLogin {
+                    self.notice(Level::Warning, message.clone().unwrap_or_default());
                 }
                 // A server that joins after the session opened is news:
                 // its tools arrive from now on.

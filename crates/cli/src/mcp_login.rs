@@ -1,0 +1,114 @@
+//! `axon mcp login NAME` and `axon mcp logout NAME`: signing in to an HTTP
+//! MCP server with OAuth, and forgetting its tokens. The flow itself is
+//! `axon_mcp::auth`; this file only finds the server, sends the user to the
+//! URL (always printed; a browser opened when one can be) and reports.
+//! Tokens are never printed.
+
+use axon_mcp::config::{ServerConfig, Transport};
+use axon_runtime::config::{Dirs, Effective};
+
+use crate::{exit, say};
+
+/// The configured HTTP server `name`, with its token folder set.
+fn server(config: &Effective, dirs: &Dirs, name: &str) -> Result<ServerConfig, u8> {
+    let found = config
+        .user_servers
+        .iter()
+        .chain(&config.workspace_servers)
+        .find(|s| s.name == name)
+        .cloned();
+    let Some(server) = found else {
+        eprintln!("axon: no MCP server named '{name}' is configured");
+        return Err(exit::USAGE);
+    };
+    if let Transport::Http { bearer_token_env: Some(var), .. } = &server.transport {
+        eprintln!(
+            "axon: MCP server {name} takes its token from ${var} (bearer_token_env); remove that setting to sign in with OAuth instead"
+        );
+        return Err(exit::USAGE);
+    }
+    let mut servers = vec![server];
+    axon_mcp::auth::locate_tokens(&mut servers, &dirs.data);
+    Ok(servers.remove(0))
+}
+
+pub async fn login(config: &Effective, dirs: &Dirs, name: &str, no_browser: bool) -> u8 {
+    let server = match server(config, dirs, name) {
+        Ok(server) => server,
+        Err(code) => return code,
+    };
+    let send_user = async |url: String| {
+        eprintln!(
+            "axon: to sign in to MCP server {name}, open this URL in your browser:\n\n  {url}\n"
+        );
+        if !no_browser {
+            open_browser(&url);
+        }
+        eprintln!(
+            "axon: waiting for the browser to come back (at most {}s; Ctrl-C to stop)…",
+            axon_mcp::auth::LOGIN_WAIT.as_secs()
+        );
+    };
+    let signed_in = tokio::select! {
+        done = axon_mcp::auth::login(&server, axon_mcp::auth::LOGIN_WAIT, send_user) => done,
+        _ = tokio::signal::ctrl_c() => Err("cancelled".to_string()),
+    };
+    match signed_in {
+        Ok(done) => {
+            let scopes = if done.scopes.is_empty() {
+                String::new()
+            } else {
+                format!(" (scopes: {})", done.scopes.join(" "))
+            };
+            say(&format!(
+                "Signed in to {name}{scopes}; the tokens are kept in {}",
+                done.token_file.display()
+            ));
+            exit::OK
+        }
+        Err(message) => {
+            eprintln!("axon: {message}");
+            exit::FAILED
+        }
+    }
+}
+
+pub fn logout(config: &Effective, dirs: &Dirs, name: &str) -> u8 {
+    let server = match server(config, dirs, name) {
+        Ok(server) => server,
+        Err(code) => return code,
+    };
+    match axon_mcp::auth::logout(&server) {
+        Ok(true) => {
+            say(&format!("Signed out of {name}: its tokens are deleted."));
+            exit::OK
+        }
+        Ok(false) => {
+            say(&format!("No tokens were kept for {name}; nothing to do."));
+            exit::OK
+        }
+        Err(message) => {
+            eprintln!("axon: {message}");
+            exit::FAILED
+        }
+    }
+}
+
+/// Opens `url` in the desktop's browser when there is a desktop; silently
+/// does nothing otherwise (the URL is printed either way).
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    {
+        "xdg-open"
+    } else {
+        return;
+    };
+    let _ = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}
