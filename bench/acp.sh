@@ -32,13 +32,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 prompts=${1:-100}
 warmup=${2:-5}
-peer_package=@zed-industries/claude-agent-acp
-peer_version=0.23.1
-peers=$PWD/bench/out/peers
 
 cargo build --release --locked -p axon-cli -p axon-testkit --bins
 mkdir -p bench/out
 . bench/lib.sh
+peer_package=$claude_acp_package
+peer_version=$claude_acp_version
 mkdir -p "$work/ws"
 echo "a small project" > "$work/ws/README.md"
 
@@ -69,26 +68,14 @@ peer_note=""
 peer_requests=0
 if [ "${PEER:-1}" != 0 ]; then
   echo "== $peer_package@$peer_version (Claude Code): the same"
-  if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
-    peer_note="skipped: node and npm are needed for $peer_package"
-  elif [ "$(cat "$peers/.stamp" 2>/dev/null)" != "$peer_package@$peer_version" ] && ! (
-    rm -rf "$peers" && mkdir -p "$peers" && cd "$peers" && echo '{"private": true}' > package.json &&
-      npm install --no-audit --no-fund --loglevel=error --save-exact "$peer_package@$peer_version" > /dev/null &&
-      echo "$peer_package@$peer_version" > .stamp
-  ); then
-    peer_note="skipped: npm could not install $peer_package@$peer_version"
-  else
+  if install_claude_acp; then
     # Claude Code may ask the model for more than the prompts (a title, a
     # quota check): give it answers to spare and count what it used.
     read -r pid url < <(start_model "$work/peer-model.out" $((4 * (prompts + warmup) + 50)))
     pids+=("$pid")
     mkdir -p "$work/peer-home"
     if python3 bench/acp_client.py "$prompts" "$warmup" "$work/ws" -- \
-      env -i PATH="$PATH" HOME="$work/peer-home" ANTHROPIC_BASE_URL="$url" ANTHROPIC_API_KEY=sk-bench \
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 \
-      DISABLE_AUTOUPDATER=1 HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 \
-      NO_PROXY=127.0.0.1,localhost \
-      node "$peers/node_modules/$peer_package/dist/index.js" > "$work/peer.json" 2> "$work/peer.err"; then
+      bench/claude_acp.sh "$url" "$work/peer-home" > "$work/peer.json" 2> "$work/peer.err"; then
       peer_json=$(cat "$work/peer.json")
       peer_requests=$(model_requests "$url")
     else

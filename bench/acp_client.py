@@ -168,7 +168,10 @@ def main():
         },
     )
     init, _ = agent.until_answer(init_id)
-    new_id, _ = agent.request("session/new", {"cwd": cwd, "mcpServers": []})
+    # MCP servers for the session, as an editor lists them (ACP_MCP_SERVERS:
+    # a JSON list of {name, command, args, env}).
+    servers = json.loads(os.environ.get("ACP_MCP_SERVERS", "[]"))
+    new_id, _ = agent.request("session/new", {"cwd": cwd, "mcpServers": servers})
     session, ready = agent.until_answer(new_id)
     session_id = session["sessionId"]
 

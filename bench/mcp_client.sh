@@ -6,7 +6,7 @@
 #    TypeScript SDK client and the Python SDK client (`mcp` from PyPI);
 #  - start-up of 5 servers at once against one alone (median of 3 runs).
 # Targets: at least the TypeScript client's rate; 5 servers ready within
-# 1.2x the single start.
+# 1.2x the single start. (A slow server and the first answer: mcp_startup.sh.)
 #
 # Usage: bench/mcp_client.sh [CALLS]   (default 2000)
 # Needs: node (>= 20.15), python3; installs the test peers (scripts/peers),
@@ -48,3 +48,4 @@ print(f"5 servers / 1 server (node): {five / one:.2f}x (target <= 1.2) {'met' if
 print(f"5 servers / 1 server (sh):   {l5 / l1:.2f}x: the client starts them concurrently; node's own")
 print(f"  start-up is CPU-bound, so on {cores:.0f} cores five node servers cannot start in one's time")
 PY
+
