@@ -163,6 +163,10 @@ impl Server {
     }
 
     pub(crate) fn set_state(&self, state: ServerState) {
+        // Telling it again is no change: nothing is rebuilt for it.
+        if self.state() == state {
+            return;
+        }
         self.change(|live| live.state = state);
     }
 
@@ -299,7 +303,11 @@ impl Server {
     }
 
     pub(crate) fn describe(&self, error: ServiceError, what: &str) -> String {
-        if self.login_refused() {
+        // Only a request that did not get through can have been refused for
+        // its token; another request's 401 says nothing about this error.
+        let not_through =
+            matches!(error, ServiceError::TransportSend(_) | ServiceError::TransportClosed);
+        if not_through && self.login_refused() {
             // Refused even after a refresh: only a new sign-in helps.
             let message = crate::auth::needs_login_message(&self.config.name);
             self.set_state(ServerState::NeedsLogin(message.clone()));

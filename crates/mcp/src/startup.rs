@@ -35,6 +35,7 @@ pub(crate) async fn run(
     http: Result<reqwest::Client, String>,
 ) {
     let began = Instant::now();
+    let _stuck = StartGuard { server: &server, began };
     let mut attempt = 1;
     let notices = loop {
         match attempt_start(&server, workspace, &http, began).await {
@@ -125,6 +126,22 @@ async fn follow(server: &Server, mut notices: mpsc::UnboundedReceiver<ListChange
             // A server that cannot list them keeps the list it had; a
             // closed one is marked closed by the failed listing itself.
             let _ = server.relist_tools().await;
+        }
+    }
+}
+
+/// A start that panicked leaves its server failed, not `Connecting` for
+/// good (whoever waits for it would wait forever). An aborted start (shut
+/// down) is not a failure: shutdown says what became of it.
+struct StartGuard<'a> {
+    server: &'a Server,
+    began: Instant,
+}
+
+impl Drop for StartGuard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() && self.server.state() == ServerState::Connecting {
+            self.server.failed("its start failed unexpectedly".to_string(), self.began.elapsed());
         }
     }
 }

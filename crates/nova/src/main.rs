@@ -26,7 +26,7 @@ enum Command {
         /// The SQLite file (created when missing; `:memory:` for none), or a
         /// PostgreSQL URL (`postgres://user@host/db`) several API processes
         /// can share. Default: DATABASE_URL when set, else nova.db.
-        #[arg(long, env = "DATABASE_URL", default_value = "nova.db")]
+        #[arg(long, env = "DATABASE_URL", hide_env_values = true, default_value = "nova.db")]
         db: String,
     },
 }

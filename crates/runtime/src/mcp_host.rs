@@ -93,6 +93,11 @@ impl McpHost {
 
     /// Whether `server` may sample now: `Err` says why not.
     async fn consent(&self, server: &str, call: &ToolCall, preview: Preview) -> Result<(), String> {
+        // The session's mode first: an earlier "always" does not outlive a
+        // switch to read-only.
+        if self.approval.get() == ApprovalPolicy::ReadOnly {
+            return Err("the session is read-only: sampling is refused".to_string());
+        }
         {
             let decided = self.decided.lock().unwrap_or_else(PoisonError::into_inner);
             if decided.1.contains(server) {
@@ -270,7 +275,12 @@ impl ClientHost for McpHost {
     ) -> HostFuture<'a, Option<Elicited>> {
         Box::pin(async move {
             if !self.forms {
-                return None;
+                // Nobody sees forms here: a server's defaults stand for the
+                // user only when the user let the session act alone.
+                if self.approval.get() == ApprovalPolicy::Auto {
+                    return None;
+                }
+                return Some(Elicited { action: ElicitAction::Decline, content: None });
             }
             let id = self.fresh_id("form");
             let answer = self.shared.ask_form(&id);
@@ -358,5 +368,30 @@ mod tests {
         // Not asked again: nobody answers now, and it is refused at once.
         let again = host.consent("fx", &call(), asked()).await.unwrap_err();
         assert!(again.contains("refused sampling for MCP server fx"), "{again}");
+    }
+
+    #[tokio::test]
+    async fn always_does_not_outlive_a_switch_to_read_only() {
+        let (host, _events) = host(true, ApprovalPolicy::Ask);
+        host.decided.lock().unwrap().0.insert("fx".to_string());
+        assert_eq!(host.consent("fx", &call(), asked()).await, Ok(()));
+        host.shared.approval.set(ApprovalPolicy::ReadOnly);
+        let refused = host.consent("fx", &call(), asked()).await.unwrap_err();
+        assert!(refused.contains("read-only"), "{refused}");
+    }
+
+    #[tokio::test]
+    async fn a_form_nobody_sees_is_declined_unless_the_session_acts_alone() {
+        let request = || ElicitationRequest {
+            message: "Delete the repository?".into(),
+            schema: json!({"type": "object", "properties": {"confirm": {"type": "boolean", "default": true}}}),
+        };
+        let (ask, _events) = host(true, ApprovalPolicy::Ask);
+        let answer = ask.elicit("fx", request()).await.unwrap();
+        assert_eq!((answer.action, answer.content), (ElicitAction::Decline, None));
+        // In auto mode, the form's own defaults stand (None: the client's
+        // defaults-or-decline).
+        let (auto, _events) = host(true, ApprovalPolicy::Auto);
+        assert!(auto.elicit("fx", request()).await.is_none());
     }
 }

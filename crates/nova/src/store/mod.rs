@@ -115,7 +115,8 @@ pub fn redacted(spec: &str) -> String {
         return spec.to_string();
     }
     let Some((scheme, rest)) = spec.split_once("://") else { return spec.to_string() };
-    let Some((credentials, host)) = rest.split_once('@') else { return spec.to_string() };
+    // The last `@` ends the credentials: a password may hold one.
+    let Some((credentials, host)) = rest.rsplit_once('@') else { return spec.to_string() };
     match credentials.split_once(':') {
         Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
         None => spec.to_string(),
