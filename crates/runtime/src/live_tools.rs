@@ -131,11 +131,12 @@ impl ToolSource for LiveTools {
         }
         let (registry, warnings) = (self.build)(&self.mcp);
         self.warn(warnings);
-        let (came, went) = difference(&current.1, &registry);
         current.0 = generation;
-        if came.is_empty() && went.is_empty() && current.1.specs().eq(registry.specs()) {
+        // The same specs in the same order: nothing the model sees changed.
+        if current.1.specs().eq(registry.specs()) {
             return Arc::clone(&current.1);
         }
+        let (came, went) = difference(&current.1, &registry);
         let mut said = Vec::new();
         if !came.is_empty() {
             said.push(format!("now offered: {}", some(&came)));
