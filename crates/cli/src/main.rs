@@ -154,6 +154,19 @@ async fn leave_on_termination() {
     }
 }
 
+/// The arguments, with `--version` saying which CPU level the local model
+/// was built for (a bug report's first question about a crash).
+fn parse_cli() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let long = format!(
+        "{}\nlocal model CPU level: {}",
+        env!("CARGO_PKG_VERSION"),
+        axon_runtime::local_model::cpu_summary()
+    );
+    let matches = Cli::command().long_version(long).get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 fn main() -> ExitCode {
     // What a command or server detaches (`setsid`, a daemon) is re-parented
     // to axon instead of init, so it can be killed when axon leaves.
@@ -161,7 +174,7 @@ fn main() -> ExitCode {
     // Commands run as the user; they must not read the keys out of
     // /proc/<axon>/environ.
     let _ = axon_tools::process::hide_environment();
-    let cli = Cli::parse();
+    let cli = parse_cli();
     // Serving one host over stdio is one conversation: a single thread
     // answers it with the least latency (no cross-thread wake-ups), and
     // blocking tool work still runs on the blocking pool.

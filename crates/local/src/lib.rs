@@ -17,6 +17,7 @@
 //!   lazy grammar ([`grammar`]).
 //! - Library code never prints: llama.cpp's own logging is switched off.
 
+pub mod cpu;
 pub mod grammar;
 pub mod template;
 mod worker;
@@ -81,6 +82,10 @@ pub enum LocalError {
     Window { path: String },
     #[error("{0}")]
     Template(String),
+    #[error(
+        "this CPU lacks {missing}, which this build of the local model needs (it was compiled for {variant}). Use a provider over HTTP (`axon run --provider deepseek`, or Ollama/llama-server with `--provider ollama`), or build axon on this machine for its own CPU: `CFLAGS=-march=native CXXFLAGS=-march=native GGML_NATIVE=ON cargo build --release`"
+    )]
+    Cpu { variant: String, missing: String },
     #[error("the local model's worker thread could not start: {0}")]
     Thread(String),
 }

@@ -105,6 +105,13 @@ pub(crate) fn start(config: &LocalConfig) -> Result<Loaded, LocalError> {
     if config.context_window == Some(0) {
         return Err(LocalError::Window { path: shown });
     }
+    let missing = crate::cpu::missing();
+    if !missing.is_empty() {
+        return Err(LocalError::Cpu {
+            variant: crate::cpu::variant().into(),
+            missing: missing.join(", ").to_uppercase(),
+        });
+    }
     let backend = backend()?;
     let params = LlamaModelParams::default().with_n_gpu_layers(config.gpu_layers);
     let model = LlamaModel::load_from_file(backend, &path, &params)

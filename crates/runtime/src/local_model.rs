@@ -105,3 +105,14 @@ fn resolve(data: &Path, model: &str) -> Result<(PathBuf, String)> {
         "no local model named '{model}'. `axon models list` shows the pulled ones; `axon models pull` gets one, or name a .gguf file"
     )
 }
+
+/// The CPU level the local model was compiled for and whether this CPU has
+/// it, in one line (`axon --version`, `axon doctor`).
+pub fn cpu_summary() -> String {
+    axon_local::cpu::summary()
+}
+
+/// Whether this CPU can run the local model in this build.
+pub fn cpu_supported() -> bool {
+    axon_local::cpu::missing().is_empty()
+}
