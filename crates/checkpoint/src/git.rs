@@ -103,7 +103,9 @@ impl Git {
     pub(crate) fn init_bare(&self) -> Result<(), CheckpointError> {
         let mut command = self.command();
         command.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
-        command.args(["init", "-q", "--bare", "--template="]).arg(&self.git_dir);
+        // Files 0600 and folders 0700 from the first one on: snapshots hold
+        // the workspace's secrets too.
+        command.args(["init", "-q", "--bare", "--template=", "--shared=0600"]).arg(&self.git_dir);
         run_command(command, None).map(drop)
     }
 

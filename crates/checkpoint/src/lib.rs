@@ -111,6 +111,9 @@ pub enum SkipReason {
     /// by something snapshots do not hold (an ignored or too-large file, a
     /// nested repository, a folder of ignored files), which is kept.
     Occupied,
+    /// On a restore of what some turns changed: the path changed again
+    /// after the last of them ended (the user's edit), and is kept.
+    ChangedSince,
 }
 
 /// What a restore did.
@@ -201,6 +204,23 @@ impl Checkpoints {
         check_session(session)?;
         let _lock = self.lock()?;
         restore::restore(self, session, id)
+    }
+
+    /// Puts back, as snapshot `target` has them, only the paths some turns
+    /// changed: each of `turns` is (the snapshot before it, the snapshot
+    /// after it). A path that changed again after the last turn ended (the
+    /// user's later edit) is left as it is ([`SkipReason::ChangedSince`]),
+    /// and so is every path no turn changed. The present is snapshotted
+    /// first, as by [`Checkpoints::restore`], and [`Restored::backup`] names it.
+    pub fn restore_changes(
+        &self,
+        session: &str,
+        target: &str,
+        turns: &[(String, String)],
+    ) -> Result<Restored, CheckpointError> {
+        check_session(session)?;
+        let _lock = self.lock()?;
+        restore::restore_changes(self, session, target, turns)
     }
 
     /// What [`Checkpoints::restore`] of `id` would change now, by path.

@@ -14,7 +14,8 @@ use crate::{CheckpointError, Checkpoints, MAX_FILE_BYTES, SnapshotInfo};
 /// Settings appended to what `git init` probed (file modes, symlinks, case):
 /// later keys win. No hooks, signing, line-ending conversion, automatic gc
 /// (it would run in the middle of a turn) or reflogs (they would keep
-/// pruned snapshots alive).
+/// pruned snapshots alive). `git init --shared=0600` (git.rs) keeps files
+/// 0600 and folders 0700.
 const CONFIG: &str = "
 [core]
 \tbare = false
@@ -53,6 +54,11 @@ pub(crate) fn open(data_dir: &Path, workspace: &Path) -> Result<Checkpoints, Che
         )?;
     let root = data_dir.join("checkpoints");
     fs::create_dir_all(&root).map_err(|e| CheckpointError::io("create", &root, e))?;
+    // Snapshots hold the workspace's files (its .env too): the data folder
+    // and the shadow repositories are the user's alone.
+    for dir in [data_dir, root.as_path()] {
+        private(dir).map_err(|e| CheckpointError::io("protect", dir, e))?;
+    }
     let name = shadow_name(&workspace);
     let git_dir = root.join(&name);
     let lock_path = root.join(format!("{name}.lock"));
@@ -65,6 +71,16 @@ pub(crate) fn open(data_dir: &Path, workspace: &Path) -> Result<Checkpoints, Che
     }
     write_if_changed(&git.git_dir.join("info").join("exclude"), &excludes(&git))?;
     Ok(Checkpoints { git, lock_path, max_file_bytes: MAX_FILE_BYTES, ignores: Default::default() })
+}
+
+/// Makes `dir` its owner's alone (0700).
+fn private(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 /// `<folder name, sanitised>-<16 hex of sha256(path)>`: unique by path,

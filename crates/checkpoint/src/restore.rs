@@ -6,8 +6,11 @@
 //! git's own careful work-tree code (no writes through a symlinked parent,
 //! modes and symlinks as recorded), and both only ever get paths the
 //! snapshots hold, so ignored, too-large and nested-repository paths are
-//! never touched.
+//! never touched. [`restore_changes`] does the same for only the paths some
+//! turns changed (between the snapshots before and after each), keeping a
+//! path changed again since the last of them ended.
 
+use std::collections::HashSet;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 
@@ -29,10 +32,65 @@ pub(crate) fn restore(
         ["diff-tree", "-r", "-z", "--no-renames", "--name-status", &backup.id, &target],
         None,
     )?;
+    apply(checkpoints, backup.id, &target, name_status(&out), Vec::new())
+}
+
+pub(crate) fn restore_changes(
+    checkpoints: &Checkpoints,
+    session: &str,
+    id: &str,
+    turns: &[(String, String)],
+) -> Result<Restored, CheckpointError> {
+    let git = &checkpoints.git;
+    let target = repo::resolve(git, id)?;
+    let short = target.get(..12).unwrap_or(&target);
+    let backup = checkpoints.snapshot_locked(session, &format!("before restoring {short}"))?;
+    let names = |a: &str, b: &str| -> Result<HashSet<Vec<u8>>, CheckpointError> {
+        let out = git.run(["diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b], None)?;
+        Ok(split_z(&out).filter(|p| !p.is_empty()).map(<[u8]>::to_vec).collect())
+    };
+    let mut touched: HashSet<Vec<u8>> = HashSet::new();
+    for (before, after) in turns {
+        let (before, after) = (repo::resolve(git, before)?, repo::resolve(git, after)?);
+        touched.extend(names(&before, &after)?);
+    }
+    let since = match turns.last() {
+        Some((_, last)) => names(&backup.id, &repo::resolve(git, last)?)?,
+        None => HashSet::new(),
+    };
+    let out = git.run(
+        ["diff-tree", "-r", "-z", "--no-renames", "--name-status", &backup.id, &target],
+        None,
+    )?;
+    let mut kept = Vec::new();
+    let mut entries = Vec::new();
+    for (status, path) in name_status(&out) {
+        if !touched.contains(path) {
+            continue;
+        }
+        if since.contains(path) {
+            kept.push(Skipped { path: path_of(path), reason: SkipReason::ChangedSince });
+        } else {
+            entries.push((status, path));
+        }
+    }
+    apply(checkpoints, backup.id, &target, entries, kept)
+}
+
+/// Makes the work tree's `entries` (diff-tree statuses from the present to
+/// `target`) as `target` has them.
+fn apply(
+    checkpoints: &Checkpoints,
+    backup: String,
+    target: &str,
+    entries: Vec<(u8, &[u8])>,
+    mut skipped: Vec<Skipped>,
+) -> Result<Restored, CheckpointError> {
+    let git = &checkpoints.git;
     let mut gone: Vec<&[u8]> = Vec::new();
     // (path, whether the present has it: a rewrite rather than a return)
     let mut back: Vec<(&[u8], bool)> = Vec::new();
-    for (status, path) in name_status(&out) {
+    for (status, path) in entries {
         match status {
             b'D' => gone.push(path),
             b'A' => back.push((path, false)),
@@ -47,7 +105,6 @@ pub(crate) fn restore(
             Some(literal_pathspecs(gone.iter().copied())),
         )?;
     }
-    let mut skipped = Vec::new();
     let mut write: Vec<&[u8]> = Vec::new();
     for (path, present) in back {
         match occupant(git, checkpoints.max_file_bytes, path).filter(|_| !present) {
@@ -57,12 +114,12 @@ pub(crate) fn restore(
     }
     if !write.is_empty() {
         git.run(
-            ["checkout", &target, "--pathspec-from-file=-", "--pathspec-file-nul"],
+            ["checkout", target, "--pathspec-from-file=-", "--pathspec-file-nul"],
             Some(literal_pathspecs(write.iter().copied())),
         )?;
     }
     Ok(Restored {
-        backup: backup.id,
+        backup,
         written: write.into_iter().map(path_of).collect(),
         removed: gone.into_iter().map(path_of).collect(),
         skipped,

@@ -339,3 +339,32 @@ fn git_lock_files_left_by_a_killed_snapshot_do_not_stop_the_next() {
     checkpoints.restore("s1", &first.id).unwrap();
     assert_eq!(fx.read("a.txt"), b"one\n");
 }
+
+#[cfg(unix)]
+#[test]
+fn snapshots_are_readable_by_the_user_alone() {
+    // Issue 30 §2.11: checkpoint objects were 0444 in world-readable
+    // folders, and they hold the workspace's .env like any file.
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    fx.write(".env", "API_TOKEN=hunter2hunter2\n");
+    let cp = fx.open();
+    cp.snapshot(S, "turn 1").unwrap();
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(fx.data.path()), 0o700);
+    assert_eq!(mode(&fx.data.path().join("checkpoints")), 0o700);
+    let mut open_to_others = Vec::new();
+    let mut stack = vec![fx.data.path().join("checkpoints")];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path.clone());
+            }
+            if path.components().any(|c| c.as_os_str() == "objects") && mode(&path) & 0o077 != 0 {
+                open_to_others.push((path.clone(), format!("{:o}", mode(&path))));
+            }
+        }
+    }
+    assert!(open_to_others.is_empty(), "{open_to_others:?}");
+}

@@ -174,7 +174,8 @@ pub async fn run(command: McpCommand) -> u8 {
     };
     match &command {
         McpCommand::Login { name, no_browser, .. } => {
-            return crate::mcp_login::login(&config, &dirs, name, *no_browser).await;
+            let root = std::fs::canonicalize(&dir).unwrap_or(dir);
+            return crate::mcp_login::login(&config, &dirs, &root, name, *no_browser).await;
         }
         McpCommand::Logout { name, .. } => return crate::mcp_login::logout(&config, &dirs, name),
         _ => {}

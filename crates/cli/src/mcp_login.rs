@@ -3,6 +3,12 @@
 //! `axon_mcp::auth`; this file only finds the server, sends the user to the
 //! URL (always printed; a browser opened when one can be) and reports.
 //! Tokens are never printed.
+//!
+//! Guarantees: signing in to a workspace's server (its `.mcp.json` or
+//! `.axon/config.toml`) needs the consent starting it needs: the user
+//! trusted it (`axon mcp trust NAME`) for exactly what it is now. A
+//! repository cannot make a login send anything of the user's: a workspace
+//! file may not name a secret variable (`config::restrict_to_workspace`).
 
 use axon_mcp::config::{ServerConfig, Transport};
 use axon_runtime::config::{Dirs, Effective};
@@ -32,8 +38,43 @@ fn server(config: &Effective, dirs: &Dirs, name: &str) -> Result<ServerConfig, u
     Ok(servers.remove(0))
 }
 
-pub async fn login(config: &Effective, dirs: &Dirs, name: &str, no_browser: bool) -> u8 {
-    let server = match server(config, dirs, name) {
+/// Whether the user consented to the workspace server `name` (the user's
+/// own servers need none); else says how to, and the exit code.
+fn consented(
+    config: &Effective,
+    dirs: &Dirs,
+    root: &std::path::Path,
+    name: &str,
+) -> Result<(), u8> {
+    if config.user_servers.iter().any(|s| s.name == name) {
+        return Ok(());
+    }
+    let Some(server) = config.workspace_servers.iter().find(|s| s.name == name) else {
+        return Ok(());
+    };
+    let store = axon_runtime::servers::TrustStore { data: &dirs.data, workspace: root };
+    if store.trusts(server) {
+        return Ok(());
+    }
+    eprintln!(
+        "axon: MCP server {name} comes from {} and you have not allowed it ({}); signing in \
+         would send it a login like starting it would. Look at it, then run `axon mcp trust \
+         {name}` and `axon mcp login {name}` again",
+        server.source,
+        axon_runtime::servers::describe(server)
+    );
+    Err(exit::USAGE)
+}
+
+pub async fn login(
+    config: &Effective,
+    dirs: &Dirs,
+    root: &std::path::Path,
+    name: &str,
+    no_browser: bool,
+) -> u8 {
+    let server = match consented(config, dirs, root, name).and_then(|()| server(config, dirs, name))
+    {
         Ok(server) => server,
         Err(code) => return code,
     };

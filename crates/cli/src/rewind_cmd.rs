@@ -1,11 +1,13 @@
 //! `axon rewind`: a saved session back to just before one of its turns:
-//! its files from the turn's checkpoint, its conversation, or both.
+//! the files its turns changed (from the turn's checkpoint), its
+//! conversation, or both; `--undo SNAPSHOT` puts the files back as a
+//! rewind found them.
 
 use std::path::PathBuf;
 
 use axon_runtime::SessionStore;
 use axon_runtime::config::Dirs;
-use axon_runtime::rewind::{RewindScope, describe, rewind_saved};
+use axon_runtime::rewind::{RewindScope, describe, describe_undo, rewind_saved, undo};
 use clap::Args;
 
 use crate::{exit, say};
@@ -29,6 +31,10 @@ pub struct RewindArgs {
     /// List the session's turns instead (which changed files).
     #[arg(long)]
     list: bool,
+    /// Undo a rewind: every file back as the snapshot its report named
+    /// (`undo with axon rewind --undo ID`).
+    #[arg(long, value_name = "SNAPSHOT", conflicts_with_all = ["list", "turn", "files_only", "conversation_only"])]
+    undo: Option<String>,
     #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
     dir: PathBuf,
 }
@@ -57,6 +63,14 @@ fn execute(args: RewindArgs) -> anyhow::Result<()> {
     };
     for warning in &session.warnings {
         eprintln!("axon: warning: {warning}");
+    }
+    if let Some(snapshot) = &args.undo {
+        let restored = undo(store.data_dir(), &session, snapshot)?;
+        for line in describe_undo(&restored) {
+            say(&line);
+        }
+        say(&format!("session {}", session.header.id));
+        return Ok(());
     }
     if args.list {
         for turn in session.turns() {

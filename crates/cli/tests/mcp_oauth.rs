@@ -186,3 +186,29 @@ fn login_call_refresh_revoke_and_logout() {
     assert!(ok && stdout.contains("No tokens were kept"), "{stdout}");
     server.stop();
 }
+
+#[test]
+fn a_workspace_server_needs_consent_to_log_in_and_never_gets_a_secret_variable() {
+    // Issue 30 §2.4: a workspace `oauth = {client_secret_env = ...}` put the
+    // user's key into the token request of `axon mcp login`.
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir(workspace.path().join(".axon")).unwrap();
+    // Nothing listens on port 1: were the login to go ahead, it would fail
+    // on the connection, not on consent.
+    std::fs::write(
+        workspace.path().join(".axon/config.toml"),
+        "[mcp_servers.docs]\nurl = \"http://127.0.0.1:1/mcp\"\noauth = { client_id = \"x\", \
+         client_secret_env = \"OPENAI_API_KEY\" }\n",
+    )
+    .unwrap();
+    let mut login = axon(home.path(), workspace.path());
+    login.env("OPENAI_API_KEY", "sk-user-key-0000").args(["mcp", "login", "docs", "--no-browser"]);
+    let (ok, stdout, stderr) = run(login);
+    assert!(!ok, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("you have not allowed it") && stderr.contains("axon mcp trust docs"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sk-user-key"), "{stderr}");
+}

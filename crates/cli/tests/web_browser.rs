@@ -24,6 +24,33 @@ fn open(web: &Web, width: u32, dark: bool) -> Browser {
     browser
 }
 
+/// A server that answers every request with "ok" and hands over each
+/// request's head.
+fn record_requests(listener: std::net::TcpListener) -> std::sync::mpsc::Receiver<String> {
+    use std::io::{Read, Write};
+    let (sender, heads) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let sender = sender.clone();
+            // A browser may open a connection it never uses: one thread each.
+            std::thread::spawn(move || {
+                let _ = stream.set_read_timeout(Some(PATIENCE));
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                    head.push(byte[0]);
+                }
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                );
+                let _ = sender.send(String::from_utf8_lossy(&head).into_owned());
+            });
+        }
+    });
+    heads
+}
+
 fn shot(browser: &Browser, name: &str) {
     // A picture taken mid fade-in shows a half-drawn page; spinners loop
     // for ever and are not waited for.
@@ -401,13 +428,29 @@ fn a_missing_token_and_a_foreign_page_get_nothing() {
     let web = Web::start(&s, &[]);
     let browser = Browser::start(1000, 800, false).unwrap();
     // Without the token: 401 and the way back.
-    browser.goto(&format!("{}/", web.origin())).unwrap();
+    browser.goto(&web.page_url()).unwrap();
     let text = browser.wait_for("document.body.innerText", PATIENCE).unwrap();
     assert!(text.as_str().unwrap().contains("token"), "{text}");
     // A page of another origin (the model server's) cannot read the stream
     // nor send an operation, even after the browser has the cookie.
     browser.goto(&web.url()).unwrap();
     browser.wait_for("document.body.dataset.ready === '1'", PATIENCE).unwrap();
+    // Issue 30 §2.9: cookies ignore ports. Another local server the browser
+    // visits must not receive the panel's cookie.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other_url = format!("http://{}/visit", other.local_addr().unwrap());
+    let heads = record_requests(other);
+    browser.goto(&other_url).unwrap();
+    let head = loop {
+        let head = heads.recv_timeout(PATIENCE).expect("the browser reached the other server");
+        if head.starts_with("GET /visit") {
+            break head;
+        }
+    };
+    assert!(
+        !head.to_ascii_lowercase().contains("axon_web"),
+        "the cookie went to another port: {head}"
+    );
     browser.goto(&format!("{}/elsewhere", s.server.url)).unwrap();
     let script = format!(
         "const done = arguments[0];
@@ -415,7 +458,7 @@ fn a_missing_token_and_a_foreign_page_get_nothing() {
            fetch('{origin}/api/events', {{credentials: 'include'}}).then(r => r.status, e => 'blocked'),
            fetch('{origin}/api/op', {{method: 'POST', credentials: 'include', headers: {{'content-type': 'application/json'}}, body: '{{\"op\":\"compact\"}}'}}).then(r => r.status, e => 'blocked'),
          ]).then(done);",
-        origin = web.origin()
+        origin = format!("{}{}", web.origin(), web.base)
     );
     let results = browser.execute_async(&script).unwrap();
     for result in results.as_array().unwrap() {
@@ -705,7 +748,7 @@ fn the_mode_and_approval_follow_the_runtime_whoever_switched_them() {
     let taken = browser
         .execute_async(
             "const done = arguments[0];
-             const es = new EventSource('/api/events');
+             const es = new EventSource('api/events');
              es.onmessage = (e) => {
                const ev = JSON.parse(e.data);
                if (ev.type === 'mode_changed' && ev.mode === 'react') { es.close(); done(ev.approval); }

@@ -51,13 +51,20 @@ fn only_the_token_admits_as_query_cookie_or_bearer() {
 
     let enter = web.anonymous("GET", &format!("/?token={}", web.token)).send();
     assert_eq!(enter.status, 303, "{enter:?}");
-    assert_eq!(enter.header("location"), Some("/"), "{enter:?}");
+    let page_path = format!("{}/", web.base);
+    assert_eq!(enter.header("location"), Some(page_path.as_str()), "{enter:?}");
     let set = enter.header("set-cookie").unwrap_or_else(|| panic!("{enter:?}"));
     let pair = set.split(';').next().unwrap().trim();
     assert_eq!(pair, format!("axon_web_{}={}", web.port, web.token), "{set}");
     let attributes: Vec<&str> = set.split(';').map(str::trim).collect();
     assert!(attributes.contains(&"HttpOnly"), "{set}");
     assert!(attributes.contains(&"SameSite=Strict"), "{set}");
+    // Issue 30 §2.9: cookies ignore ports; bound to this run's random path,
+    // this one reaches no other local server the browser visits.
+    let path = format!("Path={page_path}");
+    assert!(attributes.contains(&path.as_str()), "{set}");
+    let outside = web.raw("GET", "/api/files").header("Cookie", pair).send();
+    assert_eq!(outside.status, 404, "nothing is served outside the prefix: {outside:?}");
 
     let page = web.anonymous("GET", "/").header("Cookie", pair).send();
     assert_eq!(
@@ -158,7 +165,39 @@ fn other_origins_and_cross_site_requests_are_refused() {
         .header("Authorization", &format!("Bearer {}", web.token))
         .json(&same)
         .send();
-    assert_eq!(bearer.status, 202, "a bearer token needs no Origin: {bearer:?}");
+    assert_eq!(bearer.status, 202, "a program's bearer token needs no Origin: {bearer:?}");
+    // Issue 30 §2.9: what a browser sends needs its Origin, whatever the
+    // credential.
+    let from_browser = web
+        .anonymous("POST", "/api/op")
+        .header("Authorization", &format!("Bearer {}", web.token))
+        .header("Sec-Fetch-Mode", "cors")
+        .json(&same)
+        .send();
+    assert_eq!(from_browser.status, 403, "{from_browser:?}");
+    let with_cookie = web
+        .page("POST", "/api/op")
+        .header("Authorization", &format!("Bearer {}", web.token))
+        .json(&same)
+        .send();
+    assert_eq!(with_cookie.status, 403, "{with_cookie:?}");
+}
+
+#[test]
+fn operations_and_prompts_are_bounded_with_a_clear_error() {
+    // Issue 30 §2.12: 30 MB prompts pushed the server to 1.8 GB.
+    let s = setup(vec![]);
+    let web = Web::start(&s, &[]);
+    let post = || web.page("POST", "/api/op").header("Origin", &web.origin());
+    let long = "x".repeat(300 * 1024);
+    let prompt = post().json(&json!({"op": "user_turn", "text": long})).send();
+    assert_eq!(prompt.status, 413, "{prompt:?}");
+    assert!(prompt.error().contains("@path"), "{prompt:?}");
+    let huge = "y".repeat(9 * 1024 * 1024);
+    let body = post().json(&json!({"op": "user_turn", "text": huge})).send();
+    assert_eq!(body.status, 413, "{body:?}");
+    assert!(body.error().contains("larger than 8 MB"), "{body:?}");
+    assert!(s.server.requests().is_empty(), "the model was asked");
 }
 
 #[test]

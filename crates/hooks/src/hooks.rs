@@ -14,10 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axon_tools::CommandSandbox;
 use axon_tools::env_policy::EnvPolicy;
 
 use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, HooksConfig};
 use crate::event::HookEvent;
+use crate::fingerprint::{Fingerprint, fingerprint};
 use crate::matcher::Matcher;
 
 /// Where a hook was configured.
@@ -93,6 +95,9 @@ pub(crate) struct Hook {
     pub command: String,
     pub timeout: Duration,
     pub source: Arc<HookSource>,
+    /// A workspace hook as it was allowed ([`Hooks::pin_workspace`]): it
+    /// runs only while it still is.
+    pub pinned: Option<Fingerprint>,
 }
 
 /// What [`Hooks::list`] shows of one hook.
@@ -113,6 +118,29 @@ pub struct Hooks {
     warnings: Vec<String>,
     /// The environment hooks see; `None`: axon's own, as Claude Code does.
     pub(crate) env: Option<Arc<EnvPolicy>>,
+    /// What pinned workspace hooks are checked against before each run.
+    pub(crate) pins: Option<Pins>,
+    /// The sandbox workspace hooks run in (`None`: unconfined, as the
+    /// user's own hooks always run).
+    pub(crate) sandbox: Option<Arc<CommandSandbox>>,
+}
+
+/// Asked when a pinned hook changed: whether the hook as it is now is
+/// allowed after all (the user trusted it again mid-session).
+pub type Readmit = Arc<dyn Fn(&HookEntry, &Fingerprint) -> bool + Send + Sync>;
+
+/// The workspace pinned hooks are fingerprinted in, and who may readmit a
+/// changed one.
+#[derive(Clone)]
+pub(crate) struct Pins {
+    pub workspace: PathBuf,
+    pub readmit: Readmit,
+}
+
+impl std::fmt::Debug for Pins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pins").field("workspace", &self.workspace).finish_non_exhaustive()
+    }
 }
 
 impl Hooks {
@@ -189,6 +217,7 @@ impl Hooks {
                     command: hook.command.clone(),
                     timeout: Duration::from_secs(hook.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS)),
                     source: Arc::clone(&source),
+                    pinned: None,
                 });
             }
         }
@@ -198,6 +227,35 @@ impl Hooks {
     /// whole environment.
     pub fn with_env_policy(mut self, env: Arc<EnvPolicy>) -> Hooks {
         self.env = Some(env);
+        self
+    }
+
+    /// Pins every workspace hook as it is now (`workspace` is the
+    /// workspace's canonical path) and answers each with its fingerprint,
+    /// for the caller's consent check. From then on a workspace hook runs
+    /// only while its fingerprint is the one pinned (checked right before
+    /// every run), or `readmit` allows the changed one; otherwise the run
+    /// is a warning saying what changed and how to allow it again.
+    pub fn pin_workspace(
+        &mut self,
+        workspace: &Path,
+        readmit: Readmit,
+    ) -> Vec<(HookEntry, Fingerprint)> {
+        let mut pinned = Vec::new();
+        for hook in self.hooks.iter_mut().filter(|hook| hook.source.workspace) {
+            let now = fingerprint(hook.event, hook.matcher.as_str(), &hook.command, workspace);
+            hook.pinned = Some(now.clone());
+            pinned.push((entry(hook), now));
+        }
+        self.pins = Some(Pins { workspace: workspace.to_path_buf(), readmit });
+        pinned
+    }
+
+    /// Workspace hooks run inside `sandbox` (the session's, as its `shell`
+    /// commands do); `None` leaves them unconfined (the user turned the
+    /// sandbox off, or this machine cannot enforce it).
+    pub fn with_workspace_sandbox(mut self, sandbox: Option<Arc<CommandSandbox>>) -> Hooks {
+        self.sandbox = sandbox;
         self
     }
 
@@ -220,16 +278,7 @@ impl Hooks {
 
     /// The hooks in effect, in the order they were loaded.
     pub fn list(&self) -> Vec<HookEntry> {
-        self.hooks
-            .iter()
-            .map(|hook| HookEntry {
-                event: hook.event,
-                matcher: hook.matcher.as_str().to_string(),
-                command: hook.command.clone(),
-                timeout: hook.timeout,
-                source: HookSource::clone(&hook.source),
-            })
-            .collect()
+        self.hooks.iter().map(entry).collect()
     }
 
     /// What loading skipped (unknown events, non-command hooks, matchers
@@ -246,6 +295,17 @@ impl Hooks {
     /// building an input when none is).
     pub fn has(&self, event: HookEvent) -> bool {
         self.hooks.iter().any(|hook| hook.event == event)
+    }
+}
+
+/// What [`Hooks::list`] shows of `hook`.
+pub(crate) fn entry(hook: &Hook) -> HookEntry {
+    HookEntry {
+        event: hook.event,
+        matcher: hook.matcher.as_str().to_string(),
+        command: hook.command.clone(),
+        timeout: hook.timeout,
+        source: HookSource::clone(&hook.source),
     }
 }
 

@@ -16,11 +16,16 @@
 //!   reply), exit 2 (block, stderr is the reason) and anything else (a
 //!   warning) are combined into one [`HookOutcome`].
 //!
+//! - [`fingerprint`]: what consent to a workspace hook is remembered for;
+//!   [`Hooks::pin_workspace`] makes every run of a workspace hook check it
+//!   first, and [`Hooks::with_workspace_sandbox`] runs them sandboxed.
+//!
 //! This crate decides nothing about consent or policy: the caller asks the
 //! user about workspace hooks ([`Hooks::retain`]) and obeys the outcome.
 
 mod config;
 mod event;
+pub mod fingerprint;
 mod hooks;
 mod matcher;
 pub mod names;
@@ -29,8 +34,10 @@ mod run;
 
 pub use config::{CommandHook, ConfigError, DEFAULT_TIMEOUT_SECS, HooksConfig, MatcherGroup};
 pub use event::{CompactTrigger, EventData, HookEvent, HookInput, SessionSource};
+pub use fingerprint::{Fingerprint, fingerprint};
 pub use hooks::{
-    HookEntry, HookFile, HookSource, Hooks, HooksError, SourceFormat, claude_settings_files,
+    HookEntry, HookFile, HookSource, Hooks, HooksError, Readmit, SourceFormat,
+    claude_settings_files,
 };
 pub use matcher::Matcher;
 pub use outcome::{HookOutcome, Permission};

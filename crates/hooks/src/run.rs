@@ -5,7 +5,13 @@
 //! `CLAUDE_PROJECT_DIR` and `AXON_WORKSPACE` naming the workspace. The
 //! same command configured twice for an event runs once.
 //!
-//! Guarantees: a hook runs in its own process group, which is killed when
+//! Guarantees: a pinned workspace hook ([`Hooks::pin_workspace`]) is
+//! fingerprinted again right before each run and does not run if it
+//! changed since it was allowed (unless the caller readmits it): the
+//! outcome then warns, naming what changed and how to allow it again. A
+//! workspace hook runs inside the session's sandbox when one is given
+//! ([`Hooks::with_workspace_sandbox`]), and does not run if that sandbox
+//! cannot be set up. A hook runs in its own process group, which is killed when
 //! the hook ends (what it left running goes with it), when its timeout
 //! passes, and when the run's future is dropped; the guardian in
 //! `axon_tools::process` kills it should axon die. A hook's stdout and
@@ -25,7 +31,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use crate::event::HookInput;
-use crate::hooks::{Hook, Hooks, SourceFormat};
+use crate::fingerprint::fingerprint;
+use crate::hooks::{Hook, Hooks, SourceFormat, entry};
 use crate::outcome::{Exit, HookOutcome};
 
 /// Bytes of a hook's stdout (and of its stderr) that are kept.
@@ -75,8 +82,48 @@ impl Hooks {
         outcome
     }
 
+    /// Whether `hook` may run as it is now: not pinned, unchanged since it
+    /// was, or readmitted; else the warning that it did not run.
+    async fn still_allowed(&self, hook: &Hook) -> Result<(), String> {
+        let (Some(pinned), Some(pins)) = (&hook.pinned, &self.pins) else { return Ok(()) };
+        let (event, matcher, command) =
+            (hook.event, hook.matcher.as_str().to_string(), hook.command.clone());
+        let workspace = pins.workspace.clone();
+        // Reading the files it names is blocking work.
+        let now =
+            tokio::task::spawn_blocking(move || fingerprint(event, &matcher, &command, &workspace))
+                .await
+                .map_err(|e| {
+                    format!("hook {} did not run: checking it failed: {e}", label(hook))
+                })?;
+        if &now == pinned || (pins.readmit)(&entry(hook), &now) {
+            return Ok(());
+        }
+        Err(format!(
+            "hook {} did not run: it changed since it was allowed ({} changed). Look at it, then \
+             run `axon hooks trust` to allow it as it is now",
+            label(hook),
+            pinned.changes(&now)
+        ))
+    }
+
     async fn run_one(&self, hook: &Hook, stdin: &[u8], cwd: &Path) -> HookOutcome {
         let label = label(hook);
+        if let Err(warning) = self.still_allowed(hook).await {
+            return HookOutcome::warning(warning);
+        }
+        let prepared = match (&self.sandbox, hook.source.workspace) {
+            (Some(sandbox), true) => match axon_sandbox::prepare(sandbox.policy()) {
+                Ok(prepared) => Some(prepared),
+                Err(e) => {
+                    return HookOutcome::warning(format!(
+                        "hook {label} did not run: its sandbox could not be set up ({e}); \
+                         `axon sandbox check` shows what this machine enforces"
+                    ));
+                }
+            },
+            _ => None,
+        };
         let mut command = Command::new("sh");
         if let Some(env) = &self.env {
             env.configure(&mut command);
@@ -94,6 +141,9 @@ impl Hooks {
         #[cfg(unix)]
         command.process_group(0);
         die_with_parent(&mut command);
+        if let Some(prepared) = prepared {
+            prepared.apply_tokio(&mut command);
+        }
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => {

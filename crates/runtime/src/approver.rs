@@ -1,7 +1,9 @@
 //! Asking the front end: a tool call that needs approval becomes an
 //! `approval_requested` event carrying a preview of what the call would do
 //! (computed without doing it), and waits for the front end's `approve`
-//! operation. Cancelling the turn answers every open question with no.
+//! operation. Cancelling the turn answers every open question with no. A
+//! call whose preview says it would fail as it stands (outside the jail)
+//! is refused without asking.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,7 +11,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axon_core::{Approval, Approver, CancellationToken, SharedApproval, ToolSource};
-use axon_protocol::{AgentEvent, ApprovalDecision, ElicitAction, ToolCall, ToolSpec};
+use axon_protocol::{AgentEvent, ApprovalDecision, ElicitAction, Preview, ToolCall, ToolSpec};
 use axon_tools::ToolContext;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
@@ -129,6 +131,14 @@ impl Approver for AskFrontEnd {
                 .current()
                 .preview_async(&self.context, &call.name, &call.arguments)
                 .await;
+            // A call that would fail as it stands (a path the jail refuses,
+            // an edit that no longer applies) is not put to the user: a yes
+            // could only be refused after it was given.
+            if let Preview::Invalid { message } = &preview {
+                return Approval::Deny(format!(
+                    "{message} (the user was not asked: it cannot run)"
+                ));
+            }
             let rule = self.permissions.suggest(call);
             let answer = self.shared.ask(&call.id);
             self.events.emit(AgentEvent::ApprovalRequested {

@@ -213,87 +213,9 @@ pub struct Effective {
     pub hooks: Vec<(PathBuf, axon_hooks::HooksConfig, bool)>,
 }
 
-impl ConfigFile {
-    /// Removes what a workspace file may not decide. A repository is not
-    /// trusted like the user: it must not send the user's API key elsewhere
-    /// (`base_url`, `api_key_env`, `headers`, `kind`), plant a key, or loosen
-    /// approvals. Returns what was removed, for a warning.
-    fn restrict_to_workspace(&mut self, path: &Path) -> Vec<String> {
-        let mut refused = Vec::new();
-        let mut refuse = |what: String| {
-            refused.push(format!(
-                "{} may not set {what}; ignored (set it in your own config)",
-                path.display()
-            ));
-        };
-        if let Some(approval) = &self.approval
-            && approval != "ask"
-            && approval != "read-only"
-        {
-            refuse(format!("approval = \"{approval}\""));
-            self.approval = None;
-        }
-        for (name, server) in &mut self.mcp_servers {
-            if server.bearer_token_env.take().is_some() {
-                refuse(format!("mcp_servers.{name}.bearer_token_env"));
-            }
-        }
-        for (name, provider) in &mut self.providers {
-            if provider.base_url.take().is_some() {
-                refuse(format!("providers.{name}.base_url"));
-            }
-            if provider.api_key.take().is_some() {
-                refuse(format!("providers.{name}.api_key"));
-            }
-            if provider.api_key_env.take().is_some() {
-                refuse(format!("providers.{name}.api_key_env"));
-            }
-            if provider.headers.take().is_some() {
-                refuse(format!("providers.{name}.headers"));
-            }
-            if provider.kind.take().is_some() {
-                refuse(format!("providers.{name}.kind"));
-            }
-            // A model file is code-like input to a C++ parser: a repository
-            // may pick a model the user pulled, never a file of its own.
-            if provider.model.as_deref().is_some_and(looks_like_a_path) {
-                refuse(format!("providers.{name}.model to a file path"));
-                provider.model = None;
-            }
-        }
-        if self.model.as_deref().is_some_and(looks_like_a_path) {
-            refuse("model to a file path".to_string());
-            self.model = None;
-        }
-        // A repository may hide more variables from commands, never show more.
-        let policy = &mut self.shell_environment_policy;
-        if policy.inherit.take().is_some() {
-            refuse("shell_environment_policy.inherit".to_string());
-        }
-        if policy.ignore_default_excludes.take().is_some() {
-            refuse("shell_environment_policy.ignore_default_excludes".to_string());
-        }
-        if !std::mem::take(&mut policy.include).is_empty() {
-            refuse("shell_environment_policy.include".to_string());
-        }
-        if !std::mem::take(&mut policy.set).is_empty() {
-            refuse("shell_environment_policy.set".to_string());
-        }
-        // A repository may switch skills off, not fetch new ones.
-        for skill in &mut self.skills {
-            if skill.repo.take().is_some() {
-                refuse(format!("skills.{}.repo", skill.name));
-            }
-        }
-        self.sandbox.restrict_to_workspace(&mut refuse);
-        self.permissions.restrict_to_workspace(&mut refuse);
-        refused
-    }
-}
-
 /// A model named by its file rather than by a stored name (a local model
 /// is opened from a path only when it names a `.gguf` file).
-fn looks_like_a_path(model: &str) -> bool {
+pub(crate) fn looks_like_a_path(model: &str) -> bool {
     model.ends_with(".gguf") || model.starts_with(['/', '.', '~'])
 }
 
@@ -325,6 +247,7 @@ impl Effective {
                     let from_workspace = path == workspace_file && path != dirs.config_file;
                     if from_workspace {
                         refused.extend(layer.restrict_to_workspace(&path));
+                        refused.extend(layer.cap_limits(&file, &path));
                     }
                     let source = path.display().to_string();
                     for (name, server) in std::mem::take(&mut layer.mcp_servers) {

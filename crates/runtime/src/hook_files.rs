@@ -8,8 +8,15 @@
 //! exactly what they run: the hook's command and the content of every
 //! workspace file the command names); otherwise they are left out with a
 //! warning that says how to allow them. Never in a read-only session.
+//!
+//! Guarantees: a workspace hook is pinned as it was allowed and checked
+//! again right before every run (a hook or script changed mid-session does
+//! not run; the warning says how to trust it again), and it runs inside the
+//! session's sandbox, as the `shell` tool's commands do (the user's own
+//! hooks run as the user configured them, unconfined).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use axon_core::ApprovalPolicy;
 use axon_hooks::{HookEntry, HookFile, HookSource, Hooks, SourceFormat, claude_settings_files};
@@ -43,36 +50,11 @@ pub fn configured(effective: &Effective, workspace: &Path) -> (Hooks, Vec<String
     (hooks, problems)
 }
 
-/// What consent is remembered for, for one hook of the workspace.
+/// What consent is remembered for, for one hook of the workspace (see
+/// [`axon_hooks::fingerprint`]: its command and every workspace file it can
+/// name, directly, through `cd` or a nested `sh -c`).
 pub fn fingerprint(entry: &HookEntry, workspace: &Path) -> String {
-    use sha2::{Digest, Sha256};
-    let mut text = format!("{} {} {}", entry.event.name(), entry.matcher, entry.command);
-    let root = workspace.display().to_string();
-    let expanded = entry
-        .command
-        .replace("${CLAUDE_PROJECT_DIR}", &root)
-        .replace("$CLAUDE_PROJECT_DIR", &root)
-        .replace("${AXON_WORKSPACE}", &root)
-        .replace("$AXON_WORKSPACE", &root);
-    // The words as the shell will see them (`"$CLAUDE_PROJECT_DIR"/x.sh`
-    // is one word once its quotes go), and each piece between shell
-    // operators, so `a.sh && b.sh` names both.
-    let words = shlex::split(&expanded).unwrap_or_else(|| {
-        expanded.split_whitespace().map(|w| w.replace(['"', '\''], "")).collect()
-    });
-    let pieces = words.iter().flat_map(|w| w.split([';', '&', '|', '(', ')', '<', '>']));
-    for word in pieces.filter(|w| !w.is_empty()) {
-        let Ok(path) = std::fs::canonicalize(workspace.join(word)) else { continue };
-        if !path.starts_with(workspace) || !path.is_file() {
-            continue;
-        }
-        let digest: String = match std::fs::read(&path) {
-            Ok(bytes) => Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
-            Err(e) => format!("unreadable ({e})"),
-        };
-        text.push_str(&format!(" file {word:?} sha256 {digest}"));
-    }
-    text
+    axon_hooks::fingerprint(entry.event, &entry.matcher, &entry.command, workspace).to_string()
 }
 
 /// The key a hook is remembered under in the trust file.
@@ -88,12 +70,19 @@ pub fn trust_key(entry: &HookEntry) -> String {
 
 /// Whether the user trusted this workspace hook as it is now.
 pub fn trusted(entry: &HookEntry, data: &Path, workspace: &Path) -> bool {
+    trusted_as(entry, &fingerprint(entry, workspace), data, workspace)
+}
+
+/// Whether the user trusted this workspace hook as `fingerprint` describes it.
+fn trusted_as(entry: &HookEntry, fingerprint: &str, data: &Path, workspace: &Path) -> bool {
     axon_permissions::Trust::load(data, workspace)
-        .is_ok_and(|trust| trust.trusts_hook(&trust_key(entry), &fingerprint(entry, workspace)))
+        .is_ok_and(|trust| trust.trusts_hook(&trust_key(entry), fingerprint))
 }
 
 /// The hooks a session runs, and a warning for each workspace hook left
-/// out.
+/// out. Each workspace hook let in is pinned as it was allowed: it runs
+/// only while it stays so (or the trust file allows it as it has become),
+/// checked before every run.
 pub fn in_effect(
     effective: &Effective,
     workspace: &Path,
@@ -101,12 +90,18 @@ pub fn in_effect(
     approval: ApprovalPolicy,
 ) -> (Hooks, Vec<String>) {
     let (mut hooks, mut warnings) = configured(effective, workspace);
-    let entries = hooks.list();
+    let data = effective.data.clone();
+    let root = workspace.to_path_buf();
+    let readmit: axon_hooks::Readmit =
+        Arc::new(move |entry: &HookEntry, now: &axon_hooks::Fingerprint| {
+            trusted_as(entry, &now.to_string(), &data, &root)
+        });
+    let pinned = hooks.pin_workspace(workspace, readmit);
     let mut refused = Vec::new();
-    for entry in entries.iter().filter(|e| e.source.workspace) {
+    for (entry, now) in &pinned {
         let allowed = approval != ApprovalPolicy::ReadOnly
             && (matches!(consent, ServerConsent::Allow)
-                || trusted(entry, &effective.data, workspace));
+                || trusted_as(entry, &now.to_string(), &effective.data, workspace));
         if !allowed {
             refused.push(entry.clone());
         }

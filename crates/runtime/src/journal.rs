@@ -68,6 +68,12 @@ impl SessionJournal {
         self.append(&Record::Checkpoint { turn, snapshot: snapshot.to_string(), skipped, at });
     }
 
+    /// Records the files as turn `turn` (which took a checkpoint) left them.
+    pub fn turn_changed(&self, turn: u32, snapshot: &str) {
+        let at = now_ms();
+        self.append(&Record::TurnChanged { turn, snapshot: snapshot.to_string(), at });
+    }
+
     fn append(&self, record: &Record) {
         let result = self.writer.lock().unwrap_or_else(PoisonError::into_inner).append(record);
         if let Err(e) = result {

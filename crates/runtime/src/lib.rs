@@ -39,6 +39,7 @@ pub mod servers;
 mod session;
 mod setup;
 mod subagents;
+pub mod workspace_layer;
 
 pub use approver::Shared;
 pub use config::NoProvider;

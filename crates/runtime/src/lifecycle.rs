@@ -6,7 +6,9 @@
 //! not read-only runs (whatever that tool is: an edit, a write, a command,
 //! an MCP tool), once per turn, and recorded in the session file with the
 //! turn's number; nothing is snapshotted for a session that is not saved
-//! (it could not be rewound). A checkpoint that fails is a warning, never
+//! (it could not be rewound); a turn that took one is snapshotted again
+//! when it ends, so a rewind restores what the turn changed and nothing
+//! else. A checkpoint that fails is a warning, never
 //! a refusal of the call, and checkpoints stop for the session after one
 //! failure (git missing) rather than warning at every turn. Hook verdicts
 //! map onto the agent's one to one; hooks' own failures are warnings.
@@ -97,6 +99,41 @@ impl SessionLifecycle {
         }
     }
 
+    /// A turn ended: if it took a checkpoint (it may have changed files),
+    /// the files are snapshotted again and recorded, so a rewind knows
+    /// exactly what the turn changed and can leave later edits alone. A
+    /// snapshot that fails only loses that precision (a warning).
+    pub(crate) async fn end_turn(&self) {
+        let (journal, turn) = {
+            let mut state = self.state();
+            if !std::mem::take(&mut state.checkpointed) {
+                return;
+            }
+            let Some(journal) = state.journal.clone() else { return };
+            (journal, state.turn)
+        };
+        let state = self.checkpoints.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let Checkpointing::Open(checkpoints) = state else { return };
+        let session = journal.id();
+        let label = format!("after turn {turn}");
+        let taken =
+            tokio::task::spawn_blocking(move || checkpoints.snapshot(&session, &label)).await;
+        match taken {
+            Ok(Ok(snapshot)) => journal.turn_changed(turn, &snapshot.id),
+            Ok(Err(e)) => self.after_turn_failed(turn, &e.to_string()),
+            Err(e) => self.after_turn_failed(turn, &e.to_string()),
+        }
+    }
+
+    fn after_turn_failed(&self, turn: u32, error: &str) {
+        self.events.emit(AgentEvent::Warning {
+            message: format!(
+                "the files after turn {turn} could not be snapshotted ({error}); rewinding it will \
+                 restore every file as it was before the turn, later edits included"
+            ),
+        });
+    }
+
     /// Runs the `SessionStart` hooks; what they add goes with the first
     /// request.
     pub(crate) async fn session_started(&self, source: SessionSource) {
@@ -183,6 +220,7 @@ impl SessionLifecycle {
                 SkipReason::NestedRepository => "a git repository of its own".to_string(),
                 SkipReason::Unreadable => "unreadable".to_string(),
                 SkipReason::Occupied => "in the way".to_string(),
+                SkipReason::ChangedSince => "changed since".to_string(),
             };
             left_out.push(format!("{} ({why})", skipped.path.display()));
             if state.told.insert(skipped.path.clone()) {

@@ -108,6 +108,19 @@ pub fn load_rules(config: &Effective, data_dir: &Path, workspace: &Path) -> Resu
 }
 
 impl SessionPermissions {
+    /// Whether the rules deny `read_file` of a path (relative to the
+    /// root): tools that read many files at once leave such files out.
+    /// Deny rules come from the config files only, never from an "always",
+    /// so the rules as they are now decide for the whole session.
+    pub fn read_denied(&self) -> axon_tools::ReadDenied {
+        let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let root = self.workspace.root().to_path_buf();
+        std::sync::Arc::new(move |relative: &str| {
+            let arguments = serde_json::json!({ "path": relative });
+            matches!(rules.decide("read_file", &arguments, &root), Verdict::Deny { .. })
+        })
+    }
+
     /// What the rules say of `call`. A `path` argument is judged both as
     /// written and as the workspace resolves it (a symlink inside the
     /// workspace can name another place): deny or ask if either spelling

@@ -4,9 +4,14 @@
 //! back by a `withdrawn` record; the file keeps them), or both.
 //!
 //! Guarantees: files are restored only from the session's own checkpoints
-//! of the session's own workspace, and the restore first snapshots the
-//! files as they are, so a rewind can itself be undone (the report names
-//! that snapshot). A conversation that cannot be cut back (a compaction
+//! of the session's own workspace, and only those the rewound turns
+//! changed: each turn's files are snapshotted before and after it, and a
+//! file no rewound turn changed, or that changed again after the last of
+//! them ended (the user's later edit), is left as it is and named. (A
+//! session whose turns lack the snapshot after them, recorded by an older
+//! axon, is restored whole, and the report says so.) The restore first
+//! snapshots the files as they are, so a rewind can itself be undone:
+//! `axon rewind --undo SNAPSHOT` ([`undo`]) with the id the report names. A conversation that cannot be cut back (a compaction
 //! summarised it) is refused with the reason, and with `Both` nothing is
 //! changed then: files and conversation move together or not at all.
 
@@ -77,9 +82,19 @@ pub fn rewind(
         (_, Some(id)) => {
             let workspace = PathBuf::from(&session.header.workspace);
             let checkpoints = checkpoints(data, &workspace)?;
-            let restored = checkpoints
-                .restore(&session.header.id, id)
-                .map_err(|e| anyhow!("cannot restore the files of turn {turn}: {e}"))?;
+            let restored = match &plan.changes {
+                Some(changes) => checkpoints.restore_changes(&session.header.id, id, changes),
+                None => {
+                    notes.push(
+                        "this session's turns were recorded without a snapshot after them: every \
+                         file was restored as it was before the turn, later edits included \
+                         (undo with the command above)"
+                            .to_string(),
+                    );
+                    checkpoints.restore(&session.header.id, id)
+                }
+            }
+            .map_err(|e| anyhow!("cannot restore the files of turn {turn}: {e}"))?;
             Some(restored)
         }
     };
@@ -87,6 +102,42 @@ pub fn rewind(
         withdraw(n)?;
     }
     Ok(RewindReport { turn, prompt: plan.prompt, files, withdrawn: cut, notes })
+}
+
+/// Undoes a rewind: every file back as snapshot `snapshot` (a rewind's
+/// backup, named in its report) holds it. This restore is itself snapshotted
+/// first, so it can be undone the same way.
+pub fn undo(data: &Path, session: &Session, snapshot: &str) -> Result<Restored> {
+    let workspace = PathBuf::from(&session.header.workspace);
+    checkpoints(data, &workspace)?
+        .restore(&session.header.id, snapshot)
+        .map_err(|e| anyhow!("cannot restore snapshot {snapshot}: {e}"))
+}
+
+/// What an undo did, as lines.
+pub fn describe_undo(restored: &Restored) -> Vec<String> {
+    let mut lines = vec![format!(
+        "files: {} restored, {} removed (undo this with `axon rewind --undo {}`)",
+        restored.written.len(),
+        restored.removed.len(),
+        short(&restored.backup)
+    )];
+    lines.extend(skipped_lines(restored));
+    lines
+}
+
+fn skipped_lines(restored: &Restored) -> Vec<String> {
+    restored
+        .skipped
+        .iter()
+        .map(|skipped| match skipped.reason {
+            axon_checkpoint::SkipReason::ChangedSince => format!(
+                "  left as it is: {} (changed after the turn ended: your edit)",
+                skipped.path.display()
+            ),
+            reason => format!("  left as it is: {} ({reason:?})", skipped.path.display()),
+        })
+        .collect()
 }
 
 /// [`rewind`] of a saved session no live session holds: its messages are
@@ -112,18 +163,12 @@ pub fn describe(report: &RewindReport) -> Vec<String> {
         vec![format!("rewound to before turn {}: {}", report.turn, first_line(&report.prompt))];
     if let Some(files) = &report.files {
         lines.push(format!(
-            "files: {} restored, {} removed (undo: the files as they were are snapshot {})",
+            "files: {} restored, {} removed (undo with `axon rewind --undo {}`)",
             files.written.len(),
             files.removed.len(),
             short(&files.backup)
         ));
-        for skipped in &files.skipped {
-            lines.push(format!(
-                "  left as it is: {} ({:?})",
-                skipped.path.display(),
-                skipped.reason
-            ));
-        }
+        lines.extend(skipped_lines(files));
     }
     if let Some(n) = report.withdrawn {
         lines.push(format!("conversation: {n} messages taken back (the session file keeps them)"));

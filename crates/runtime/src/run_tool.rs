@@ -120,7 +120,10 @@ impl TypedTool for RunTool {
         if let Some(limit) = args.max_iterations {
             config.max_iterations = Some(limit.max(1));
         }
-        let limit = config.max_iterations.or(config.config.file.max_iterations).unwrap_or(25);
+        let limit = config
+            .max_iterations
+            .or(config.config.file.max_iterations)
+            .unwrap_or(crate::workspace_layer::DEFAULT_MAX_ITERATIONS);
         let (emitter, mut events) = crate::channel();
         let session = open(config, emitter)
             .await

@@ -226,6 +226,7 @@ impl Task {
         };
         shared.forget_questions();
         self.mcp_host.set_turn_usage(None);
+        self.lifecycle.end_turn().await;
         if let Some(journal) = &self.journal {
             journal.sync();
         }

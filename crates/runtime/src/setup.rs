@@ -188,6 +188,7 @@ fn context_strategy(config: &Effective) -> Result<ContextStrategy> {
 /// warnings, MCP servers starting), so a front end that gets an error here
 /// still has them to show.
 pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
+    let mut config = config;
     for warning in &config.config.refused {
         emitter.emit(AgentEvent::Warning { message: warning.clone() });
     }
@@ -238,6 +239,9 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         &config.workspace,
         sandbox.commands.clone(),
     )?);
+    // Path rules hold for every tool that reads a path: a file read_file is
+    // denied is not searched either.
+    config.workspace = config.workspace.clone().with_read_denied(permissions.read_denied());
     let mut registry =
         profile.registry_with(config.config.env_policy(&secret_vars)?, sandbox.tool.clone());
     registry.register(axon_core::Todo);
@@ -248,7 +252,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         max_iterations: config
             .max_iterations
             .or(config.config.file.max_iterations)
-            .unwrap_or(25)
+            .unwrap_or(crate::workspace_layer::DEFAULT_MAX_ITERATIONS)
             .max(1),
         approval,
         context_strategy: strategy,
@@ -331,7 +335,8 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         context.clone(),
         agent_config.clone(),
     );
-    let lifecycle = lifecycle(&config, &root, approval, &secret_vars, &emitter)?;
+    let lifecycle =
+        lifecycle(&config, &root, approval, &secret_vars, &emitter, sandbox.tool.clone())?;
     planner.set_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
     let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
         .with_tool_source(Arc::clone(&tools) as Arc<dyn ToolSource>)
@@ -426,13 +431,18 @@ fn lifecycle(
     approval: ApprovalPolicy,
     secret_vars: &[&str],
     emitter: &Emitter,
+    sandbox: Option<Arc<axon_tools::CommandSandbox>>,
 ) -> Result<Arc<SessionLifecycle>> {
     let (hooks, warnings) =
         crate::hook_files::in_effect(&config.config, root, &config.workspace_servers, approval);
     for message in warnings {
         emitter.emit(AgentEvent::Warning { message });
     }
-    let hooks = hooks.with_env_policy(Arc::new(config.config.env_policy(secret_vars)?));
+    // Workspace hooks are the repository's commands: they run where its
+    // model's commands run, in the session's sandbox.
+    let hooks = hooks
+        .with_env_policy(Arc::new(config.config.env_policy(secret_vars)?))
+        .with_workspace_sandbox(sandbox);
     // Even a session that starts read-only: the user may switch it to
     // auto mid-session, and its turns must still be rewindable. The shadow
     // repository is opened only when a turn first may change a file.

@@ -228,3 +228,67 @@ fn deny_rules_hold_for_reads_and_for_paths_behind_a_symlink() {
         assert_eq!(std::fs::read_to_string(root.join("src/ok.txt")).unwrap(), "fine\n");
     });
 }
+
+#[test]
+fn a_read_deny_rule_holds_for_search_too() {
+    // Issue 30 §2.12: `search` returned a .env line despite read_file(.env).
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool("search", json!({"query": "KEY="})),
+            Reply::tool("search", json!({"query": "KEY=", "path": ".env"})),
+            Reply::text("Done."),
+        ])
+        .await;
+        let root = rig.workspace.path();
+        std::fs::write(root.join(".env"), "KEY=hunter2-secret\n").unwrap();
+        std::fs::write(root.join("notes.txt"), "KEY=documented\n").unwrap();
+        let config_file = rig.home.path().join("config.toml");
+        let mut text = std::fs::read_to_string(&config_file).unwrap();
+        text.push_str("[permissions]\ndeny = [\"read_file(.env)\"]\n");
+        std::fs::write(&config_file, text).unwrap();
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        session.submit(user("find the keys"));
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        session.shutdown().await;
+        let outputs = outputs(&seen);
+        assert_eq!(outputs.len(), 2, "{outputs:?}");
+        assert!(!outputs[0].1 && outputs[0].0.contains("documented"), "{outputs:?}");
+        for (text, _) in &outputs {
+            assert!(!text.contains("hunter2"), "the denied file came back: {outputs:?}");
+        }
+        assert!(outputs[1].1 && outputs[1].0.contains("deny reading .env"), "{outputs:?}");
+    });
+}
+
+#[test]
+fn a_write_the_jail_refuses_is_not_asked_about() {
+    // Issue 30 §2.12: ACP asked approval for writes the jail then refused.
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool("write_file", json!({"path": "../outside.txt", "content": "x\n"})),
+            Reply::tool("write_file", json!({"path": "inside.txt", "content": "x\n"})),
+            Reply::text("Done."),
+        ])
+        .await;
+        let mut config = rig.config();
+        config.approval = Some(ApprovalPolicy::Ask);
+        let (session, mut events) = rig.open(config).await;
+        opened(&mut events);
+        session.submit(user("write"));
+        let mut asked = Vec::new();
+        let seen = until_turn_end(&session, &mut events, |event| match event {
+            AgentEvent::ApprovalRequested { call, .. } => {
+                asked.push(call.arguments["path"].clone());
+                Some(Op::Approve { call_id: call.id.clone(), decision: ApprovalDecision::Once })
+            }
+            _ => None,
+        })
+        .await;
+        session.shutdown().await;
+        assert_eq!(asked, [json!("inside.txt")], "only the write that can happen is asked");
+        let outputs = outputs(&seen);
+        assert!(outputs[0].1 && outputs[0].0.contains("outside"), "{outputs:?}");
+        assert!(!outputs[1].1, "{outputs:?}");
+    });
+}

@@ -38,5 +38,5 @@ pub use redact::Redactor;
 pub use rewind::{Rewind, TurnSummary};
 pub use store::{
     Session, SessionStore, SessionSummary, SessionWriter, StoreError, Utc, civil_from_days,
-    new_session_id,
+    new_session_id, private_dir,
 };

@@ -67,6 +67,10 @@ pub enum Record {
     /// before it, for `reason` (git missing, a snapshot that failed): a
     /// rewind cannot undo what it changed, and says so.
     CheckpointMissed { turn: u32, reason: String, at: i64 },
+    /// Turn `turn`, which took a checkpoint, ended with the files
+    /// snapshotted as `snapshot`: with the checkpoint before it, exactly
+    /// what the turn changed (a rewind leaves the rest alone).
+    TurnChanged { turn: u32, snapshot: String, at: i64 },
 }
 
 impl Record {

@@ -2,12 +2,11 @@
 //!
 //! Two nets: the exact values the user configured (API keys, bearer tokens
 //! read from the environment), and the shapes secrets have even when axon
-//! never saw their value (a `sk-…` key a command printed, an
-//! `Authorization: Bearer …` header in a log a tool read). Records are
+//! never saw their value: the one maintained rule set of `axon_secrets`
+//! (gitleaks' rules and axon's: provider keys, private keys, JWTs, passwords
+//! in URLs, `SECRET_KEY_BASE=…`, `Authorization` headers). Records are
 //! redacted as parsed JSON, string by string (and by key, for values under
 //! names like `api_key`), so a masked line is always valid JSON.
-
-use regex::Regex;
 
 const MASK: &str = "[redacted]";
 
@@ -16,7 +15,6 @@ pub struct Redactor {
     /// Known secret values, longest first so a key containing another is
     /// masked whole.
     values: Vec<String>,
-    shapes: Option<Regex>,
 }
 
 impl Default for Redactor {
@@ -32,15 +30,7 @@ impl Redactor {
         let mut values: Vec<String> = values.into_iter().filter(|v| v.len() >= 8).collect();
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
         values.dedup();
-        let shapes = Regex::new(concat!(
-            r#"(?i)(authorization|x-api-key|api[_-]?key|aws_secret_access_key|client_secret|password)(\\?["']?\s*[:=]\s*\\?["']?)((?:bearer|basic)\s+)?[^\s,;"'\\}]{8,}"#,
-            r"|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}",
-            r"|\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}",
-            r"|\bgh[pousr]_[A-Za-z0-9]{20,}",
-            r"|\bAKIA[0-9A-Z]{16}\b",
-        ))
-        .ok();
-        Redactor { values, shapes }
+        Redactor { values }
     }
 
     /// Masks every string in `value`, and the whole value under a key that
@@ -76,17 +66,10 @@ impl Redactor {
                 out = out.replace(value.as_str(), MASK);
             }
         }
-        if let Some(shapes) = &self.shapes
-            && shapes.is_match(&out)
-        {
-            out = shapes
-                .replace_all(&out, |caps: &regex::Captures<'_>| match (caps.get(1), caps.get(2)) {
-                    (Some(name), Some(sep)) => format!("{}{}{MASK}", name.as_str(), sep.as_str()),
-                    _ => MASK.to_string(),
-                })
-                .into_owned();
+        match axon_secrets::redact(&out, MASK) {
+            std::borrow::Cow::Borrowed(_) => out,
+            std::borrow::Cow::Owned(masked) => masked,
         }
-        out
     }
 }
 

@@ -29,6 +29,11 @@ pub struct Rewind {
     /// Turns from this one on that changed files without a checkpoint,
     /// and why: what they changed is not undone.
     pub missed: Vec<(u32, String)>,
+    /// Each turn from this one on that took a checkpoint, as (the snapshot
+    /// before it, the snapshot after it): exactly what the turns changed.
+    /// `None` when one of them has no snapshot after it (a session of an
+    /// older axon, a turn that was cut short by a crash).
+    pub changes: Option<Vec<(String, String)>>,
 }
 
 /// One turn of a session, for a picker.
@@ -159,6 +164,21 @@ impl Session {
                 _ => None,
             })
             .collect();
+        let mut changes = Some(Vec::new());
+        for (i, record) in self.records.iter().enumerate().skip(start) {
+            let Record::Checkpoint { turn: t, snapshot, .. } = record else { continue };
+            if *t < turn {
+                continue;
+            }
+            let after = self.records[i..].iter().find_map(|r| match r {
+                Record::TurnChanged { turn: a, snapshot, .. } if a == t => Some(snapshot.clone()),
+                _ => None,
+            });
+            match (after, changes.as_mut()) {
+                (Some(after), Some(list)) => list.push((snapshot.clone(), after)),
+                _ => changes = None,
+            }
+        }
         let compacted_after =
             self.records[start..].iter().any(|r| matches!(r, Record::Compaction { .. }));
         let withdraw = if compacted_after {
@@ -170,7 +190,7 @@ impl Session {
             let before = Session { records: self.records[..start].to_vec(), ..self.clone() };
             Ok(self.history().len().saturating_sub(before.history().len()))
         };
-        Ok(Rewind { turn, prompt, snapshot, withdraw, missed })
+        Ok(Rewind { turn, prompt, snapshot, withdraw, missed, changes })
     }
 
     /// Every checkpoint id the session recorded (to prune with it).
@@ -178,7 +198,9 @@ impl Session {
         self.records
             .iter()
             .filter_map(|r| match r {
-                Record::Checkpoint { snapshot, .. } => Some(snapshot.clone()),
+                Record::Checkpoint { snapshot, .. } | Record::TurnChanged { snapshot, .. } => {
+                    Some(snapshot.clone())
+                }
                 _ => None,
             })
             .collect()
@@ -240,6 +262,24 @@ mod tests {
         let turns = s.turns();
         assert_eq!(turns.len(), 3);
         assert!(turns[1].changed_files && !turns[0].changed_files);
+    }
+
+    #[test]
+    fn the_snapshots_after_each_turn_say_what_the_turns_changed() {
+        let mut records = turn(1, "first", "one");
+        records.push(Record::Checkpoint { turn: 1, snapshot: "b1".into(), skipped: vec![], at: 0 });
+        records.push(Record::TurnChanged { turn: 1, snapshot: "a1".into(), at: 0 });
+        records.extend(turn(2, "second", "two"));
+        records.push(Record::Checkpoint { turn: 2, snapshot: "b2".into(), skipped: vec![], at: 0 });
+        let s = session(records.clone());
+        assert_eq!(s.rewind_to(2).unwrap().changes, None, "turn 2 has no snapshot after it");
+        records.push(Record::TurnChanged { turn: 2, snapshot: "a2".into(), at: 0 });
+        let s = session(records);
+        let back = s.rewind_to(1).unwrap();
+        assert_eq!(back.snapshot.as_deref(), Some("b1"));
+        let spans = [("b1".to_string(), "a1".to_string()), ("b2".to_string(), "a2".to_string())];
+        assert_eq!(back.changes.as_deref(), Some(&spans[..]));
+        assert_eq!(s.rewind_to(2).unwrap().changes.as_deref(), Some(&spans[1..]));
     }
 
     #[test]

@@ -7,6 +7,10 @@
 //! or `kill -9` of axon loses none of them) and reaches the disk at the
 //! next [`SessionWriter::sync`], which callers make at each turn's end (a
 //! power loss can lose the records since then).
+//!
+//! Privacy: the data folder and its `sessions/` are 0700 and every session
+//! file 0600 (an older file is made so when it is next appended to), so no
+//! other local user reads what was said.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -105,7 +109,10 @@ impl SessionStore {
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
             return Err(StoreError::BadId(id.to_string()));
         }
-        std::fs::create_dir_all(&self.dir).map_err(io("create", &self.dir))?;
+        // Sessions hold what the user and the tools said: the data folder
+        // and its sessions are the user's alone, whatever the umask.
+        private_dir(self.data_dir()).map_err(io("create", self.data_dir()))?;
+        private_dir(&self.dir).map_err(io("create", &self.dir))?;
         let created_at = now_ms();
         let id = id.to_string();
         let header = Header {
@@ -119,11 +126,11 @@ impl SessionStore {
             created_at,
         };
         let path = self.dir.join(format!("{id}.jsonl"));
-        let file = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(&path)
-            .map_err(io("create", &path))?;
+        let mut options = OpenOptions::new();
+        options.create_new(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&path).map_err(io("create", &path))?;
         let mut writer = SessionWriter { file, path, redactor, id };
         let line = HeaderLine { kind: HEADER_TYPE.to_string(), header };
         writer.write_line(&serde_json::to_string(&line).unwrap_or_default())?;
@@ -149,6 +156,9 @@ impl SessionStore {
             .append(true)
             .open(&session.path)
             .map_err(io("open", &session.path))?;
+        // A file an older axon made world-readable is the user's alone from
+        // now on.
+        private_file(&file).map_err(io("protect", &session.path))?;
         if !ends_cleanly {
             file.write_all(b"\n").map_err(io("write", &session.path))?;
         }
@@ -526,6 +536,27 @@ impl Session {
             updated_at,
         }
     }
+}
+
+/// Creates `dir` (and its parents) and makes it the owner's alone (0700).
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Makes the open `file` the owner's alone (0600).
+fn private_file(file: &File) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

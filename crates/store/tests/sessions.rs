@@ -326,3 +326,49 @@ fn appended_records_are_readable_before_a_sync() {
         store.open(writer.id()).unwrap().messages().map(Message::text).collect();
     assert_eq!(texts, ["asked", "answered", "next"]);
 }
+
+#[test]
+fn a_read_of_a_dot_env_leaves_no_secret_in_the_file() {
+    // Issue 30 §2.11: a read_file of 13 kinds left most in clear. The kinds
+    // themselves are covered in axon-secrets; this is the file's side.
+    let (_dir, store) = store();
+    let mut writer = store.create("t", Path::new("/w"), "p", "m", Redactor::default()).unwrap();
+    let secrets = [
+        ["sk_", "live_IZsNbNP0nqdzyPifDaH7pbek"].concat(),
+        ["xox", "b-986581603946-914819742444-GfipSuhXbA6VGtlHPlEPvGC3"].concat(),
+        ["AIza", "QRicn8-H9GGvxxK1CB9V3MWWM8VNruLPcyp"].concat(),
+        ["hf_", "XvJcLJqzUYOIcTCQajMFNxqCHiiyHeVvbm"].concat(),
+        ["glpat", "-08as2iWFLMbORa95mT-9"].concat(),
+        "S3cr3t-Passw0rd".to_string(),
+        ["sk-", "7444723a1711ad378583a506bf517746"].concat(),
+    ];
+    let env = format!(
+        "STRIPE={}\nSLACK={}\nGOOGLE={}\nHF={}\nGITLAB={}\nDATABASE_URL=postgres://app:{}@db/app\n\
+         DEEPSEEK={}\n",
+        secrets[0], secrets[1], secrets[2], secrets[3], secrets[4], secrets[5], secrets[6]
+    );
+    writer.append(&Record::message(Message::tool_result("c", ToolOutput::text(env)))).unwrap();
+    let raw = std::fs::read_to_string(writer.path()).unwrap();
+    for secret in &secrets {
+        assert!(!raw.contains(secret.as_str()), "{secret} in {raw}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn the_data_folder_and_session_files_are_the_user_s_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let store = SessionStore::new(&data);
+    let writer = store.create("t", Path::new("/w"), "p", "m", Redactor::default()).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700);
+    assert_eq!(mode(&data.join("sessions")), 0o700);
+    assert_eq!(mode(writer.path()), 0o600);
+    // A file an older axon left world-readable is fixed when appended to.
+    std::fs::set_permissions(writer.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let session = load(writer.path()).unwrap();
+    drop(store.append_to(&session, Redactor::default()).unwrap());
+    assert_eq!(mode(writer.path()), 0o600);
+}

@@ -10,8 +10,13 @@
 //! 2. Add axon's variables whose names match an `include` pattern.
 //! 3. Remove those matching an `exclude` pattern.
 //! 4. Remove every variable whose name contains `KEY`, `SECRET`, `TOKEN`,
-//!    `PASSWORD` or `CREDENTIAL` (in any letter case) unless an `include`
-//!    pattern matches it or `ignore_default_excludes` is set, and every
+//!    `PASSWORD`, `CREDENTIAL`, `PASSPHRASE`, `DATABASE_URL` or
+//!    `CONNECTION_STRING`, or has `PAT`, `PASS`, `PASSWD`, `DSN` or `COOKIE`
+//!    as a `_`-separated word (`GITHUB_PAT`, `DB_PASS`, `SENTRY_DSN`), or
+//!    whose value has a secret's shape (`axon_secrets`' rules, seeing
+//!    `NAME=value`: a `ghp_…` token, a password in a URL, a private key),
+//!    in any letter case, unless an `include` pattern matches it or
+//!    `ignore_default_excludes` is set, and every
 //!    variable the configuration names as a key (a provider's `api_key_env`,
 //!    an MCP server's `bearer_token_env`) unless `include` names it exactly:
 //!    a wildcard never lets a configured key through.
@@ -28,7 +33,20 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
 /// Name fragments that mark a variable as a secret.
-pub const SECRET_MARKERS: [&str; 5] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"];
+pub const SECRET_MARKERS: [&str; 8] = [
+    "KEY",
+    "SECRET",
+    "TOKEN",
+    "PASSWORD",
+    "CREDENTIAL",
+    "PASSPHRASE",
+    "DATABASE_URL",
+    "CONNECTION_STRING",
+];
+
+/// Words of a name (between `_`) that mark a variable as a secret: too
+/// short to look for inside words (`PATH` holds `PAT`, `PASSENGER` `PASS`).
+pub const SECRET_WORDS: [&str; 5] = ["PAT", "PASS", "PASSWD", "DSN", "COOKIE"];
 
 /// What `inherit = "core"` keeps for commands: what programs need to find
 /// themselves, their files and the user's language. `LC_*` stands for every
@@ -174,8 +192,10 @@ impl EnvPolicy {
         &self,
         vars: impl IntoIterator<Item = (OsString, OsString)>,
     ) -> Vec<(OsString, OsString)> {
-        let mut out: BTreeMap<OsString, OsString> =
-            vars.into_iter().filter(|(name, _)| self.passes(name)).collect();
+        let mut out: BTreeMap<OsString, OsString> = vars
+            .into_iter()
+            .filter(|(name, value)| self.passes(name) && self.value_passes(name, value))
+            .collect();
         for (name, value) in &self.set {
             out.insert(name.into(), value.into());
         }
@@ -201,6 +221,22 @@ impl EnvPolicy {
         included || self.keep_secret_names || !looks_secret(&upper)
     }
 
+    /// Whether the value of a variable whose name passed may go too: not
+    /// when it has a secret's shape, unless the user let such names through
+    /// (`include`, `ignore_default_excludes`).
+    fn value_passes(&self, name: &OsStr, value: &OsStr) -> bool {
+        let text = name.to_string_lossy();
+        // Names chosen one by one (`include`, the core set: an MCP server's
+        // proxy URL may carry its password and must reach it) keep values.
+        let chosen = self.include.is_match(text.as_ref())
+            || (self.inherit == Inherit::Core && self.core.is_match(text.as_ref()));
+        if self.keep_secret_names || chosen {
+            return true;
+        }
+        let line = format!("{}={}", name.to_string_lossy(), value.to_string_lossy());
+        axon_secrets::find(&line).is_empty()
+    }
+
     /// Replaces `command`'s environment with this policy's.
     pub fn configure(&self, command: &mut tokio::process::Command) {
         command.env_clear().envs(self.environment());
@@ -210,6 +246,7 @@ impl EnvPolicy {
 /// Whether an (uppercased) name contains a secret marker.
 fn looks_secret(upper: &str) -> bool {
     SECRET_MARKERS.iter().any(|marker| upper.contains(marker))
+        || upper.split('_').any(|word| SECRET_WORDS.contains(&word))
 }
 
 fn globs(patterns: &[String], field: &str) -> Result<GlobSet, String> {
@@ -264,6 +301,37 @@ mod tests {
         );
         let unconfigured = EnvPolicy::default();
         assert!(names(&unconfigured.apply(vars(AXON))).contains(&"MY_LLM".to_string()));
+    }
+
+    #[test]
+    fn common_secret_names_and_value_shapes_are_removed() {
+        // Issue 30 §3: GITHUB_PAT, DB_PASS and DATABASE_URL passed.
+        let token = ["ghp", "_KUlhpvEygmmEVggzhlkSHwb5RRKkW2X3UxHI"].concat();
+        let env = [
+            ("GITHUB_PAT", "x"),
+            ("DB_PASS", "x"),
+            ("DATABASE_URL", "postgres://app:pw@db/app"),
+            ("SENTRY_DSN", "x"),
+            ("MY_PASSPHRASE", "x"),
+            ("UPSTREAM", "https://deploy:hunter2hunter2@git.example/r.git"),
+            ("HELPER", token.as_str()),
+            ("PATH", "/usr/bin:/bin"),
+            ("PWD", "/w"),
+            ("GIT_AUTHOR_NAME", "A Person"),
+            ("SSH_AUTH_SOCK", "/tmp/ssh-abc/agent.1"),
+            ("PASSENGER_HOME", "/opt/p"),
+            ("LS_COLORS", "di=01;34:ln=01;36:so=01;35:pi=40;33:ex=01;32"),
+        ];
+        let vars: Vec<(OsString, OsString)> =
+            env.iter().map(|(n, v)| (OsString::from(n), OsString::from(v))).collect();
+        let passed = names(&EnvPolicy::default().apply(vars.clone()));
+        assert_eq!(
+            passed,
+            ["GIT_AUTHOR_NAME", "LS_COLORS", "PASSENGER_HOME", "PATH", "PWD", "SSH_AUTH_SOCK"]
+        );
+        let config = EnvPolicyConfig { include: vec!["UPSTREAM".into()], ..Default::default() };
+        let included = EnvPolicy::new(&config, Vec::<String>::new()).unwrap();
+        assert!(names(&included.apply(vars)).contains(&"UPSTREAM".to_string()));
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub use registry::{
 pub use resolved::{Opened, Resolved, is_escape, read_text_nofollow};
 pub use search::{FileMatches, SearchMatch, SearchOptions, SearchResults, search_workspace};
 pub use shell::CommandSandbox;
-pub use workspace::Workspace;
+pub use workspace::{ReadDenied, Workspace};
 
 /// Which set of built-in tools an agent gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

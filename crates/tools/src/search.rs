@@ -9,7 +9,9 @@
 //! Every match is still counted, so the truncation note gives the real total.
 //! Files past the collector's cut-off are searched without context, which is
 //! cheaper. Everything here is blocking; the tool runs it on a blocking
-//! thread so the async runtime never stalls.
+//! thread so the async runtime never stalls. A file the user's rules deny
+//! reading (`Workspace::read_denied`: `deny = ["read_file(.env)"]`) is
+//! never searched, so its lines cannot come back through `search`.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -284,6 +286,11 @@ pub fn search_workspace(
     };
     let unreadable = AtomicU64::new(0);
     if !is_dir {
+        if workspace.read_denied(&root_rel) {
+            return Err(ToolError::failed(format!(
+                "The user's rules deny reading {root_rel}; do not try to read it another way."
+            )));
+        }
         let (file, _) = open_regular(&root, &root_rel)?;
         search_one(&mut new_searchers(), file, root_rel);
     } else {
@@ -299,10 +306,13 @@ pub fn search_workspace(
             if entry.kind != Kind::File {
                 return;
             }
+            let rel = workspace.relative(entry.place.path());
+            // A file the user's rules keep from read_file is not searched.
+            if workspace.read_denied(&rel) {
+                return;
+            }
             match entry.open_file() {
-                Ok(Some(file)) => {
-                    search_one(searchers, file, workspace.relative(entry.place.path()))
-                }
+                Ok(Some(file)) => search_one(searchers, file, rel),
                 // Replaced by something else while the walk ran.
                 Ok(None) => {}
                 Err(_) => {

@@ -62,6 +62,7 @@ pub struct ShellArgs {
 
 /// The sandbox `shell` commands run in: its policy, and the private temp
 /// folder the policy names (removed when the last holder goes).
+#[derive(Debug)]
 pub struct CommandSandbox {
     policy: axon_sandbox::Policy,
     _temp: tempfile::TempDir,

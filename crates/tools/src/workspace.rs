@@ -42,7 +42,14 @@ pub struct Workspace {
     dir: Arc<Dir>,
     /// The editor's view of the files, when one is attached.
     buffers: Option<Arc<dyn Buffers>>,
+    /// Files whose content the user's rules keep from the model.
+    read_denied: Option<ReadDenied>,
 }
+
+/// Whether the user's rules deny reading the file at this path (relative
+/// to the root, `/`-separated): tools that read many files at once
+/// (`search`) leave it out, as `read_file` would be refused it.
+pub type ReadDenied = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl fmt::Debug for Workspace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -76,7 +83,7 @@ impl Workspace {
                 format!("cannot open workspace folder '{}': {e}", root.display()),
             )
         })?;
-        Ok(Workspace { root: canonical, dir: Arc::new(dir), buffers: None })
+        Ok(Workspace { root: canonical, dir: Arc::new(dir), buffers: None, read_denied: None })
     }
 
     /// This workspace with an editor's `buffers` attached: the file tools
@@ -86,6 +93,18 @@ impl Workspace {
     pub fn with_buffers(mut self, buffers: Arc<dyn Buffers>) -> Workspace {
         self.buffers = Some(buffers);
         self
+    }
+
+    /// Tools that read many files leave out those `denied` names (the
+    /// session's deny rules for reading). Replaces one set before.
+    pub fn with_read_denied(mut self, denied: ReadDenied) -> Workspace {
+        self.read_denied = Some(denied);
+        self
+    }
+
+    /// Whether the user's rules deny reading `relative` (see [`ReadDenied`]).
+    pub fn read_denied(&self, relative: &str) -> bool {
+        self.read_denied.as_ref().is_some_and(|denied| denied(relative))
     }
 
     /// The editor's buffers, when attached.

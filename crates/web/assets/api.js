@@ -1,4 +1,6 @@
 // api.js — every HTTP request the page makes (same origin, cookie auth).
+// Paths are relative: the page lives under this run's random prefix
+// (/s/<random>/), the only path its cookie is sent to.
 //
 // Guarantees: a failed request becomes an ApiError whose message is the
 // server's `{"error": ...}` text (or a plain description); a 401 anywhere
@@ -51,7 +53,7 @@ async function request(path, init = {}) {
 /** Sends one Op; shows the error and answers false when it fails. */
 export async function sendOp(op) {
   try {
-    await request('/api/op', {
+    await request('api/op', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(op),
@@ -65,24 +67,24 @@ export async function sendOp(op) {
 
 /** This workspace's saved sessions, newest first. */
 export async function listSessions() {
-  const res = await request('/api/sessions');
+  const res = await request('api/sessions');
   const list = await res.json();
   return Array.isArray(list) ? list.filter((s) => s && typeof s.id === 'string') : [];
 }
 
 export async function deleteSession(id) {
-  await request(`/api/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' });
+  await request(`api/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' });
 }
 
 /** The workspace's files (relative paths). */
 export async function listFiles() {
-  const res = await request('/api/files');
+  const res = await request('api/files');
   const list = await res.json();
   return Array.isArray(list) ? list.filter((p) => typeof p === 'string') : [];
 }
 
 export function exportUrl(id) {
-  return `/api/sessions/${encodeURIComponent(id)}/export`;
+  return `api/sessions/${encodeURIComponent(id)}/export`;
 }
 
 /**
@@ -91,7 +93,7 @@ export function exportUrl(id) {
  */
 export async function tokenRejected() {
   try {
-    const res = await fetch('/api/sessions', { cache: 'no-store', credentials: 'same-origin' });
+    const res = await fetch('api/sessions', { cache: 'no-store', credentials: 'same-origin' });
     return res.status === 401;
   } catch {
     return false;

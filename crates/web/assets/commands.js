@@ -102,7 +102,7 @@ function exportCurrent() {
     return false;
   }
   const a = document.createElement('a');
-  a.href = `/api/sessions/${encodeURIComponent(state.sessionId)}/export`;
+  a.href = `api/sessions/${encodeURIComponent(state.sessionId)}/export`;
   a.download = `${state.sessionId}.md`;
   document.body.append(a);
   a.click();

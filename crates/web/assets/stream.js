@@ -37,7 +37,7 @@ export function start(h) {
 
 function open() {
   if (isExpired()) return;
-  const es = new EventSource('/api/events');
+  const es = new EventSource('api/events');
   source = es;
   es.onopen = () => {
     retryDelay = 1000;

@@ -19,8 +19,33 @@ use serde_json::json;
 use crate::auth::refuse;
 use crate::server::Shared;
 
-/// `POST /api/op`: one `Op` as JSON.
-pub async fn op(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+/// The largest operation accepted: a prompt with a few images.
+pub const MAX_OP: usize = 8 * 1024 * 1024;
+/// The longest prompt text accepted (about 60,000 tokens): more is a file
+/// to attach or mention, not a message every page and the session file
+/// would hold a copy of.
+pub const MAX_PROMPT: usize = 256 * 1024;
+
+/// `POST /api/op`: one `Op` as JSON, at most [`MAX_OP`] bytes, a prompt's
+/// text at most [`MAX_PROMPT`].
+pub async fn op(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "the operation is larger than {} MB; send fewer or smaller images",
+                    MAX_OP / (1024 * 1024)
+                ),
+            );
+        }
+        Err(e) => return refuse(e.status(), &format!("cannot read the operation: {e}")),
+    };
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -35,6 +60,19 @@ pub async fn op(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
         Ok(op) => op,
         Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("not an operation: {e}")),
     };
+    if let Op::UserTurn { text, .. } = &op
+        && text.len() > MAX_PROMPT
+    {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the prompt is {} KB, over the {} KB limit; put the text in a file in the \
+                 workspace and mention it with @path",
+                text.len() / 1024,
+                MAX_PROMPT / 1024
+            ),
+        );
+    }
     if op == Op::Shutdown {
         return refuse(
             StatusCode::BAD_REQUEST,

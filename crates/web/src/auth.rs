@@ -6,15 +6,22 @@
 //!   name, and is refused here.
 //! - A request that carries an `Origin` must come from this very origin
 //!   (`http://` + its `Host`), and one that changes something (not GET or
-//!   HEAD) must carry one or a bearer token: another page in the same
-//!   browser cannot drive the agent, nor read its event stream.
+//!   HEAD) must carry one; only a client that is plainly not a browser (a
+//!   bearer token, no cookie, no `Sec-Fetch-*`) may leave it out: another
+//!   page in the same browser cannot drive the agent, nor read its event
+//!   stream, whichever credential it holds.
 //! - `Sec-Fetch-Site`, when the browser sends it, must be `same-origin` or
 //!   `none` (the user typed or opened the URL).
-//! - The token: `GET /?token=T` sets it as an HttpOnly, SameSite=Strict
-//!   session cookie (gone with the browser) named after the port and
-//!   redirects to `/` (so the token leaves the address bar); after that
-//!   the cookie, or `Authorization: Bearer T`, goes with every request.
-//!   Anything else is 401. Tokens compare in constant time.
+//! - Everything lives under a random prefix made per run (`/s/<random>`;
+//!   other paths are 404 once the guard passed them). The token: `GET
+//!   /s/<random>/?token=T` sets it as an HttpOnly, SameSite=Strict session
+//!   cookie (gone with the browser) whose `Path` is that prefix, and
+//!   redirects to it (so the token leaves the address bar). Browsers send
+//!   cookies to every port of a host, but only for paths under the
+//!   cookie's: another local server the browser visits never gets it,
+//!   since no page it serves knows the prefix. After that the cookie, or
+//!   `Authorization: Bearer T`, goes with every request. Anything else is
+//!   401. Tokens compare in constant time.
 //! - Every answer carries a strict Content-Security-Policy (scripts and
 //!   styles from this server only, nothing inline, no frames, no forms, no
 //!   remote images), `nosniff`, and no referrer.
@@ -39,6 +46,9 @@ pub struct Gate {
     pub token: String,
     pub hosts: Hosts,
     pub cookie: String,
+    /// This run's random prefix (`/s/<random>`, no trailing slash): the
+    /// page, its API and its cookie's `Path`.
+    pub base: String,
 }
 
 impl Gate {
@@ -89,14 +99,14 @@ async fn check(gate: &Gate, request: Request, next: Next) -> Response {
         return refuse(StatusCode::FORBIDDEN, &format!("a {site} request is refused"));
     }
     let reads = matches!(*request.method(), Method::GET | Method::HEAD);
-    let bearer = headers.contains_key(header::AUTHORIZATION);
-    if !reads && origin.is_none() && !bearer {
+    if !reads && origin.is_none() && from_a_browser(headers) {
         return refuse(
             StatusCode::FORBIDDEN,
-            "a request that changes something needs an Origin header or a bearer token",
+            "a request that changes something needs an Origin header (a program may send a \
+             bearer token instead)",
         );
     }
-    if request.uri().path() == "/"
+    if request.uri().path() == format!("{}/", gate.base)
         && reads
         && let Some(given) = query_token(request.uri().query())
     {
@@ -109,6 +119,16 @@ async fn check(gate: &Gate, request: Request, next: Next) -> Response {
         return unauthorized();
     }
     next.run(request).await
+}
+
+/// Whether a browser may have sent this: it carries a cookie or a
+/// `Sec-Fetch-*` header, or no bearer token at all. Only a request that is
+/// none of these (a program with the token) may change things without an
+/// `Origin`.
+fn from_a_browser(headers: &HeaderMap) -> bool {
+    !headers.contains_key(header::AUTHORIZATION)
+        || headers.contains_key(header::COOKIE)
+        || headers.keys().any(|name| name.as_str().starts_with("sec-fetch-"))
 }
 
 /// Whether `origin` is the page this server serves at `host` (directly,
@@ -124,13 +144,16 @@ fn query_token(query: Option<&str>) -> Option<&str> {
     query?.split('&').find_map(|pair| pair.strip_prefix("token="))
 }
 
-/// The first visit with the token: it becomes the cookie, the address bar
-/// loses it.
+/// The first visit with the token: it becomes the cookie, bound to this
+/// run's prefix, and the address bar loses it.
 fn enter(gate: &Gate) -> Response {
-    let cookie = format!("{}={}; Path=/; HttpOnly; SameSite=Strict", gate.cookie, gate.token);
+    let page = format!("{}/", gate.base);
+    let cookie = format!("{}={}; Path={page}; HttpOnly; SameSite=Strict", gate.cookie, gate.token);
     let mut response = StatusCode::SEE_OTHER.into_response();
     let headers = response.headers_mut();
-    headers.insert(header::LOCATION, HeaderValue::from_static("/"));
+    if let Ok(page) = HeaderValue::from_str(&page) {
+        headers.insert(header::LOCATION, page);
+    }
     if let Ok(cookie) = HeaderValue::from_str(&cookie) {
         headers.insert(header::SET_COOKIE, cookie);
     }
@@ -175,6 +198,7 @@ mod tests {
             token: "t0k".into(),
             hosts: Hosts::new("127.0.0.1:1".parse().unwrap(), &[]),
             cookie: "axon_web_1".into(),
+            base: "/s/r4nd0m".into(),
         }
     }
 
@@ -199,6 +223,27 @@ mod tests {
         assert!(!same_origin("http://127.0.0.1:8081", "127.0.0.1:8080"));
         assert!(!same_origin("http://evil.example", "127.0.0.1:8080"));
         assert!(!same_origin("null", "127.0.0.1:8080"));
+    }
+
+    #[test]
+    fn only_a_program_with_the_bearer_token_may_leave_out_the_origin() {
+        let mut headers = HeaderMap::new();
+        assert!(from_a_browser(&headers), "no credential at all");
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer t0k"));
+        assert!(!from_a_browser(&headers), "a program");
+        headers.insert("sec-fetch-mode", HeaderValue::from_static("cors"));
+        assert!(from_a_browser(&headers), "a browser's fetch with the bearer token");
+        headers.remove("sec-fetch-mode");
+        headers.insert(header::COOKIE, HeaderValue::from_static("axon_web_1=t0k"));
+        assert!(from_a_browser(&headers), "a cookie is a browser's");
+    }
+
+    #[test]
+    fn the_cookie_is_bound_to_the_run_s_prefix() {
+        let response = enter(&gate());
+        let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
+        assert!(cookie.contains("Path=/s/r4nd0m/;"), "{cookie}");
+        assert_eq!(response.headers()[header::LOCATION], "/s/r4nd0m/");
     }
 
     #[test]

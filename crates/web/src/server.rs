@@ -29,9 +29,6 @@ use crate::auth::{Gate, guard, refuse};
 use crate::log::EventLog;
 use crate::{Options, api, assets, stream};
 
-/// The largest operation accepted: a prompt with a few images.
-const MAX_OP: usize = 32 * 1024 * 1024;
-
 /// What every request handler shares.
 pub struct Shared {
     pub log: EventLog,
@@ -80,10 +77,14 @@ impl WebServer {
             .await
             .with_context(|| format!("cannot listen on {}", options.listen))?;
         let addr = listener.local_addr().context("cannot read the bound address")?;
+        // The prefix is as unguessable as a token: only the printed link
+        // knows it, so the cookie bound to it reaches no other local server.
+        let prefix = axon_guard::new_token().context("cannot make the page's prefix")?;
         let gate = Arc::new(Gate {
             token,
             hosts: Hosts::new(addr, &options.allowed_hosts),
             cookie: format!("axon_web_{}", addr.port()),
+            base: format!("/s/{}", prefix.get(..24).unwrap_or(&prefix)),
         });
         let store = SessionStore::new(&config.dirs.data);
         let root = config.workspace.root().to_path_buf();
@@ -118,6 +119,11 @@ impl WebServer {
         self.addr
     }
 
+    /// This run's prefix (`/s/<random>`): the page is at `<prefix>/`.
+    pub fn base(&self) -> &str {
+        &self.gate.base
+    }
+
     /// The address to open, token included (an unspecified bind address
     /// is reached as loopback).
     pub fn url(&self) -> String {
@@ -125,7 +131,7 @@ impl WebServer {
         if addr.ip().is_unspecified() {
             addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
         }
-        format!("http://{addr}/?token={}", self.gate.token)
+        format!("http://{addr}{}/?token={}", self.gate.base, self.gate.token)
     }
 
     /// Serves until `stop` is cancelled, then ends the session.
@@ -150,17 +156,19 @@ impl WebServer {
 }
 
 fn router(shared: Arc<Shared>, gate: Arc<Gate>) -> Router {
+    // Every route under this run's prefix: the cookie goes nowhere else.
+    let at = |path: &str| format!("{}{path}", gate.base);
     Router::new()
-        .route("/", get(|| async { assets::serve("index.html") }))
-        .route("/assets/{*path}", get(asset))
-        .route("/api/events", get(events))
-        .route("/api/op", post(api::op))
-        .route("/api/sessions", get(api::sessions))
-        .route("/api/sessions/{id}", delete(api::delete))
-        .route("/api/sessions/{id}/export", get(api::export))
-        .route("/api/files", get(api::files))
+        .route(&at("/"), get(|| async { assets::serve("index.html") }))
+        .route(&at("/assets/{*path}"), get(asset))
+        .route(&at("/api/events"), get(events))
+        .route(&at("/api/op"), post(api::op))
+        .route(&at("/api/sessions"), get(api::sessions))
+        .route(&at("/api/sessions/{id}"), delete(api::delete))
+        .route(&at("/api/sessions/{id}/export"), get(api::export))
+        .route(&at("/api/files"), get(api::files))
         .fallback(|| async { refuse(StatusCode::NOT_FOUND, "nothing here") })
-        .layer(DefaultBodyLimit::max(MAX_OP))
+        .layer(DefaultBodyLimit::max(api::MAX_OP))
         .with_state(shared)
         // Outermost: nothing is looked at before the guard passed it.
         .layer(middleware::from_fn(move |request: Request, next: Next| {
@@ -171,7 +179,7 @@ fn router(shared: Arc<Shared>, gate: Arc<Gate>) -> Router {
 
 async fn asset(axum::extract::Path(path): axum::extract::Path<String>) -> Response {
     if path == "index.html" {
-        return refuse(StatusCode::NOT_FOUND, "the page is at /");
+        return refuse(StatusCode::NOT_FOUND, "the page is at the link axon web printed");
     }
     assets::serve(&path)
 }

@@ -19,6 +19,9 @@ pub struct Web {
     pub child: Child,
     pub port: u16,
     pub token: String,
+    /// This run's random prefix (`/s/<random>`): every path of the panel
+    /// is under it, and the cookie is bound to it.
+    pub base: String,
     pub stderr: Arc<Mutex<String>>,
 }
 
@@ -75,13 +78,26 @@ impl Web {
             }
         };
         let rest = url.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{url}"));
-        let (port, token) = rest.split_once("/?token=").unwrap_or_else(|| panic!("{url}"));
-        Web { port: port.parse().unwrap(), token: token.to_string(), child, stderr }
+        let (port_and_base, token) = rest.split_once("/?token=").unwrap_or_else(|| panic!("{url}"));
+        let (port, base) = port_and_base.split_at(port_and_base.find('/').unwrap_or(0));
+        assert!(base.starts_with("/s/") && base.len() > 20, "a random prefix: {url}");
+        Web {
+            port: port.parse().unwrap(),
+            token: token.to_string(),
+            base: base.to_string(),
+            child,
+            stderr,
+        }
     }
 
     /// The address `axon web` printed, token included.
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/?token={}", self.port, self.token)
+        format!("http://127.0.0.1:{}{}/?token={}", self.port, self.base, self.token)
+    }
+
+    /// The page's own address, without the token.
+    pub fn page_url(&self) -> String {
+        format!("http://127.0.0.1:{}{}/", self.port, self.base)
     }
 
     pub fn cookie(&self) -> String {
@@ -92,8 +108,13 @@ impl Web {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// A request without credentials.
+    /// A request without credentials, to `path` under the run's prefix.
     pub fn anonymous(&self, method: &'static str, path: &str) -> Req {
+        Req::new(self.port, method, &format!("{}{path}", self.base))
+    }
+
+    /// A request without credentials to `path` exactly (outside the prefix).
+    pub fn raw(&self, method: &'static str, path: &str) -> Req {
         Req::new(self.port, method, path)
     }
 
