@@ -167,9 +167,7 @@ fn parse_cli() -> Cli {
         env!("CARGO_PKG_VERSION"),
         axon_runtime::local_model::cpu_summary()
     );
-    // Once per process; clap keeps only static strings without its
-    // `string` feature.
-    let matches = Cli::command().long_version(long.leak() as &str).get_matches();
+    let matches = Cli::command().long_version(long).get_matches();
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
