@@ -24,6 +24,30 @@ pub struct SandboxFile {
     /// Whether a command that runs sandboxed runs without asking (default
     /// true: the sandbox is the boundary).
     pub auto_approve: Option<bool>,
+    /// What a call asking to run `unsandboxed` gets under `--yes` (which
+    /// allows commands, not leaving the sandbox): `refuse` (the default),
+    /// `ask` (as without `--yes`) or `allow`.
+    pub unsandboxed_under_yes: Option<UnsandboxedUnderYes>,
+}
+
+/// `[sandbox] unsandboxed_under_yes`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnsandboxedUnderYes {
+    #[default]
+    Refuse,
+    Ask,
+    Allow,
+}
+
+impl UnsandboxedUnderYes {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnsandboxedUnderYes::Refuse => "refuse",
+            UnsandboxedUnderYes::Ask => "ask",
+            UnsandboxedUnderYes::Allow => "allow",
+        }
+    }
 }
 
 impl SandboxFile {
@@ -31,6 +55,7 @@ impl SandboxFile {
         self.mode = other.mode.or(self.mode);
         self.network = other.network.or(self.network);
         self.auto_approve = other.auto_approve.or(self.auto_approve);
+        self.unsandboxed_under_yes = other.unsandboxed_under_yes.or(self.unsandboxed_under_yes);
         self.writable_roots.extend(other.writable_roots);
     }
 
@@ -52,6 +77,12 @@ impl SandboxFile {
         if self.auto_approve == Some(true) {
             refuse("sandbox.auto_approve = true".to_string());
             self.auto_approve = None;
+        }
+        if let Some(under_yes) = self.unsandboxed_under_yes
+            && under_yes != UnsandboxedUnderYes::Refuse
+        {
+            refuse(format!("sandbox.unsandboxed_under_yes = \"{}\"", under_yes.name()));
+            self.unsandboxed_under_yes = None;
         }
     }
 }
