@@ -3,7 +3,7 @@
 //! where a test needs a message no SDK sends on demand (a cancellation, a
 //! storm of malformed requests).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
