@@ -19,7 +19,8 @@
 # sandbox off, bwrap against direct).
 #
 # Usage: bench/sandbox.sh [N] [R]   (AXON_BIN: the axon binary to use,
-# default target/release/axon, else target/debug/axon)
+# default target/release/axon, else target/debug/axon; BENCH_PROFILE=debug
+# times the shell tool's debug build)
 # Needs: bwrap (Debian package bubblewrap; installed with apt-get when run as
 # root and missing). Where bwrap cannot create its namespaces (most Docker
 # containers), its row says so and axon's still runs.
@@ -40,9 +41,12 @@ if ! command -v bwrap >/dev/null; then
   fi
 fi
 
-cargo build -q --release -p axon-testkit --bin sandbox-bench
-echo "# axon: shell tool, $n calls each (ms: mean p50 p99)"
-target/release/sandbox-bench "$n" | tee "$out/sandbox-axon.txt"
+# BENCH_PROFILE=debug measures the debug build (no release build needed).
+profile=${BENCH_PROFILE:-release}
+if [ "$profile" = release ]; then cargo build -q --release -p axon-testkit --bin sandbox-bench
+else cargo build -q -p axon-testkit --bin sandbox-bench; fi
+echo "# axon ($profile build): shell tool, $n calls each (ms: mean p50 p99)"
+target/$profile/sandbox-bench "$n" | tee "$out/sandbox-axon.txt"
 
 mkdir -p "$work/ws"
 echo "# bubblewrap: sh -c true, $n spawns each (ms: mean p50 p99)"

@@ -113,17 +113,22 @@ impl Support {
     pub fn describe_confinement(&self, policy: &Policy) -> String {
         match (self.confinement(policy), &self.namespaces_missing) {
             (Confinement::Namespace(kind), _) => format!(
-                "confinement: mount namespace{} + Landlock + seccomp: protected entries                  (every .git's config, hooks and info, .git files, .axon, .mcp.json,                  .claude/settings*.json, agents and skills) are bound read-only; the rest of the                  workspace can be created, removed and renamed in, so git add and git commit work",
+                "confinement: mount namespace{} + Landlock + seccomp: protected entries \
+                 (every .git's config, hooks and info, .git files, .axon, .mcp.json, \
+                 .claude/settings*.json, agents and skills) are bound read-only; the rest of the \
+                 workspace can be created, removed and renamed in, so git add and git commit work",
                 match kind {
                     Namespaces::Mount => "",
                     Namespaces::UserAndMount => " (in a user namespace mapping your own ids)",
                 }
             ),
             (Confinement::LandlockOnly, Some(why)) => format!(
-                "confinement: Landlock-only (no mount namespace: {why}). Price:                  {LANDLOCK_ONLY_PRICE}"
+                "confinement: Landlock-only (no mount namespace: {why}). Price: \
+                 {LANDLOCK_ONLY_PRICE}"
             ),
             (Confinement::LandlockOnly, None) => format!(
-                "confinement: Landlock-only (mount namespaces are turned off for this policy).                  Price: {LANDLOCK_ONLY_PRICE}"
+                "confinement: Landlock-only (mount namespaces are turned off for this policy). \
+                 Price: {LANDLOCK_ONLY_PRICE}"
             ),
         }
     }
