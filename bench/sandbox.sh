@@ -108,7 +108,7 @@ tarball=$work/pkg/tiny-1.0.0.tgz
   cd "$template" && git init -q && echo hi > README.md && echo '{"name": "app", "version": "1.0.0"}' > package.json &&
     git add . && git -c user.name=b -c user.email=b@b commit -qm first
 )
-echo "# a session's commands in a fresh repository, $r runs each (ms: mean per command; ok = runs that succeeded)"
+echo "# a session's commands in a fresh repository, $r runs each (ms: median per command; ok = runs that succeeded)"
 python3 - "$r" "$work" "$template" "$axon_bin" "$tarball" <<'PY' | tee "$out/sandbox-workflow.txt"
 import os, shutil, statistics, subprocess, sys, time
 r, work, template, axon, tarball = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
@@ -120,8 +120,10 @@ commands = [
     ("mv top", "mv NEWFILE.md MOVED.md"),
     ("rm top", "rm MOVED.md"),
     ("deep mkdir/touch/mv/rm", "mkdir -p a/b/c && touch a/b/c/x && mv a/b/c/x a/b/c/y && rm -r a"),
-    ("cargo new + build", 'cargo new -q --vcs none hello && cd hello && CARGO_HOME="$TMPDIR/cargo" cargo build -q --offline'),
-    ("npm install tarball", f'npm install --offline --no-audit --no-fund --loglevel=error --cache "$TMPDIR/npm" {tarball}'),
+    # Caches inside the fresh workspace: every way starts cold (axon's
+    # $TMPDIR is new per command, the others' is not).
+    ("cargo new + build", 'cargo new -q --vcs none hello && cd hello && CARGO_HOME="$PWD/../.cargo-home" cargo build -q --offline'),
+    ("npm install tarball", f'npm install --offline --no-audit --no-fund --loglevel=error --cache "$PWD/.npm-cache" {tarball}'),
 ]
 def argv(way, ws, line):
     if way == "direct":
@@ -161,14 +163,14 @@ for i in range(r):
                 failures.setdefault((way, name), p.stdout.decode(errors="replace").strip().splitlines()[-1:])
 print(f"{'command':26}" + "".join(f"{w:>18}" for w in ways))
 for name, _ in commands:
-    print(f"{name:26}" + "".join(f"{statistics.fmean(times[w][name]):10.1f} {ok[w][name]}/{r} ok " for w in ways))
+    print(f"{name:26}" + "".join(f"{statistics.median(times[w][name]):10.1f} {ok[w][name]}/{r} ok " for w in ways))
 total = len(commands) * r
 print(f"{'succeeded':26}" + "".join(f"{sum(ok[w].values()):>11}/{total} ok" for w in ways))
 def added(a, b):
-    return statistics.fmean([statistics.fmean(times[a][n]) - statistics.fmean(times[b][n]) for n, _ in commands])
-print(f"axon's sandbox adds {added('axon', 'axon off'):.1f} ms per command (mean over the commands; axon against axon --sandbox off)")
+    return statistics.fmean([statistics.median(times[a][n]) - statistics.median(times[b][n]) for n, _ in commands])
+print(f"axon's sandbox adds {added('axon', 'axon off'):.1f} ms per command (mean over the commands of the median difference; axon against axon --sandbox off)")
 if "bwrap" in ways:
-    print(f"bubblewrap adds {added('bwrap', 'direct'):.1f} ms per command (mean over the commands; bwrap against direct)")
+    print(f"bubblewrap adds {added('bwrap', 'direct'):.1f} ms per command (mean over the commands of the median difference; bwrap against direct)")
 for (way, name), last in sorted(failures.items()):
     print(f"failed: {way}: {name}: {' '.join(last)}")
 PY

@@ -20,6 +20,10 @@
 //!
 //! Only what exists when the command starts is protected: a name that does
 //! not exist yet (a new `.mcp.json`, a new repository) can be created.
+//! Repositories are not looked for inside `node_modules` folders nor
+//! folders tagged as caches (`CACHEDIR.TAG`, as cargo's `target/` is):
+//! they hold many files (walking them before every command would cost
+//! tens of milliseconds) and no repository the user works in.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -149,12 +153,18 @@ fn walk_for_git(
                 } else {
                     found.push(Found::Entry(path));
                 }
-            } else if kind.is_dir() {
+            } else if kind.is_dir() && !skipped_for_speed(&entry.file_name(), &path) {
                 stack.push(path);
             }
         }
     }
     Ok(())
+}
+
+/// Dependency and cache folders, where no repository of the user's lives
+/// (see the module comment).
+fn skipped_for_speed(name: &std::ffi::OsStr, path: &Path) -> bool {
+    name == "node_modules" || path.join("CACHEDIR.TAG").is_file()
 }
 
 impl Protection {
@@ -332,5 +342,23 @@ mod tests {
                 "vendor/lib",
             ]
         );
+    }
+
+    #[test]
+    fn dependency_and_cache_folders_are_not_walked() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        for dir in ["node_modules/dep/.git", "target/debug/x/.git", "src/lib/.git"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        std::fs::write(
+            root.join("target/CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55",
+        )
+        .unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        let policy = Policy::new(Mode::WorkspaceWrite, &root, temp.path());
+        let found = find(&policy).unwrap().paths();
+        assert_eq!(found, [root.join("src/lib/.git")]);
     }
 }
