@@ -54,11 +54,14 @@ impl Drop for Reaped {
 /// Runs `command` to its end, at most `limit`.
 fn run_bounded(command: &mut Command, limit: Duration) -> (bool, String) {
     let log = tempfile::NamedTempFile::new().unwrap();
+    // Appending: two descriptions of one file with their own offsets would
+    // write over each other (stderr's first line over the stdout's JSON).
+    let append = || std::fs::OpenOptions::new().append(true).open(log.path()).unwrap();
     let mut child = Reaped(
         command
             .stdin(Stdio::null())
-            .stdout(log.reopen().unwrap())
-            .stderr(log.reopen().unwrap())
+            .stdout(append())
+            .stderr(append())
             .spawn()
             .unwrap(),
     );
