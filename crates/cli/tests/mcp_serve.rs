@@ -57,14 +57,8 @@ fn run_bounded(command: &mut Command, limit: Duration) -> (bool, String) {
     // Appending: two descriptions of one file with their own offsets would
     // write over each other (stderr's first line over the stdout's JSON).
     let append = || std::fs::OpenOptions::new().append(true).open(log.path()).unwrap();
-    let mut child = Reaped(
-        command
-            .stdin(Stdio::null())
-            .stdout(append())
-            .stderr(append())
-            .spawn()
-            .unwrap(),
-    );
+    let mut child =
+        Reaped(command.stdin(Stdio::null()).stdout(append()).stderr(append()).spawn().unwrap());
     let deadline = Instant::now() + limit;
     let status = loop {
         if let Some(status) = child.0.try_wait().unwrap() {
