@@ -135,16 +135,21 @@ mod tests {
     fn a_workspace_can_tighten_the_sandbox_but_not_loosen_it() {
         let mut refused = Vec::new();
         let mut loose: SandboxFile = toml::from_str(
-            "mode = \"off\"\nnetwork = true\nwritable_roots = [\"/\"]\nauto_approve = true\n",
+            "mode = \"off\"\nnetwork = true\nwritable_roots = [\"/\"]\nauto_approve = true\n\
+             unsandboxed_under_yes = \"allow\"\n",
         )
         .unwrap();
         loose.restrict_to_workspace(&mut |what| refused.push(what));
-        assert_eq!(refused.len(), 4, "{refused:?}");
+        assert_eq!(refused.len(), 5, "{refused:?}");
         assert!(loose.mode.is_none() && loose.network.is_none() && loose.writable_roots.is_empty());
+        assert!(loose.unsandboxed_under_yes.is_none());
+        assert!(refused.contains(&"sandbox.unsandboxed_under_yes = \"allow\"".to_string()));
 
-        let mut strict: SandboxFile =
-            toml::from_str("mode = \"read-only\"\nnetwork = false\nauto_approve = false\n")
-                .unwrap();
+        let mut strict: SandboxFile = toml::from_str(
+            "mode = \"read-only\"\nnetwork = false\nauto_approve = false\n\
+             unsandboxed_under_yes = \"refuse\"\n",
+        )
+        .unwrap();
         strict.restrict_to_workspace(&mut |what| panic!("refused {what}"));
         assert_eq!(strict.mode, Some(SandboxMode::ReadOnly));
     }
