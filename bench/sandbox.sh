@@ -20,7 +20,8 @@
 #
 # Usage: bench/sandbox.sh [N] [R]   (AXON_BIN: the axon binary to use,
 # default target/release/axon, else target/debug/axon; BENCH_PROFILE=debug
-# times the shell tool's debug build)
+# times the shell tool's debug build). The Landlock-only mode (kernels or
+# containers without user namespaces) gets a column of its own.
 # Needs: bwrap (Debian package bubblewrap; installed with apt-get when run as
 # root and missing). Where bwrap cannot create its namespaces (most Docker
 # containers), its row says so and axon's still runs.
@@ -130,7 +131,7 @@ def argv(way, ws, line):
         return ["sh", "-c", line]
     if way == "axon off":
         return [axon, "sandbox", "run", "--sandbox", "off", "-C", ws, "--", line]
-    if way == "axon":
+    if way in ("axon", "axon landlock-only"):
         return [axon, "sandbox", "run", "-C", ws, "--", line]
     binds = []
     for part in ("config", "hooks", "info"):
@@ -142,7 +143,17 @@ def argv(way, ws, line):
     return ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", ws, ws, *binds,
             "--bind", tmp, tmp, "--setenv", "TMPDIR", tmp, "--unshare-net", "--die-with-parent",
             "--chdir", ws, "--", "sh", "-c", line]
-ways = ["direct", "axon off", "axon"] + (["bwrap"] if shutil.which("bwrap") else [])
+ways = ["direct", "axon off", "axon", "axon landlock-only"] + (["bwrap"] if shutil.which("bwrap") else [])
+# Each axon way reads its own config: the Landlock-only one turns the
+# mount namespace off, as a kernel without user namespaces would.
+homes = {}
+for way in ways:
+    home = os.path.join(work, "home-" + way.replace(" ", "-"))
+    os.makedirs(home, exist_ok=True)
+    if way == "axon landlock-only":
+        with open(os.path.join(home, "config.toml"), "w") as f:
+            f.write("[sandbox]\nmount_namespace = false\n")
+    homes[way] = home
 times = {w: {name: [] for name, _ in commands} for w in ways}
 ok = {w: {name: 0 for name, _ in commands} for w in ways}
 failures = {}
@@ -150,7 +161,7 @@ for i in range(r):
     for way in ways:
         ws = os.path.join(work, f"ws-{way.replace(' ', '-')}-{i}")
         shutil.copytree(template, ws, symlinks=True)
-        env = dict(os.environ, TMPDIR=os.path.join(work, "tmp"))
+        env = dict(os.environ, TMPDIR=os.path.join(work, "tmp"), AXON_HOME=homes[way])
         os.makedirs(env["TMPDIR"], exist_ok=True)
         for name, line in commands:
             t = time.perf_counter()

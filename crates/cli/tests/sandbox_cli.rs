@@ -176,6 +176,30 @@ fn check_says_which_confinement_and_why() {
 }
 
 #[test]
+fn mount_namespace_false_keeps_the_landlock_only_mode() {
+    if !enforced() {
+        return;
+    }
+    let dir = repository();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("axon")).unwrap();
+    std::fs::write(home.path().join("axon/config.toml"), "[sandbox]\nmount_namespace = false\n")
+        .unwrap();
+    axon(dir.path(), home.path())
+        .args(["sandbox", "check"])
+        .assert()
+        .success()
+        .stdout(contains("confinement: Landlock-only (the mount namespace is turned off"))
+        .stdout(contains("git commit` fail"));
+    axon(dir.path(), home.path())
+        .args(["sandbox", "run", "--", "touch NEW.md"])
+        .assert()
+        .failure()
+        .stderr(contains("Permission denied"));
+    assert!(!dir.path().join("NEW.md").exists());
+}
+
+#[test]
 fn tool_call_shell_runs_sandboxed_and_says_why_it_was_refused() {
     if !enforced() {
         return;

@@ -28,6 +28,9 @@ pub struct SandboxFile {
     /// allows commands, not leaving the sandbox): `refuse` (the default),
     /// `ask` (as without `--yes`) or `allow`.
     pub unsandboxed_under_yes: Option<UnsandboxedUnderYes>,
+    /// Whether commands get a mount namespace where the kernel allows one
+    /// (default true); false keeps the Landlock-only mode and its price.
+    pub mount_namespace: Option<bool>,
 }
 
 /// `[sandbox] unsandboxed_under_yes`.
@@ -56,6 +59,7 @@ impl SandboxFile {
         self.network = other.network.or(self.network);
         self.auto_approve = other.auto_approve.or(self.auto_approve);
         self.unsandboxed_under_yes = other.unsandboxed_under_yes.or(self.unsandboxed_under_yes);
+        self.mount_namespace = other.mount_namespace.or(self.mount_namespace);
         self.writable_roots.extend(other.writable_roots);
     }
 
@@ -83,6 +87,12 @@ impl SandboxFile {
         {
             refuse(format!("sandbox.unsandboxed_under_yes = \"{}\"", under_yes.name()));
             self.unsandboxed_under_yes = None;
+        }
+        // Off is stricter (a whole .git read-only); on would undo the
+        // user's choice of Landlock-only.
+        if self.mount_namespace == Some(true) {
+            refuse("sandbox.mount_namespace = true".to_string());
+            self.mount_namespace = None;
         }
     }
 }
@@ -136,18 +146,18 @@ mod tests {
         let mut refused = Vec::new();
         let mut loose: SandboxFile = toml::from_str(
             "mode = \"off\"\nnetwork = true\nwritable_roots = [\"/\"]\nauto_approve = true\n\
-             unsandboxed_under_yes = \"allow\"\n",
+             unsandboxed_under_yes = \"allow\"\nmount_namespace = true\n",
         )
         .unwrap();
         loose.restrict_to_workspace(&mut |what| refused.push(what));
-        assert_eq!(refused.len(), 5, "{refused:?}");
+        assert_eq!(refused.len(), 6, "{refused:?}");
         assert!(loose.mode.is_none() && loose.network.is_none() && loose.writable_roots.is_empty());
         assert!(loose.unsandboxed_under_yes.is_none());
         assert!(refused.contains(&"sandbox.unsandboxed_under_yes = \"allow\"".to_string()));
 
         let mut strict: SandboxFile = toml::from_str(
             "mode = \"read-only\"\nnetwork = false\nauto_approve = false\n\
-             unsandboxed_under_yes = \"refuse\"\n",
+             unsandboxed_under_yes = \"refuse\"\nmount_namespace = false\n",
         )
         .unwrap();
         strict.restrict_to_workspace(&mut |what| panic!("refused {what}"));

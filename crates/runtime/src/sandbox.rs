@@ -27,6 +27,9 @@ pub struct Choice {
     pub writable_roots: Vec<PathBuf>,
     pub auto_approve: bool,
     pub unsandboxed_under_yes: UnsandboxedUnderYes,
+    /// `[sandbox] mount_namespace` (a workspace may turn it off: the
+    /// Landlock-only mode writes less).
+    pub mount_namespace: bool,
 }
 
 impl Choice {
@@ -57,6 +60,7 @@ impl Choice {
             writable_roots,
             auto_approve: file.auto_approve.unwrap_or(true),
             unsandboxed_under_yes: file.unsandboxed_under_yes.unwrap_or_default(),
+            mount_namespace: file.mount_namespace.unwrap_or(true),
         })
     }
 
@@ -66,6 +70,7 @@ impl Choice {
         let mut policy = Policy::new(mode(self.mode), workspace, std::env::temp_dir());
         policy.network = self.network;
         policy.writable_roots = self.writable_roots.clone();
+        policy.mount_namespace = self.mount_namespace;
         policy
     }
 

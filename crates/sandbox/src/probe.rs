@@ -42,7 +42,12 @@ pub enum Confinement {
 }
 
 /// The price of the Landlock-only mode, said by `describe` and in refusals.
-pub const LANDLOCK_ONLY_PRICE: &str = "Landlock cannot grant a folder and deny a part of it, so      a folder holding a protected entry (the top of every repository, the folder of a `.git`      file) cannot gain, lose or rename entries: no new file or folder there (`touch NEW`, a first      `cargo build` making target/, `npm install` making node_modules/), no `rm` or `mv` there,      and the whole `.git` is read-only (`git add` and `git commit` fail); files there can still      be edited, and everything below their other folders is writable";
+pub const LANDLOCK_ONLY_PRICE: &str = "Landlock cannot grant a folder and deny a part of it, so \
+     a folder holding a protected entry (the top of every repository, the folder of a `.git` \
+     file) cannot gain, lose or rename entries: no new file or folder there (`touch NEW`, a first \
+     `cargo build` making target/, `npm install` making node_modules/), no `rm` or `mv` there, \
+     and the whole `.git` is read-only (`git add` and `git commit` fail); files there can still \
+     be edited, and everything below their other folders is writable";
 
 /// What the kernel offers the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,8 +132,8 @@ impl Support {
                  {LANDLOCK_ONLY_PRICE}"
             ),
             (Confinement::LandlockOnly, None) => format!(
-                "confinement: Landlock-only (mount namespaces are turned off for this policy). \
-                 Price: {LANDLOCK_ONLY_PRICE}"
+                "confinement: Landlock-only (the mount namespace is turned off: \
+                 `mount_namespace = false` under [sandbox]). Price: {LANDLOCK_ONLY_PRICE}"
             ),
         }
     }
@@ -433,6 +438,28 @@ mod tests {
         assert!(NOT_COVERED.contains("with the network on"), "{NOT_COVERED}");
         assert!(NOT_COVERED.contains("session bus"), "{NOT_COVERED}");
         assert!(SECCOMP_REFUSES.contains("connect on any socket"), "{SECCOMP_REFUSES}");
+    }
+
+    #[test]
+    fn the_confinement_is_said_with_its_reason_or_price() {
+        let ws = policy(Mode::WorkspaceWrite);
+        let mut with = support(Some(7), true);
+        with.namespaces = Some(Namespaces::UserAndMount);
+        with.namespaces_missing = None;
+        let mut off = ws.clone();
+        off.mount_namespace = false;
+        let lines = [
+            with.describe_confinement(&ws),
+            with.describe_confinement(&off),
+            support(Some(7), true).describe_confinement(&ws),
+        ];
+        assert!(lines[0].starts_with("confinement: mount namespace (in a user namespace"));
+        assert!(lines[1].contains("`mount_namespace = false`") && lines[1].contains("Price:"));
+        assert!(lines[2].starts_with("confinement: Landlock-only (no mount namespace: test)"));
+        for line in lines {
+            // A broken line continuation leaves runs of spaces.
+            assert!(!line.contains("  "), "{line}");
+        }
     }
 
     #[cfg(not(target_os = "linux"))]
