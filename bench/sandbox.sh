@@ -172,11 +172,11 @@ for i in range(r):
                 ok[way][name] += 1
             else:
                 failures.setdefault((way, name), p.stdout.decode(errors="replace").strip().splitlines()[-1:])
-print(f"{'command':26}" + "".join(f"{w:>18}" for w in ways))
+print(f"{'command':26}" + "".join(f"{w:>20}" for w in ways))
 for name, _ in commands:
-    print(f"{name:26}" + "".join(f"{statistics.median(times[w][name]):10.1f} {ok[w][name]}/{r} ok " for w in ways))
+    print(f"{name:26}" + "".join(f"{statistics.median(times[w][name]):12.1f} {ok[w][name]}/{r} ok " for w in ways))
 total = len(commands) * r
-print(f"{'succeeded':26}" + "".join(f"{sum(ok[w].values()):>11}/{total} ok" for w in ways))
+print(f"{'succeeded':26}" + "".join(f"{sum(ok[w].values()):>13}/{total} ok" for w in ways))
 def added(a, b):
     return statistics.fmean([statistics.median(times[a][n]) - statistics.median(times[b][n]) for n, _ in commands])
 print(f"axon's sandbox adds {added('axon', 'axon off'):.1f} ms per command (mean over the commands of the median difference; axon against axon --sandbox off)")
