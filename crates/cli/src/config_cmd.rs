@@ -131,6 +131,8 @@ fn show_sandbox(effective: &Effective, dir: &std::path::Path) {
         choice.writable_roots.iter().map(|r| r.display().to_string()).collect();
     say(&format!("writable_roots = {roots:?}"));
     say(&format!("auto_approve = {}", choice.auto_approve));
+    say(&format!("unsandboxed_under_yes = {:?}", choice.unsandboxed_under_yes.name()));
+    say(&format!("mount_namespace = {}", choice.mount_namespace));
     if choice.mode == axon_protocol::SandboxMode::Off {
         say("# commands run unsandboxed, with your full rights");
         return;

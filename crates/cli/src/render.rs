@@ -84,7 +84,10 @@ impl Renderer {
                 let call = state.pending.remove(&call_id);
                 let args = call.map(|c| short_arguments(&c.arguments)).unwrap_or_default();
                 let first_line = output.text_content().lines().next().unwrap_or("").to_string();
-                let summary: String = first_line.chars().take(100).collect();
+                // An error's first line says why (the sandbox rule that
+                // refused a command): longer than a success's.
+                let keep = if output.is_error { 320 } else { 100 };
+                let summary: String = first_line.chars().take(keep).collect();
                 let (mark, summary) =
                     if output.is_error { ("✗", summary) } else { ("✓", summary) };
                 if name == "todo" && !output.is_error {

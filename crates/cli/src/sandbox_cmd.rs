@@ -73,6 +73,9 @@ fn check(dir: &std::path::Path, flag: Option<SandboxMode>) -> u8 {
         say(&line);
     }
     say(&format!("mode: {}", choice.summary()));
+    if choice.mode == SandboxMode::WorkspaceWrite {
+        say(&support.describe_confinement(&choice.policy(&root)));
+    }
     if choice.mode == SandboxMode::Off {
         say("commands run unsandboxed, with your full rights (the mode is off)");
         return exit::OK;

@@ -56,6 +56,10 @@ pub struct ServeArgs {
     /// idle the longest.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS, value_parser = parse_count, requires = "http")]
     max_sessions: usize,
+    /// The sandbox of `shell` commands and of `axon_run`'s (default: the
+    /// config's, else workspace-write); `off` runs them unconfined.
+    #[arg(long, value_parser = axon_runtime::safety_config::parse_mode)]
+    sandbox: Option<axon_protocol::SandboxMode>,
     /// Do not offer `axon_run`, even with a provider configured.
     #[arg(long)]
     no_agent: bool,
@@ -175,7 +179,26 @@ async fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
     session.secret_vars = args.token_env.iter().cloned().collect();
     let token_env: Vec<&str> = args.token_env.iter().map(String::as_str).collect();
     let env = session.config.env_policy(&token_env)?;
-    let mut registry = served_tools(profile, args.read_only, &env);
+    // A client's commands run in the session's sandbox; a mode this
+    // machine cannot enforce stops the server (nobody could be asked).
+    let sandbox = if args.read_only {
+        None
+    } else {
+        axon_runtime::sandbox::for_direct_calls(
+            &session.config,
+            &session.dirs,
+            session.workspace.root(),
+            args.sandbox,
+            "axon mcp serve",
+        )?
+    };
+    let sandbox_summary = match &sandbox {
+        Some(sandbox) => format!(", commands sandboxed ({})", sandbox.describe()),
+        None if args.read_only => String::new(),
+        None => ", commands UNSANDBOXED (--sandbox off)".to_string(),
+    };
+    session.sandbox = args.sandbox;
+    let mut registry = served_tools(profile, args.read_only, &env, sandbox);
     if !args.no_agent {
         session.provider = args.provider.clone();
         session.model = args.model.clone();
@@ -199,7 +222,7 @@ async fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
     }
 
     let mode = if args.read_only { ", read-only" } else { "" };
-    let summary = format!("{} tools for {root}{mode}", registry.len());
+    let summary = format!("{} tools for {root}{mode}{sandbox_summary}", registry.len());
     let instructions = format!(
         "axon's tools for the workspace at {root}. Paths are relative to that folder, and nothing \
          outside it can be read or written through them.{}",
@@ -208,8 +231,13 @@ async fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
     Ok((ToolServer::new(Arc::new(registry), context, instructions), summary))
 }
 
-fn served_tools(profile: Profile, read_only: bool, env: &EnvPolicy) -> ToolRegistry {
-    let mut registry = profile.registry_with_env(env.clone());
+fn served_tools(
+    profile: Profile,
+    read_only: bool,
+    env: &EnvPolicy,
+    sandbox: Option<Arc<axon_tools::CommandSandbox>>,
+) -> ToolRegistry {
+    let mut registry = profile.registry_with(env.clone(), sandbox);
     if read_only {
         registry.retain(|spec| spec.annotations.read_only);
     }
@@ -316,7 +344,7 @@ mod tests {
 
     #[test]
     fn read_only_serves_only_tools_that_change_nothing() {
-        let registry = served_tools(Profile::Code, true, &EnvPolicy::default());
+        let registry = served_tools(Profile::Code, true, &EnvPolicy::default(), None);
         assert!(registry.specs().all(|spec| spec.annotations.read_only));
         assert!(!registry.contains("shell") && !registry.contains("write_file"));
         assert!(registry.contains("read_file"));

@@ -31,6 +31,10 @@ pub enum ToolCommand {
         /// Print the output as JSON (`{"content": [...], "is_error": bool}`).
         #[arg(long)]
         json: bool,
+        /// The sandbox `shell` runs in (default: the config's, else
+        /// workspace-write); `off` runs the command unconfined.
+        #[arg(long, value_parser = axon_runtime::safety_config::parse_mode)]
+        sandbox: Option<axon_protocol::SandboxMode>,
     },
 }
 
@@ -62,8 +66,8 @@ impl From<ProfileArg> for Profile {
 pub async fn run(command: ToolCommand) -> u8 {
     match command {
         ToolCommand::List { target, json } => list(&target, json),
-        ToolCommand::Call { name, arguments, target, json } => {
-            call(&name, arguments.as_deref(), &target, json).await
+        ToolCommand::Call { name, arguments, target, json, sandbox } => {
+            call(&name, arguments.as_deref(), &target, json, sandbox).await
         }
     }
 }
@@ -94,7 +98,13 @@ fn list(target: &Target, json: bool) -> u8 {
     exit::OK
 }
 
-async fn call(name: &str, arguments: Option<&str>, target: &Target, json: bool) -> u8 {
+async fn call(
+    name: &str,
+    arguments: Option<&str>,
+    target: &Target,
+    json: bool,
+    sandbox: Option<axon_protocol::SandboxMode>,
+) -> u8 {
     let registry = Profile::from(target.profile).registry();
     if !registry.contains(name) {
         let names: Vec<&str> = registry.names().collect();
@@ -119,12 +129,26 @@ async fn call(name: &str, arguments: Option<&str>, target: &Target, json: bool) 
             return exit::USAGE;
         }
     };
-    // `shell` sees what the configuration lets it see, as in a run.
-    let env = Dirs::from_env()
-        .and_then(|dirs| Effective::load(&dirs, workspace.root()))
-        .and_then(|config| config.env_policy(&[]));
-    let registry = match env {
-        Ok(env) => Profile::from(target.profile).registry_with_env(env),
+    // `shell` sees what the configuration lets it see, in the sandbox the
+    // flag or the configuration chose, as in a run.
+    let set_up = Dirs::from_env().and_then(|dirs| {
+        let config = Effective::load(&dirs, workspace.root())?;
+        let env = config.env_policy(&[])?;
+        let sandbox = if name == "shell" {
+            axon_runtime::sandbox::for_direct_calls(
+                &config,
+                &dirs,
+                workspace.root(),
+                sandbox,
+                "axon tool call",
+            )?
+        } else {
+            None
+        };
+        Ok((env, sandbox))
+    });
+    let registry = match set_up {
+        Ok((env, sandbox)) => Profile::from(target.profile).registry_with(env, sandbox),
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::FAILED;

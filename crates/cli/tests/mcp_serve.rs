@@ -3,7 +3,7 @@
 //! where a test needs a message no SDK sends on demand (a cancellation, a
 //! storm of malformed requests).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -54,14 +54,11 @@ impl Drop for Reaped {
 /// Runs `command` to its end, at most `limit`.
 fn run_bounded(command: &mut Command, limit: Duration) -> (bool, String) {
     let log = tempfile::NamedTempFile::new().unwrap();
-    let mut child = Reaped(
-        command
-            .stdin(Stdio::null())
-            .stdout(log.reopen().unwrap())
-            .stderr(log.reopen().unwrap())
-            .spawn()
-            .unwrap(),
-    );
+    // Appending: two descriptions of one file with their own offsets would
+    // write over each other (stderr's first line over the stdout's JSON).
+    let append = || std::fs::OpenOptions::new().append(true).open(log.path()).unwrap();
+    let mut child =
+        Reaped(command.stdin(Stdio::null()).stdout(append()).stderr(append()).spawn().unwrap());
     let deadline = Instant::now() + limit;
     let status = loop {
         if let Some(status) = child.0.try_wait().unwrap() {
@@ -599,4 +596,62 @@ fn logging_follows_the_sessions_level() {
     raw.until(|m| m["id"] == 5, Duration::from_secs(30));
     raw.send(&call(6, "read_file", json!({"path": "missing.txt"})));
     assert!(logs(&raw.until(|m| m["id"] == 6, Duration::from_secs(30))).is_empty());
+}
+
+/// Whether this machine enforces the default sandbox; outside CI a
+/// machine without it skips, saying why.
+fn sandbox_enforced() -> bool {
+    let policy = axon_sandbox::Policy::new(axon_sandbox::Mode::WorkspaceWrite, "/w", "/t");
+    match axon_sandbox::probe().can_enforce(&policy) {
+        Ok(()) => true,
+        Err(why) => {
+            assert!(std::env::var_os("CI").is_none(), "CI must run the sandbox tests: {why}");
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
+
+/// The text of a `tools/call` reply, and whether it is an error.
+fn reply_text(reply: &Value) -> (String, bool) {
+    let content = reply["result"]["content"].as_array().cloned().unwrap_or_default();
+    let text = content.iter().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n");
+    (text, reply["result"]["isError"] == true)
+}
+
+#[test]
+fn a_clients_shell_runs_in_the_sandbox() {
+    if !sandbox_enforced() {
+        return;
+    }
+    let dirs = dirs();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("planted");
+    let write = format!("echo x > '{}'", target.display());
+    let mut raw = Raw::start(&dirs, &["--no-agent"], &[]);
+    raw.send(&call(2, "shell", json!({"command": write})));
+    let (text, failed) =
+        reply_text(&raw.until(|m| m["id"] == 2, Duration::from_secs(60)).pop().unwrap());
+    assert!(failed && text.contains("the sandbox may have refused it"), "{text}");
+    assert!(!target.exists(), "a client's command wrote outside the workspace");
+    // Nobody can approve leaving the sandbox through the server.
+    raw.send(&call(3, "shell", json!({"command": write, "unsandboxed": true})));
+    let (text, failed) =
+        reply_text(&raw.until(|m| m["id"] == 3, Duration::from_secs(60)).pop().unwrap());
+    assert!(failed && text.contains("cannot be approved through axon mcp serve"), "{text}");
+    assert!(text.contains("--sandbox off"), "{text}");
+    assert!(!target.exists());
+    // The workspace stays writable.
+    raw.send(&call(4, "shell", json!({"command": "echo ok > made && cat made"})));
+    let (text, failed) =
+        reply_text(&raw.until(|m| m["id"] == 4, Duration::from_secs(60)).pop().unwrap());
+    assert!(!failed && text.contains("ok"), "{text}");
+    drop(raw);
+    // --sandbox off is the user's explicit choice.
+    let mut raw = Raw::start(&dirs, &["--no-agent", "--sandbox", "off"], &[]);
+    raw.send(&call(2, "shell", json!({"command": write})));
+    let (text, failed) =
+        reply_text(&raw.until(|m| m["id"] == 2, Duration::from_secs(60)).pop().unwrap());
+    assert!(!failed, "{text}");
+    assert!(target.exists());
 }

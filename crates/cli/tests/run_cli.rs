@@ -221,3 +221,37 @@ fn the_todo_checklist_is_shown_and_checked() {
     let sent = s.server.requests()[2].to_string();
     assert!(sent.contains("keep exactly one in progress"), "{sent}");
 }
+
+/// Issue 30: under `--yes`, a command the sandbox refuses shows why on the
+/// terminal (not only `exit code: N`), and `unsandboxed: true` is refused
+/// naming the setting that allows it.
+#[test]
+fn a_refused_command_says_why_and_yes_does_not_leave_the_sandbox() {
+    let policy = axon_sandbox::Policy::new(axon_sandbox::Mode::WorkspaceWrite, "/w", "/t");
+    if let Err(why) = axon_sandbox::probe().can_enforce(&policy) {
+        assert!(std::env::var_os("CI").is_none(), "CI must run the sandbox tests: {why}");
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped");
+    let s = setup(vec![
+        Reply::tool("shell", json!({"command": format!("echo x > '{}'", target.display())})),
+        Reply::tool(
+            "shell",
+            json!({"command": format!("echo x > '{}'", target.display()), "unsandboxed": true}),
+        ),
+        Reply::text("could not"),
+    ]);
+    let output =
+        s.axon().args(["run", "--yes", "write outside"]).assert().success().get_output().clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(lines[0].starts_with("✗ shell "), "{stderr}");
+    assert!(
+        lines[0].contains("the sandbox may have refused it: the sandbox lets commands write only"),
+        "{stderr}"
+    );
+    assert!(lines[1].contains("--yes allows sandboxed commands"), "{stderr}");
+    assert!(!target.exists());
+    drop(s.runtime);
+}

@@ -135,3 +135,124 @@ fn config_show_prints_the_sandbox_and_the_rules_with_their_files() {
         .stderr(contains("shell("))
         .stderr(contains("config.toml"));
 }
+
+/// A `git init`ed workspace with one commit.
+fn repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "hi\n").unwrap();
+    for args in [&["init", "-q"][..], &["add", "."], &["commit", "-qm", "first"]] {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    dir
+}
+
+#[test]
+fn check_says_which_confinement_and_why() {
+    if !enforced() {
+        return;
+    }
+    let dir = repository();
+    let home = tempfile::tempdir().unwrap();
+    let support = axon_sandbox::probe();
+    let expected = match support.namespaces {
+        Some(_) => "confinement: mount namespace".to_string(),
+        None => {
+            eprintln!("no mount namespace here: checking that check says Landlock-only and why");
+            "confinement: Landlock-only (no mount namespace: ".to_string()
+        }
+    };
+    axon(dir.path(), home.path())
+        .args(["sandbox", "check"])
+        .assert()
+        .success()
+        .stdout(contains(expected))
+        .stdout(contains("enforced: a workspace-write command was tried here"));
+}
+
+#[test]
+fn mount_namespace_false_keeps_the_landlock_only_mode() {
+    if !enforced() {
+        return;
+    }
+    let dir = repository();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("axon")).unwrap();
+    std::fs::write(home.path().join("axon/config.toml"), "[sandbox]\nmount_namespace = false\n")
+        .unwrap();
+    axon(dir.path(), home.path())
+        .args(["sandbox", "check"])
+        .assert()
+        .success()
+        .stdout(contains("confinement: Landlock-only (the mount namespace is turned off"))
+        .stdout(contains("git commit` fail"));
+    axon(dir.path(), home.path())
+        .args(["sandbox", "run", "--", "touch NEW.md"])
+        .assert()
+        .failure()
+        .stderr(contains("Permission denied"));
+    assert!(!dir.path().join("NEW.md").exists());
+}
+
+#[test]
+fn tool_call_shell_runs_sandboxed_and_says_why_it_was_refused() {
+    if !enforced() {
+        return;
+    }
+    let dir = repository();
+    let home = tempfile::tempdir().unwrap();
+    let before = std::fs::read(dir.path().join(".git/config")).unwrap();
+    // Before the fix this ran unconfined and the write landed.
+    let plant = r#"{"command": "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> .git/config"}"#;
+    axon(dir.path(), home.path())
+        .args(["tool", "call", "shell", plant])
+        .assert()
+        .failure()
+        // The first line names the rule, not only the exit code.
+        .stderr(contains("; the sandbox may have refused it: "))
+        .stderr(contains("protected entr").or(contains("Landlock-only")))
+        .stderr(contains("--sandbox off"))
+        .stderr(contains("writable_roots"));
+    assert_eq!(std::fs::read(dir.path().join(".git/config")).unwrap(), before);
+    axon(dir.path(), home.path())
+        .args(["tool", "call", "shell", r#"{"command": "true", "unsandboxed": true}"#])
+        .assert()
+        .failure()
+        .stderr(contains("cannot be approved through axon tool call"));
+    // The user's explicit --sandbox off runs it unconfined.
+    axon(dir.path(), home.path())
+        .args([
+            "tool",
+            "call",
+            "shell",
+            "--sandbox",
+            "off",
+            r#"{"command": "echo '#x' >> .git/config"}"#,
+        ])
+        .assert()
+        .success();
+    assert_ne!(std::fs::read(dir.path().join(".git/config")).unwrap(), before);
+}
+
+#[test]
+fn sandbox_run_commits_in_a_repository() {
+    if !enforced() {
+        return;
+    }
+    let dir = repository();
+    let home = tempfile::tempdir().unwrap();
+    let work = "touch NEW.md && rm README.md && git add -A && \
+                git -c user.name=t -c user.email=t@t commit -qm second && git log --format=%s";
+    let assert = axon(dir.path(), home.path()).args(["sandbox", "run", "--", work]).assert();
+    if axon_sandbox::probe().namespaces.is_none() {
+        eprintln!("no mount namespace here: the Landlock-only price (no new top-level file)");
+        assert.failure();
+        return;
+    }
+    assert.success().stdout(contains("second\nfirst"));
+}

@@ -105,6 +105,23 @@ pub enum Gate {
     Confirm(String),
     /// Refused with this reason (a deny rule), whatever the policy.
     Deny(String),
+    /// A command that would run outside the sandbox: asked like `Confirm`
+    /// (with `ask` as the reason), except under the auto policy (`--yes`:
+    /// the user allowed commands, not leaving the sandbox), where
+    /// `under_auto` decides.
+    LeaveSandbox { ask: String, under_auto: UnderAuto },
+}
+
+/// What a request to leave the sandbox gets under the auto policy; the
+/// user's config chooses (`[sandbox] unsandboxed_under_yes`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnderAuto {
+    /// Refused with this reason, which names the setting that allows it.
+    Refuse(String),
+    /// Asked, as without `--yes` (refused when no one can answer).
+    Ask,
+    /// Runs unconfined without asking.
+    Allow,
 }
 
 /// Standing permissions: rules from the config files and the workspace's

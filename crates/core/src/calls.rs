@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, EventSink, PlannedCall};
-use crate::approval::{Approval, ApprovalPolicy, Gate};
+use crate::approval::{Approval, ApprovalPolicy, Gate, UnderAuto};
 use crate::batch::batches;
 use crate::lifecycle::{HookPermission, Verdict, add_context};
 
@@ -243,6 +243,13 @@ impl Agent {
             }
             Gate::Allow => return Ok(false),
             Gate::Confirm(reason) => Some(reason),
+            Gate::LeaveSandbox { ask, under_auto } => {
+                match (self.config.approval == ApprovalPolicy::Auto, under_auto) {
+                    (true, UnderAuto::Allow) => return Ok(false),
+                    (true, UnderAuto::Refuse(reason)) => return Err(ToolOutput::error(reason)),
+                    _ => Some(ask),
+                }
+            }
             // A deny returned above.
             Gate::Policy | Gate::Deny(_) => None,
         };

@@ -28,7 +28,9 @@ mod tool_source;
 mod turn;
 
 pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
-pub use approval::{Approval, ApprovalPolicy, Approver, Gate, Permissions, SharedApproval};
+pub use approval::{
+    Approval, ApprovalPolicy, Approver, Gate, Permissions, SharedApproval, UnderAuto,
+};
 pub use history::Journal;
 pub use lifecycle::{HookPermission, Lifecycle, LifecycleFuture, Verdict};
 pub use skill_tool::{LoadSkill, LoadSkillArgs};

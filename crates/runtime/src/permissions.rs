@@ -12,18 +12,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{PoisonError, RwLock};
 
 use anyhow::{Context, Result};
-use axon_core::{Gate, Permissions};
+use axon_core::{Gate, Permissions, UnderAuto};
 use axon_permissions::{Kind, RuleSet, Source, Trust, Verdict};
 use axon_protocol::{RuleSuggestion, ToolCall, ToolSpec};
 use axon_tools::Workspace;
 
 use crate::config::Effective;
+use crate::safety_config::UnsandboxedUnderYes;
 
 /// How `shell` commands will run, as the gate needs to know it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Commands {
-    /// Confined by an enforced sandbox; `auto_approve`: they run unasked.
-    Sandboxed { auto_approve: bool },
+    /// Confined by an enforced sandbox; `auto_approve`: they run unasked;
+    /// `under_yes`: what a call asking to leave it gets under `--yes`.
+    Sandboxed { auto_approve: bool, under_yes: UnsandboxedUnderYes },
     /// The sandbox is off by the user's choice: the policy decides.
     Unsandboxed,
     /// A sandbox was asked for but this machine cannot enforce it (the
@@ -37,6 +39,12 @@ pub struct SessionPermissions {
     workspace: Workspace,
     commands: Commands,
 }
+
+/// The refusal of `unsandboxed: true` under `--yes` by default.
+pub const UNSANDBOXED_UNDER_YES: &str = "Refused: --yes allows sandboxed commands, not leaving \
+     the sandbox. Run the command sandboxed, or tell the user what it needs: they can set \
+     `unsandboxed_under_yes = \"allow\"` (or \"ask\") under [sandbox] in their own config \
+     (~/.config/axon/config.toml), run without --yes to be asked, or run axon with --sandbox off.";
 
 /// The trust file's source name in messages.
 const TRUST: &str = "this workspace's trust file";
@@ -191,13 +199,19 @@ impl Permissions for SessionPermissions {
         }
         match &self.commands {
             Commands::Unsandboxed => Gate::Policy,
-            Commands::Sandboxed { .. } if leaves_sandbox => Gate::Confirm(
-                "Refused: running a command outside the sandbox needs the user's approval, and no \
-                 one can give it here. Run it sandboxed, or tell the user what it needs."
+            Commands::Sandboxed { under_yes, .. } if leaves_sandbox => Gate::LeaveSandbox {
+                ask: "Refused: running a command outside the sandbox needs the user's approval, \
+                      and no one can give it here. Run it sandboxed, or tell the user what it \
+                      needs (they can run axon with --sandbox off)."
                     .to_string(),
-            ),
-            Commands::Sandboxed { auto_approve: true } => Gate::Allow,
-            Commands::Sandboxed { auto_approve: false } => Gate::Policy,
+                under_auto: match under_yes {
+                    UnsandboxedUnderYes::Refuse => UnderAuto::Refuse(UNSANDBOXED_UNDER_YES.into()),
+                    UnsandboxedUnderYes::Ask => UnderAuto::Ask,
+                    UnsandboxedUnderYes::Allow => UnderAuto::Allow,
+                },
+            },
+            Commands::Sandboxed { auto_approve: true, .. } => Gate::Allow,
+            Commands::Sandboxed { auto_approve: false, .. } => Gate::Policy,
             Commands::Unenforced(why) => Gate::Confirm(format!(
                 "Refused: the sandbox cannot be enforced here ({why}), so every command needs the \
                  user's approval, and no one can give it here. The user can run axon with \

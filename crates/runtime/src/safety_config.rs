@@ -24,6 +24,33 @@ pub struct SandboxFile {
     /// Whether a command that runs sandboxed runs without asking (default
     /// true: the sandbox is the boundary).
     pub auto_approve: Option<bool>,
+    /// What a call asking to run `unsandboxed` gets under `--yes` (which
+    /// allows commands, not leaving the sandbox): `refuse` (the default),
+    /// `ask` (as without `--yes`) or `allow`.
+    pub unsandboxed_under_yes: Option<UnsandboxedUnderYes>,
+    /// Whether commands get a mount namespace where the kernel allows one
+    /// (default true); false keeps the Landlock-only mode and its price.
+    pub mount_namespace: Option<bool>,
+}
+
+/// `[sandbox] unsandboxed_under_yes`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnsandboxedUnderYes {
+    #[default]
+    Refuse,
+    Ask,
+    Allow,
+}
+
+impl UnsandboxedUnderYes {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnsandboxedUnderYes::Refuse => "refuse",
+            UnsandboxedUnderYes::Ask => "ask",
+            UnsandboxedUnderYes::Allow => "allow",
+        }
+    }
 }
 
 impl SandboxFile {
@@ -31,6 +58,8 @@ impl SandboxFile {
         self.mode = other.mode.or(self.mode);
         self.network = other.network.or(self.network);
         self.auto_approve = other.auto_approve.or(self.auto_approve);
+        self.unsandboxed_under_yes = other.unsandboxed_under_yes.or(self.unsandboxed_under_yes);
+        self.mount_namespace = other.mount_namespace.or(self.mount_namespace);
         self.writable_roots.extend(other.writable_roots);
     }
 
@@ -52,6 +81,18 @@ impl SandboxFile {
         if self.auto_approve == Some(true) {
             refuse("sandbox.auto_approve = true".to_string());
             self.auto_approve = None;
+        }
+        if let Some(under_yes) = self.unsandboxed_under_yes
+            && under_yes != UnsandboxedUnderYes::Refuse
+        {
+            refuse(format!("sandbox.unsandboxed_under_yes = \"{}\"", under_yes.name()));
+            self.unsandboxed_under_yes = None;
+        }
+        // Off is stricter (a whole .git read-only); on would undo the
+        // user's choice of Landlock-only.
+        if self.mount_namespace == Some(true) {
+            refuse("sandbox.mount_namespace = true".to_string());
+            self.mount_namespace = None;
         }
     }
 }
@@ -104,16 +145,21 @@ mod tests {
     fn a_workspace_can_tighten_the_sandbox_but_not_loosen_it() {
         let mut refused = Vec::new();
         let mut loose: SandboxFile = toml::from_str(
-            "mode = \"off\"\nnetwork = true\nwritable_roots = [\"/\"]\nauto_approve = true\n",
+            "mode = \"off\"\nnetwork = true\nwritable_roots = [\"/\"]\nauto_approve = true\n\
+             unsandboxed_under_yes = \"allow\"\nmount_namespace = true\n",
         )
         .unwrap();
         loose.restrict_to_workspace(&mut |what| refused.push(what));
-        assert_eq!(refused.len(), 4, "{refused:?}");
+        assert_eq!(refused.len(), 6, "{refused:?}");
         assert!(loose.mode.is_none() && loose.network.is_none() && loose.writable_roots.is_empty());
+        assert!(loose.unsandboxed_under_yes.is_none());
+        assert!(refused.contains(&"sandbox.unsandboxed_under_yes = \"allow\"".to_string()));
 
-        let mut strict: SandboxFile =
-            toml::from_str("mode = \"read-only\"\nnetwork = false\nauto_approve = false\n")
-                .unwrap();
+        let mut strict: SandboxFile = toml::from_str(
+            "mode = \"read-only\"\nnetwork = false\nauto_approve = false\n\
+             unsandboxed_under_yes = \"refuse\"\nmount_namespace = false\n",
+        )
+        .unwrap();
         strict.restrict_to_workspace(&mut |what| panic!("refused {what}"));
         assert_eq!(strict.mode, Some(SandboxMode::ReadOnly));
     }

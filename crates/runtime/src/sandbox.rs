@@ -17,7 +17,7 @@ use axon_tools::CommandSandbox;
 
 use crate::config::{Dirs, Effective};
 use crate::permissions::Commands;
-use crate::safety_config::mode_name;
+use crate::safety_config::{UnsandboxedUnderYes, mode_name};
 
 /// What the config and the front end chose, before the kernel has a say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +26,10 @@ pub struct Choice {
     pub network: bool,
     pub writable_roots: Vec<PathBuf>,
     pub auto_approve: bool,
+    pub unsandboxed_under_yes: UnsandboxedUnderYes,
+    /// `[sandbox] mount_namespace` (a workspace may turn it off: the
+    /// Landlock-only mode writes less).
+    pub mount_namespace: bool,
 }
 
 impl Choice {
@@ -55,6 +59,8 @@ impl Choice {
             network: file.network.unwrap_or(false),
             writable_roots,
             auto_approve: file.auto_approve.unwrap_or(true),
+            unsandboxed_under_yes: file.unsandboxed_under_yes.unwrap_or_default(),
+            mount_namespace: file.mount_namespace.unwrap_or(true),
         })
     }
 
@@ -64,6 +70,7 @@ impl Choice {
         let mut policy = Policy::new(mode(self.mode), workspace, std::env::temp_dir());
         policy.network = self.network;
         policy.writable_roots = self.writable_roots.clone();
+        policy.mount_namespace = self.mount_namespace;
         policy
     }
 
@@ -185,10 +192,51 @@ fn setup_choice(choice: &Choice, workspace: &Path, support: &Support) -> Result<
         .map_err(|e| anyhow::anyhow!("the sandbox setting is wrong: {e}"))?;
     Ok(Setup {
         tool: Some(Arc::new(sandbox)),
-        commands: Commands::Sandboxed { auto_approve: choice.auto_approve },
+        commands: Commands::Sandboxed {
+            auto_approve: choice.auto_approve,
+            under_yes: choice.unsandboxed_under_yes,
+        },
         info: info(true, enforced_by(support)),
         warning: None,
     })
+}
+
+/// The sandbox of commands no session's gate stands in front of (a
+/// user's `axon tool call shell`, an MCP client's `shell` through `axon
+/// mcp serve`): the mode the flag or the config chose, set up here, where
+/// `unsandboxed: true` is refused since nobody can approve it (`via` names
+/// the command, for that message). `Ok(None)`: the mode is off, commands
+/// run unconfined as the user chose. An error when the mode cannot be
+/// enforced on this machine: nobody could be asked, so commands must not
+/// run; it says to pass `--sandbox off`.
+pub fn for_direct_calls(
+    config: &Effective,
+    dirs: &Dirs,
+    workspace: &Path,
+    flag: Option<SandboxMode>,
+    via: &str,
+) -> Result<Option<Arc<CommandSandbox>>> {
+    let choice = Choice::new(config, flag)?;
+    let setup = setup(&choice, workspace, &axon_sandbox::probe(), dirs)?;
+    match (setup.tool, setup.commands) {
+        (Some(tool), _) => {
+            let tool = Arc::try_unwrap(tool).map_err(|_| {
+                anyhow::anyhow!("the sandbox of {via} is shared before it is set up")
+            })?;
+            Ok(Some(Arc::new(tool.without_leaving(format!(
+                "Refused: `unsandboxed: true` cannot be approved through {via}, so commands run \
+                 in the sandbox ({}). To run commands unsandboxed, the user can start {via} \
+                 with --sandbox off.",
+                choice.summary()
+            )))))
+        }
+        (None, Commands::Unsandboxed) => Ok(None),
+        (None, _) => anyhow::bail!(
+            "{}; commands cannot run sandboxed here and nobody can be asked through {via}: \
+             pass --sandbox off to run them unsandboxed",
+            setup.warning.unwrap_or(setup.info.detail)
+        ),
+    }
 }
 
 /// Gives each server that asks for the sandbox (`sandbox = true`) this

@@ -86,11 +86,13 @@ fn leaving_the_sandbox_is_asked_every_time_whatever_the_rules_and_policy() {
             Reply::text("Done."),
         ])
         .await;
-        // The user allows `echo` commands, and every call by policy: an
-        // allow rule still never lets a command out of the sandbox unasked.
+        // The user allows `echo` commands, and every call by policy, and
+        // chose to be asked about leaving the sandbox under --yes: an allow
+        // rule still never lets a command out of the sandbox unasked.
         let config_file = rig.home.path().join("config.toml");
         let mut text = std::fs::read_to_string(&config_file).unwrap();
         text.push_str("[permissions]\nallow = [\"shell(echo:*)\"]\n");
+        text = with_sandbox_setting(&text, "unsandboxed_under_yes = \"ask\"");
         std::fs::write(&config_file, text).unwrap();
         let mut config = rig.config();
         config.approval = Some(ApprovalPolicy::Auto);
@@ -177,10 +179,61 @@ fn without_anyone_to_ask_a_command_outside_the_sandbox_is_refused() {
         session.shutdown().await;
         let outputs = outputs(&seen);
         assert!(outputs[0].1, "{outputs:?}");
-        assert!(
-            outputs[0].0.contains("outside the sandbox needs the user's approval"),
-            "{outputs:?}"
-        );
+        // --yes by default refuses, naming the setting that allows it.
+        assert!(outputs[0].0.contains("--yes allows sandboxed commands"), "{outputs:?}");
+        assert!(outputs[0].0.contains("unsandboxed_under_yes = \"allow\""), "{outputs:?}");
+    });
+}
+
+/// `config` (a config file's text) with `line` added to its `[sandbox]`
+/// table, which is created when missing.
+fn with_sandbox_setting(config: &str, line: &str) -> String {
+    match config.find("[sandbox]\n") {
+        Some(at) => {
+            let end = at + "[sandbox]\n".len();
+            format!("{}{line}\n{}", &config[..end], &config[end..])
+        }
+        None => format!("{config}\n[sandbox]\n{line}\n"),
+    }
+}
+
+#[test]
+fn under_yes_leaving_the_sandbox_follows_the_users_setting() {
+    runtime().block_on(async {
+        let outside = tempfile::tempdir().unwrap();
+        let escaped = outside.path().join("escaped.txt");
+        let command = format!("echo outside > '{}'", escaped.display());
+        for (setting, runs) in [(None, false), (Some("allow"), true), (Some("refuse"), false)] {
+            let rig = Rig::new(vec![
+                Reply::tool("shell", json!({"command": command, "unsandboxed": true})),
+                Reply::text("Done."),
+            ])
+            .await;
+            if let Some(setting) = setting {
+                let config_file = rig.home.path().join("config.toml");
+                let text = std::fs::read_to_string(&config_file).unwrap();
+                let line = format!("unsandboxed_under_yes = \"{setting}\"");
+                std::fs::write(&config_file, with_sandbox_setting(&text, &line)).unwrap();
+            }
+            let mut config = rig.config();
+            config.approval = Some(ApprovalPolicy::Auto);
+            let (session, mut events) = rig.open(config).await;
+            opened(&mut events);
+            session.submit(user("write outside"));
+            let seen = until_turn_end(&session, &mut events, |event| match event {
+                AgentEvent::ApprovalRequested { .. } => panic!("{setting:?}: nobody is asked"),
+                _ => None,
+            })
+            .await;
+            session.shutdown().await;
+            let outputs = outputs(&seen);
+            assert_eq!(!outputs[0].1, runs, "{setting:?}: {outputs:?}");
+            assert_eq!(escaped.exists(), runs, "{setting:?}");
+            if !runs {
+                assert!(outputs[0].0.contains("unsandboxed_under_yes"), "{outputs:?}");
+            }
+            let _ = std::fs::remove_file(&escaped);
+        }
     });
 }
 

@@ -17,14 +17,21 @@
 //!   `/dev/tty`: writing it would paint fake prompts into the user's
 //!   terminal or set the clipboard (OSC 52);
 //! - `workspace-write`: the workspace and the writable roots get every
-//!   right, except that when the workspace root holds a protected entry
-//!   (`.git`, `.axon`, ...) the root itself gets none and each other
-//!   top-level entry gets every right. Landlock has no deny rule and rights
-//!   flow down the tree, so this is the only way to keep `.git` read-only:
-//!   the price is that new top-level entries (a new `target/` or
-//!   `Cargo.lock` at the root) cannot be created, nor top-level entries
-//!   removed or renamed. Symbolic links at the top level are skipped (a
-//!   link could point anywhere);
+//!   right but making block or character devices (no command needs one;
+//!   as root a device node for a disk writes the raw disk), except around
+//!   the `kept` paths `build` is given. Landlock has no deny rule and
+//!   rights flow down the tree, so a folder holding a kept path (at any
+//!   depth) gets no right itself, each of its other entries gets every
+//!   right, and folders on the way to a kept path are treated the same.
+//!   In the Landlock-only mode the kept paths are every protected entry
+//!   (whole `.git` folders included); the price is that a folder holding
+//!   one cannot gain, lose or rename entries: in a repository no new file
+//!   or folder at its top (`target/`, `node_modules/`, `Cargo.lock`), no
+//!   `rm` or `mv` there, and `git add`/`git commit` fail (the whole `.git`
+//!   is read-only). With a mount namespace only protected symbolic links
+//!   are kept this way (a mount would cover a link's target, not the link)
+//!   and the mounts do the rest. Symbolic links met on the way are skipped
+//!   (a link could point anywhere);
 //! - network off: TCP (and, on newer kernels, UDP) bind and connect are
 //!   handled with no rule, and abstract Unix sockets are scoped;
 //! - always: signals are scoped, so a command cannot signal processes
@@ -37,7 +44,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
@@ -56,8 +63,11 @@ const BEST: ABI = ABI::V10;
 const WRITABLE_DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
 
 /// Builds the ruleset for `policy` (mode `ReadOnly` or `WorkspaceWrite`).
-pub(crate) fn build(policy: &Policy) -> Result<RulesetCreated, SandboxError> {
+/// `kept` are the absolute paths inside the workspace that get no right
+/// (see the module comment).
+pub(crate) fn build(policy: &Policy, kept: &[PathBuf]) -> Result<RulesetCreated, SandboxError> {
     let all = AccessFs::from_all(BEST);
+    let writes = all & !(AccessFs::MakeBlock | AccessFs::MakeChar);
     let mut ruleset = Ruleset::default().handle_access(all).map_err(landlock)?;
     let mut scopes: BitFlags<Scope> = Scope::Signal.into();
     if !policy.network {
@@ -73,7 +83,7 @@ pub(crate) fn build(policy: &Policy) -> Result<RulesetCreated, SandboxError> {
     // where it is granted below.
     created = grant(created, open("root folder", Path::new("/"))?, AccessFs::from_read(BEST))?;
     // `all` holds `ResolveUnix` where the kernel knows it.
-    created = grant(created, open("temp folder", &policy.temp)?, all)?;
+    created = grant(created, open("temp folder", &policy.temp)?, writes)?;
     for device in WRITABLE_DEVICES {
         match open("device", Path::new(device)) {
             Ok(fd) => created = grant(created, fd, AccessFs::from_file(BEST))?,
@@ -87,60 +97,62 @@ pub(crate) fn build(policy: &Policy) -> Result<RulesetCreated, SandboxError> {
     let unix: BitFlags<AccessFs> = AccessFs::ResolveUnix.into();
     created = grant(created, open("workspace", &policy.workspace)?, unix)?;
     if policy.mode == Mode::WorkspaceWrite {
-        created = grant_workspace(created, policy, all)?;
+        let root = open("workspace", &policy.workspace)?;
+        created = grant_tree(created, root, &policy.workspace, kept, writes)?;
         for root in &policy.writable_roots {
-            created = grant(created, open("writable root", root)?, all)?;
+            created = grant(created, open("writable root", root)?, writes)?;
         }
     }
     Ok(created)
 }
 
-/// The workspace's rights: the root itself when it holds no protected
-/// entry, else each unprotected top-level entry (see the module comment).
-fn grant_workspace(
+/// The rights of the folder `dir` (open as `fd`): all of `writes` when it
+/// holds no kept path, else each entry's own (see the module comment).
+fn grant_tree(
     mut created: RulesetCreated,
-    policy: &Policy,
-    all: BitFlags<AccessFs>,
+    fd: OwnedFd,
+    dir: &Path,
+    kept: &[PathBuf],
+    writes: BitFlags<AccessFs>,
 ) -> Result<RulesetCreated, SandboxError> {
-    let root = open("workspace", &policy.workspace)?;
-    let protected_present = policy
-        .protected
-        .iter()
-        .any(|name| std::fs::symlink_metadata(policy.workspace.join(name)).is_ok());
-    if !protected_present {
-        return grant(created, root, all);
+    if !kept.iter().any(|path| path.starts_with(dir)) {
+        return grant(created, fd, writes);
     }
-    let entries = std::fs::read_dir(&policy.workspace).map_err(|source| SandboxError::Path {
-        what: "workspace",
-        path: policy.workspace.clone(),
+    let entries = std::fs::read_dir(dir).map_err(|source| SandboxError::Path {
+        what: "workspace folder",
+        path: dir.to_path_buf(),
         source,
     })?;
     for entry in entries {
         let entry = entry.map_err(|source| SandboxError::Path {
-            what: "workspace",
-            path: policy.workspace.clone(),
+            what: "workspace folder",
+            path: dir.to_path_buf(),
             source,
         })?;
         let name = entry.file_name();
-        if policy.protected.iter().any(|p| p.as_bytes() == name.as_bytes()) {
+        let path = dir.join(&name);
+        if kept.contains(&path) {
             continue;
         }
-        let path = policy.workspace.join(&name);
-        let fd = match open_beneath(&root, &name) {
-            Ok(fd) => fd,
+        let child = match open_beneath(&fd, &name) {
+            Ok(child) => child,
             // Removed since it was listed: nothing to grant.
             Err(error) if error.raw_os_error() == Some(libc::ENOENT) => continue,
             Err(source) => {
                 return Err(SandboxError::Path { what: "workspace entry", path, source });
             }
         };
-        let file = File::from(fd);
+        let file = File::from(child);
         let kind = file
             .metadata()
-            .map_err(|source| SandboxError::Path { what: "workspace entry", path, source })?
+            .map_err(|source| SandboxError::Path {
+                what: "workspace entry",
+                path: path.clone(),
+                source,
+            })?
             .file_type();
         if kind.is_dir() {
-            created = grant(created, file.into(), all)?;
+            created = grant_tree(created, file.into(), &path, kept, writes)?;
         } else if kind.is_file() {
             created = grant(created, file.into(), AccessFs::from_file(BEST))?;
         }

@@ -15,9 +15,19 @@
 //!   confined;
 //! - files: it reads and executes anything; it writes only the temp folder
 //!   (exported as `TMPDIR`, `TMP`, `TEMP`), `/dev/null`-like devices and,
-//!   in `workspace-write`, the workspace (except its protected top-level
-//!   entries, `.git` and `.axon` by default: see `landlock_rules` for the
-//!   price) and the writable roots;
+//!   in `workspace-write`, the workspace and the writable roots, except
+//!   the protected entries ([`Policy::DEFAULT_PROTECTED`]: every
+//!   repository's `.git`, nested ones and submodules included, and the
+//!   files axon and Claude Code run code from). Where the kernel allows a
+//!   mount namespace ([`Confinement::Namespace`]) these are bound
+//!   read-only (of a git folder only `config`, `hooks`, `info`,
+//!   `config.worktree`, `commondir`, so `git add` and `git commit` work)
+//!   and everything else in the workspace can be created, removed and
+//!   renamed; otherwise ([`Confinement::LandlockOnly`]) Landlock keeps
+//!   them, and a folder holding one cannot gain or lose entries (see
+//!   `landlock_rules` for the price). It makes no block or character
+//!   device;
+//! - it inherits no descriptor but 0, 1 and 2;
 //! - network off: no socket but `AF_UNIX` (`EPERM`), no `connect` on any
 //!   socket, no `sendto` to an address and no `AF_UNIX` datagram socket,
 //!   so no Unix socket on the filesystem (the Docker daemon, the session
@@ -29,8 +39,9 @@
 //!   roots; on older kernels every one the user can reach is, and that
 //!   reaches outside the sandbox (see [`NOT_COVERED`]);
 //! - it cannot signal processes outside its sandbox (Landlock ABI 6+),
-//!   cannot ptrace, mount, load modules, use io_uring, bpf, namespaces or
-//!   inject terminal input (seccomp, `EPERM`).
+//!   cannot ptrace, mount, load modules, use io_uring, bpf, namespaces,
+//!   set the host name, change the limits or priority of another process
+//!   (axon's included) or inject terminal input (seccomp, `EPERM`).
 //!
 //! Not confined (the kernel offers no rule for them): reading, changing
 //! the mode, owner, timestamps or extended attributes of existing files,
@@ -43,12 +54,17 @@
 //! multi-threaded program must.
 
 mod error;
+pub mod explain;
 #[cfg(target_os = "linux")]
 mod hook;
 #[cfg(target_os = "linux")]
 mod landlock_rules;
+#[cfg(target_os = "linux")]
+mod ns;
 mod policy;
 mod probe;
+#[cfg(target_os = "linux")]
+mod protect;
 #[cfg(target_os = "linux")]
 mod seccomp;
 mod self_test;
@@ -57,7 +73,10 @@ use std::path::PathBuf;
 
 pub use error::SandboxError;
 pub use policy::{Mode, ParseModeError, Policy};
-pub use probe::{LINUX_ONLY, MIN_LANDLOCK_ABI, NOT_COVERED, Support, probe};
+pub use probe::{
+    Confinement, LANDLOCK_ONLY_PRICE, LINUX_ONLY, MIN_LANDLOCK_ABI, NOT_COVERED, Namespaces,
+    Support, probe,
+};
 pub use self_test::self_test;
 
 /// The names of the system calls refused in every confining mode.
@@ -80,6 +99,8 @@ pub fn network_off_note() -> &'static str {
 pub struct Prepared {
     /// Exported as `TMPDIR`, `TMP` and `TEMP`; `None` in mode `off`.
     temp: Option<PathBuf>,
+    /// How the command is confined; `None` in mode `off`.
+    confinement: Option<Confinement>,
     #[cfg(target_os = "linux")]
     armed: Option<hook::Armed>,
 }
@@ -88,7 +109,7 @@ impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Prepared")
             .field("temp", &self.temp)
-            .field("confines", &self.confines())
+            .field("confinement", &self.confinement)
             .finish()
     }
 }
@@ -114,9 +135,15 @@ impl Prepared {
     pub fn off() -> Prepared {
         Prepared {
             temp: None,
+            confinement: None,
             #[cfg(target_os = "linux")]
             armed: None,
         }
+    }
+
+    /// How the command will be confined (`None`: mode `off`).
+    pub fn confinement(&self) -> Option<Confinement> {
+        self.confinement
     }
 
     /// Whether spawning with this sandbox confines the command (false for
@@ -146,8 +173,9 @@ impl Prepared {
         if let Some(mut armed) = self.armed {
             use std::os::unix::process::CommandExt;
             // SAFETY: `enter` runs in the forked child and only makes raw
-            // system calls (prctl, landlock_restrict_self, seccomp) on data
-            // built before the fork: no allocation, no lock (see hook.rs).
+            // system calls (unshare, mount, prctl, landlock_restrict_self,
+            // seccomp, close_range) on data built before the fork: no
+            // allocation, no lock (see hook.rs and ns.rs).
             #[allow(unsafe_code)]
             unsafe {
                 command.pre_exec(move || armed.enter());
@@ -163,18 +191,43 @@ impl Prepared {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use super::{Prepared, SandboxError, hook, landlock_rules, seccomp};
-    use crate::policy::Policy;
+    use super::{Confinement, Prepared, SandboxError, hook, landlock_rules, ns, protect, seccomp};
+    use crate::policy::{Mode, Policy};
 
     pub(super) fn prepare(policy: &Policy) -> Result<Prepared, SandboxError> {
         // Without Landlock the crate would build a ruleset that enforces
         // nothing; refuse instead of pretending.
-        crate::probe().can_enforce(policy).map_err(SandboxError::Unsupported)?;
-        let ruleset = landlock_rules::build(policy)?;
+        let support = crate::probe();
+        support.can_enforce(policy).map_err(SandboxError::Unsupported)?;
+        let confinement = support.confinement(policy);
+        let (kept, namespace) = match (policy.mode, confinement) {
+            (Mode::WorkspaceWrite, Confinement::Namespace(kind)) => {
+                let protection = protect::find(policy)?;
+                let mounts = protection.mounts(&policy.workspace)?;
+                // Nothing to cover: the namespace would cost a few hundred
+                // microseconds for nothing.
+                let plan = if mounts.pins.is_empty() && mounts.read_only.is_empty() {
+                    None
+                } else {
+                    Some(ns::Plan::new(kind, &mounts)?)
+                };
+                (protection.links(), plan)
+            }
+            (Mode::WorkspaceWrite, _) => (protect::find(policy)?.paths(), None),
+            // Read-only: nothing in the workspace is writable, nothing to
+            // protect, no namespace to pay for.
+            _ => (Vec::new(), None),
+        };
+        let ruleset = landlock_rules::build(policy, &kept)?;
         let filter = seccomp::build(policy.network).map_err(SandboxError::Seccomp)?;
         Ok(Prepared {
             temp: Some(policy.temp.clone()),
-            armed: Some(hook::Armed::new(ruleset, filter)),
+            confinement: Some(if namespace.is_some() {
+                confinement
+            } else {
+                Confinement::LandlockOnly
+            }),
+            armed: Some(hook::Armed::new(ruleset, filter, namespace)),
         })
     }
 }

@@ -4,9 +4,11 @@
 //! Guarantees: a [`Mode`] round-trips through its kebab-case name (`FromStr`,
 //! `Display`, serde) and an unknown name is an error listing the valid ones;
 //! [`Policy::validate`] refuses a policy `prepare` could only honour by
-//! writing somewhere the mode forbids (a relative path, a protected name that
-//! is not a plain top-level name, a writable folder that is or contains the
-//! workspace while the workspace must keep read-only parts).
+//! writing somewhere the mode forbids (a relative path, a protected entry
+//! that is not a plain path inside the workspace, a writable folder that is
+//! or contains the workspace while the workspace must keep read-only parts).
+//! [`Policy::DEFAULT_PROTECTED`] is the one list of what a command may not
+//! change in a workspace.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -21,8 +23,9 @@ pub enum Mode {
     /// Read anything; write only `/dev/null`-like devices and the private
     /// temp folder.
     ReadOnly,
-    /// Also write inside the workspace (its protected entries, `.git` and
-    /// `.axon` by default, stay read-only) and the extra writable roots.
+    /// Also write inside the workspace (its protected entries, see
+    /// [`Policy::DEFAULT_PROTECTED`], stay read-only) and the extra
+    /// writable roots.
     #[default]
     WorkspaceWrite,
     /// No OS sandbox: commands run as they would without axon.
@@ -82,14 +85,31 @@ pub struct Policy {
     /// The command's private temp folder, created by the caller; writable in
     /// both modes and exported as `TMPDIR`, `TMP` and `TEMP`.
     pub temp: PathBuf,
-    /// Top-level names of the workspace kept read-only in `workspace-write`.
+    /// Paths relative to the workspace kept read-only in `workspace-write`
+    /// (`.git` means every repository's, at any depth).
     pub protected: Vec<String>,
+    /// Use a mount namespace where the kernel allows one (the default);
+    /// `false` keeps the Landlock-only mode, whose price is that a folder
+    /// holding a protected entry cannot gain or lose entries.
+    pub mount_namespace: bool,
 }
 
 impl Policy {
-    /// The top-level entries kept read-only by default: the repository's
-    /// history and hooks, and axon's own workspace settings.
-    pub const DEFAULT_PROTECTED: [&'static str; 2] = [".git", ".axon"];
+    /// What a command may not change by default: every repository's git
+    /// folder or `.git` file (in a mount namespace only the parts git runs
+    /// code from: `config`, `hooks`, `info`, ...; see `protect.rs`), and the
+    /// files axon and Claude Code execute from or that start servers:
+    /// axon's workspace folder (its config, hooks and skills), the MCP
+    /// server list, Claude Code's settings (hooks), subagents and skills.
+    pub const DEFAULT_PROTECTED: [&'static str; 7] = [
+        ".git",
+        ".axon",
+        ".mcp.json",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".claude/agents",
+        ".claude/skills",
+    ];
 
     /// A policy with the network off, no extra writable roots and the
     /// default protected entries.
@@ -101,6 +121,7 @@ impl Policy {
             writable_roots: Vec::new(),
             temp: temp.into(),
             protected: Policy::DEFAULT_PROTECTED.iter().map(|name| (*name).to_owned()).collect(),
+            mount_namespace: true,
         }
     }
 
@@ -118,10 +139,13 @@ impl Policy {
             require_absolute("writable root", root)?;
         }
         for name in &self.protected {
-            if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+            let plain = !name.is_empty()
+                && !name.starts_with('/')
+                && name.split('/').all(|part| !part.is_empty() && part != "." && part != "..");
+            if !plain {
                 return Err(format!(
-                    "protected entry `{name}` is not a top-level name of the workspace \
-                     (use a plain name such as `.git`)"
+                    "protected entry `{name}` is not a plain path inside the workspace \
+                     (use a relative path such as `.git` or `.claude/settings.json`)"
                 ));
             }
         }
@@ -206,13 +230,16 @@ mod tests {
     }
 
     #[test]
-    fn a_protected_path_with_a_slash_is_refused() {
+    fn a_protected_path_leaving_the_workspace_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let temp = tempfile::tempdir().unwrap();
         let mut policy = Policy::new(Mode::WorkspaceWrite, dir.path(), temp.path());
-        policy.protected.push("src/secret".into());
-        let error = policy.validate().unwrap_err();
-        assert!(error.contains("`src/secret`"), "{error}");
+        assert_eq!(policy.validate(), Ok(()));
+        for bad in ["../x", "/etc", "a//b", "a/./b", ""] {
+            policy.protected = vec![bad.to_owned()];
+            let error = policy.validate().unwrap_err();
+            assert!(error.contains(&format!("`{bad}`")), "{error}");
+        }
     }
 
     #[test]
@@ -248,7 +275,7 @@ mod tests {
         let error = policy.validate().unwrap_err();
         assert!(error.contains("is the workspace"), "{error}");
         assert!(error.contains("`writable_roots`"), "{error}");
-        assert!(error.contains(".git, .axon"), "{error}");
+        assert!(error.contains(".git, .axon, .mcp.json"), "{error}");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! says whether a policy can be enforced and describes the rest in words.
 //!
 //! Guarantees: [`probe`] only asks (two syscalls, nothing installed, no
-//! file opened) so callers may run it at start-up and cache it;
+//! file opened; the first call in a process also forks one throw-away
+//! child that tries a mount namespace, and caches its answer) so callers
+//! may run it at start-up and cache it;
 //! [`Support::can_enforce`] answers `Err` whenever a part the mode promises
 //! would not be enforced (no Landlock, a Landlock too old to stop truncation,
 //! no seccomp filter, not Linux), so the caller falls back to asking instead
@@ -18,6 +20,35 @@ pub const LINUX_ONLY: &str =
 /// first that stops a command from truncating files it may only read.
 pub const MIN_LANDLOCK_ABI: i32 = 3;
 
+/// How the kernel lets this process make a mount namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Namespaces {
+    /// A mount namespace alone (the process holds `CAP_SYS_ADMIN`).
+    Mount,
+    /// A user namespace (mapping the process's own ids) and a mount
+    /// namespace.
+    UserAndMount,
+}
+
+/// How a `workspace-write` command is confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confinement {
+    /// A mount namespace binds the protected entries read-only; the rest
+    /// of the workspace is fully writable. Landlock and seccomp on top.
+    Namespace(Namespaces),
+    /// Landlock and seccomp only: a folder holding a protected entry (the
+    /// top of every repository) cannot gain or lose entries.
+    LandlockOnly,
+}
+
+/// The price of the Landlock-only mode, said by `describe` and in refusals.
+pub const LANDLOCK_ONLY_PRICE: &str = "Landlock cannot grant a folder and deny a part of it, so \
+     a folder holding a protected entry (the top of every repository, the folder of a `.git` \
+     file) cannot gain, lose or rename entries: no new file or folder there (`touch NEW`, a first \
+     `cargo build` making target/, `npm install` making node_modules/), no `rm` or `mv` there, \
+     and the whole `.git` is read-only (`git add` and `git commit` fail); files there can still \
+     be edited, and everything below their other folders is writable";
+
 /// What the kernel offers the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Support {
@@ -30,6 +61,10 @@ pub struct Support {
     pub seccomp: bool,
     /// Why there are no seccomp filters, when `seccomp` is false.
     pub seccomp_missing: Option<String>,
+    /// How a mount namespace can be made, `None` when the kernel refuses.
+    pub namespaces: Option<Namespaces>,
+    /// Why there is no mount namespace, when `namespaces` is `None`.
+    pub namespaces_missing: Option<String>,
 }
 
 /// Asks the kernel which sandbox features it has. Cheap (two syscalls).
@@ -68,6 +103,39 @@ impl Support {
             ));
         }
         Ok(())
+    }
+
+    /// How `policy`'s commands are confined on this machine.
+    pub fn confinement(&self, policy: &Policy) -> Confinement {
+        match self.namespaces {
+            Some(kind) if policy.mount_namespace => Confinement::Namespace(kind),
+            _ => Confinement::LandlockOnly,
+        }
+    }
+
+    /// The line `axon sandbox check` starts with: which confinement
+    /// `policy` gets and why.
+    pub fn describe_confinement(&self, policy: &Policy) -> String {
+        match (self.confinement(policy), &self.namespaces_missing) {
+            (Confinement::Namespace(kind), _) => format!(
+                "confinement: mount namespace{} + Landlock + seccomp: protected entries \
+                 (every .git's config, hooks and info, .git files, .axon, .mcp.json, \
+                 .claude/settings*.json, agents and skills) are bound read-only; the rest of the \
+                 workspace can be created, removed and renamed in, so git add and git commit work",
+                match kind {
+                    Namespaces::Mount => "",
+                    Namespaces::UserAndMount => " (in a user namespace mapping your own ids)",
+                }
+            ),
+            (Confinement::LandlockOnly, Some(why)) => format!(
+                "confinement: Landlock-only (no mount namespace: {why}). Price: \
+                 {LANDLOCK_ONLY_PRICE}"
+            ),
+            (Confinement::LandlockOnly, None) => format!(
+                "confinement: Landlock-only (the mount namespace is turned off: \
+                 `mount_namespace = false` under [sandbox]). Price: {LANDLOCK_ONLY_PRICE}"
+            ),
+        }
     }
 
     /// One line per feature for `axon sandbox check`: what is enforced and
@@ -172,10 +240,13 @@ const LANDLOCK_FEATURES: &[(&str, i32, &str, &str, &str)] = &[
 ];
 
 /// What the seccomp filter refuses, for `describe`.
-const SECCOMP_REFUSES: &str = "refuses ptrace, process_vm_readv/writev, kernel modules, kexec, \
-     reboot, swap, mount, pivot_root, bpf, perf events, userfaultfd, keyrings, io_uring, new \
-     namespaces (unshare, setns, clone flags), acct, terminal injection (TIOCSTI, TIOCLINUX) and \
-     32-bit or x32 system calls; with the network off, every socket but AF_UNIX, AF_UNIX \
+const SECCOMP_REFUSES: &str = "refuses ptrace, process_vm_readv/writev, pidfd_getfd, \
+     process_madvise, kcmp, kernel modules, kexec, reboot, swap, mount (old and new API), \
+     pivot_root, bpf, perf events, userfaultfd, keyrings, io_uring, new namespaces (unshare, \
+     setns, clone flags), acct, sethostname, setdomainname, block and character device nodes \
+     (mknod), limits, priorities and scheduling of other processes (prlimit, setpriority, \
+     ioprio_set, sched_set*), terminal injection (TIOCSTI, TIOCLINUX) and 32-bit or x32 system \
+     calls; with the network off, every socket but AF_UNIX, AF_UNIX \
      datagram sockets, connect on any socket and sendto an address, so no Unix socket on the \
      filesystem (the Docker socket, the D-Bus session bus) is reachable";
 
@@ -184,7 +255,10 @@ pub const NOT_COVERED: &str = "reading (every file the user can read stays reada
      the mode, owner, timestamps or extended attributes of existing files (Landlock has no right \
      for them), with the network on and Landlock older than ABI 9 (Linux 7.1) the Unix sockets \
      on the filesystem, which reach outside the sandbox (the Docker socket, the D-Bus session \
-     bus: they run what they are sent, unconfined), and the CPU, memory and time a command uses";
+     bus: they run what they are sent, unconfined), the CPU, memory and time a command uses, and \
+     protected names that do not exist when a command starts (a new `.mcp.json`, a new \
+     repository, and in a mount namespace a new `commondir` file inside a git folder, which git \
+     follows to another git folder's config)";
 
 #[cfg(target_os = "linux")]
 mod imp {
@@ -202,7 +276,18 @@ mod imp {
             Ok(()) => (true, None),
             Err(why) => (false, Some(why)),
         };
-        Support { landlock_abi, landlock_missing, seccomp, seccomp_missing }
+        let (namespaces, namespaces_missing) = match crate::ns::available() {
+            Ok(kind) => (Some(kind), None),
+            Err(why) => (None, Some(why)),
+        };
+        Support {
+            landlock_abi,
+            landlock_missing,
+            seccomp,
+            seccomp_missing,
+            namespaces,
+            namespaces_missing,
+        }
     }
 
     #[allow(unsafe_code)]
@@ -277,6 +362,8 @@ mod imp {
             landlock_missing: Some(LINUX_ONLY.to_owned()),
             seccomp: false,
             seccomp_missing: Some(LINUX_ONLY.to_owned()),
+            namespaces: None,
+            namespaces_missing: Some(LINUX_ONLY.to_owned()),
         }
     }
 }
@@ -295,6 +382,8 @@ mod tests {
             landlock_missing: abi.is_none().then(|| "Landlock is not available: test".to_owned()),
             seccomp,
             seccomp_missing: (!seccomp).then(|| "seccomp filters are not available".to_owned()),
+            namespaces: None,
+            namespaces_missing: Some("test".to_owned()),
         }
     }
 
@@ -349,6 +438,28 @@ mod tests {
         assert!(NOT_COVERED.contains("with the network on"), "{NOT_COVERED}");
         assert!(NOT_COVERED.contains("session bus"), "{NOT_COVERED}");
         assert!(SECCOMP_REFUSES.contains("connect on any socket"), "{SECCOMP_REFUSES}");
+    }
+
+    #[test]
+    fn the_confinement_is_said_with_its_reason_or_price() {
+        let ws = policy(Mode::WorkspaceWrite);
+        let mut with = support(Some(7), true);
+        with.namespaces = Some(Namespaces::UserAndMount);
+        with.namespaces_missing = None;
+        let mut off = ws.clone();
+        off.mount_namespace = false;
+        let lines = [
+            with.describe_confinement(&ws),
+            with.describe_confinement(&off),
+            support(Some(7), true).describe_confinement(&ws),
+        ];
+        assert!(lines[0].starts_with("confinement: mount namespace (in a user namespace"));
+        assert!(lines[1].contains("`mount_namespace = false`") && lines[1].contains("Price:"));
+        assert!(lines[2].starts_with("confinement: Landlock-only (no mount namespace: test)"));
+        for line in lines {
+            // A broken line continuation leaves runs of spaces.
+            assert!(!line.contains("  "), "{line}");
+        }
     }
 
     #[cfg(not(target_os = "linux"))]

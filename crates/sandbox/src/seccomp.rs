@@ -2,7 +2,13 @@
 //!
 //! Guarantees: the program answers `EPERM` to every system call of
 //! [`ALWAYS_REFUSED`], to `clone` asking for a new namespace, to the
-//! terminal-injection ioctls, to x32 system calls on x86_64 (whose numbers
+//! terminal-injection ioctls, to `mknod`/`mknodat` of a block or
+//! character device, to resource limits, priorities and scheduling of any
+//! process but the caller (`prlimit64`, `setpriority`, `ioprio_set`,
+//! `sched_set*`, `migrate_pages`, `move_pages` with a pid other than 0),
+//! so a command can neither kill axon through its limits (an
+//! `RLIMIT_FSIZE` of 0 on axon is a SIGXFSZ at its next write) nor starve
+//! other processes, to x32 system calls on x86_64 (whose numbers
 //! would otherwise slip past the number checks) and, when the network is
 //! off, to `socket`/`socketpair` of any family but `AF_UNIX`, to `AF_UNIX`
 //! datagram sockets, to every `connect` and to `sendto` with an address,
@@ -50,7 +56,44 @@ pub const ALWAYS_REFUSED: &[(&str, libc::c_long)] = &[
     ("unshare", libc::SYS_unshare),
     ("setns", libc::SYS_setns),
     ("acct", libc::SYS_acct),
+    // The new mount API: the mount namespace's read-only binds must stay.
+    ("open_tree", libc::SYS_open_tree),
+    ("move_mount", libc::SYS_move_mount),
+    ("fsopen", libc::SYS_fsopen),
+    ("fsconfig", libc::SYS_fsconfig),
+    ("fsmount", libc::SYS_fsmount),
+    ("fspick", libc::SYS_fspick),
+    ("mount_setattr", libc::SYS_mount_setattr),
+    // The machine's names, shared with every process (root could set them).
+    ("sethostname", libc::SYS_sethostname),
+    ("setdomainname", libc::SYS_setdomainname),
+    // Reaching into another process: its descriptors, memory advice,
+    // kernel object comparison.
+    ("pidfd_getfd", libc::SYS_pidfd_getfd),
+    ("process_madvise", libc::SYS_process_madvise),
+    ("kcmp", libc::SYS_kcmp),
 ];
+
+/// System calls whose first argument is a pid, refused unless it is 0
+/// (the caller): limits, scheduling and memory placement of other
+/// processes, axon's included.
+const SELF_ONLY: [libc::c_long; 7] = [
+    libc::SYS_prlimit64,
+    libc::SYS_sched_setaffinity,
+    libc::SYS_sched_setscheduler,
+    libc::SYS_sched_setparam,
+    libc::SYS_sched_setattr,
+    libc::SYS_migrate_pages,
+    libc::SYS_move_pages,
+];
+
+/// `PRIO_PROCESS` from `<sys/resource.h>` (its libc type varies).
+const PRIO_PROCESS: u64 = 0;
+/// `IOPRIO_WHO_PROCESS` from `<linux/ioprio.h>`.
+const IOPRIO_WHO_PROCESS: u64 = 1;
+/// File type bits of a mode, and the two device types refused.
+const S_IFMT: u64 = libc::S_IFMT as u64;
+const DEVICE_TYPES: [u64; 2] = [libc::S_IFBLK as u64, libc::S_IFCHR as u64];
 
 /// `clone` flags that create a namespace; `clone` with any of them is
 /// refused like `unshare`.
@@ -113,6 +156,9 @@ pub(crate) fn build(network: bool) -> Result<BpfProgram, String> {
     }
     rules.insert(nr(libc::SYS_ioctl), ioctl_rules);
 
+    insert_other_processes(&mut rules)?;
+    insert_devices(&mut rules)?;
+
     if !network {
         insert_network_off(&mut rules)?;
     }
@@ -173,6 +219,50 @@ fn insert_network_off(
     let destination = SeccompCondition::new(4, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)
         .map_err(|error| error.to_string())?;
     rules.insert(nr(libc::SYS_sendto), vec![rule(vec![destination])?]);
+    Ok(())
+}
+
+/// Limits, priorities and scheduling only for the caller (see
+/// [`SELF_ONLY`]); `setpriority` and `ioprio_set` only for
+/// `PRIO_PROCESS`/`IOPRIO_WHO_PROCESS` 0, since their user and group
+/// forms reach every process of the user.
+fn insert_other_processes(
+    rules: &mut std::collections::BTreeMap<i64, Vec<SeccompRule>>,
+) -> Result<(), String> {
+    for number in SELF_ONLY {
+        rules.insert(nr(number), vec![rule(vec![condition(0, SeccompCmpOp::Ne, 0)?])?]);
+    }
+    rules.insert(
+        nr(libc::SYS_setpriority),
+        vec![
+            rule(vec![condition(0, SeccompCmpOp::Ne, PRIO_PROCESS)?])?,
+            rule(vec![condition(1, SeccompCmpOp::Ne, 0)?])?,
+        ],
+    );
+    rules.insert(
+        nr(libc::SYS_ioprio_set),
+        vec![
+            rule(vec![condition(0, SeccompCmpOp::Ne, IOPRIO_WHO_PROCESS)?])?,
+            rule(vec![condition(1, SeccompCmpOp::Ne, 0)?])?,
+        ],
+    );
+    Ok(())
+}
+
+/// No block or character device nodes (fifos, sockets and plain files
+/// made by `mknod` stay allowed); Landlock refuses them too.
+fn insert_devices(
+    rules: &mut std::collections::BTreeMap<i64, Vec<SeccompRule>>,
+) -> Result<(), String> {
+    let device = |arg: u8| -> Result<Vec<SeccompRule>, String> {
+        DEVICE_TYPES
+            .iter()
+            .map(|kind| rule(vec![condition(arg, SeccompCmpOp::MaskedEq(S_IFMT), *kind)?]))
+            .collect()
+    };
+    rules.insert(nr(libc::SYS_mknodat), device(2)?);
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(nr(libc::SYS_mknod), device(1)?);
     Ok(())
 }
 

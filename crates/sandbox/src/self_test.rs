@@ -4,8 +4,8 @@
 //! (same mode, network and protected names) in a scratch workspace it
 //! creates and removes, and returns `Ok` only if, in the child, a write in
 //! the temp folder worked, a write outside was refused, the workspace
-//! behaved as the mode says (writable, with its protected entry read-only,
-//! or read-only), a signal to this process was refused (Landlock ABI 6+),
+//! behaved as the mode says (writable, with a repository's hooks read-only
+//! and, in a mount namespace, its top folder writable; or read-only), a signal to this process was refused (Landlock ABI 6+),
 //! and the kernel reports the child with no_new_privs and one seccomp
 //! filter more than this process has (a filter inherited from a container
 //! does not count).
@@ -86,9 +86,16 @@ mod imp {
         let scratch = Scratch::new()?;
         let workspace = scratch.dir("workspace")?;
         let inside = scratch.dir("workspace/src")?;
-        let protected = match policy.protected.first() {
-            Some(name) => Some(scratch.dir(&format!("workspace/{name}"))?),
-            None => None,
+        // A repository: its hooks folder is protected in both confinements.
+        let hooks = if policy.protected.iter().any(|name| name == ".git") {
+            let hooks = scratch.dir("workspace/.git/hooks")?;
+            let config = workspace.join(".git/config");
+            std::fs::write(&config, "[core]\n").map_err(|error| {
+                format!("the sandbox check could not create {}: {error}", config.display())
+            })?;
+            Some(hooks)
+        } else {
+            None
         };
         let temp = scratch.dir("temp")?;
         let outside = scratch.dir("outside")?;
@@ -99,6 +106,7 @@ mod imp {
             writable_roots: Vec::new(),
             temp: temp.clone(),
             protected: policy.protected.clone(),
+            mount_namespace: policy.mount_namespace,
         };
 
         expect_write(&test_policy, &temp.join("file"), true, "the sandbox's temp folder")?;
@@ -106,13 +114,12 @@ mod imp {
         match policy.mode {
             Mode::WorkspaceWrite => {
                 expect_write(&test_policy, &inside.join("file"), true, "the workspace")?;
-                if let Some(protected) = protected {
-                    expect_write(
-                        &test_policy,
-                        &protected.join("file"),
-                        false,
-                        "a protected entry of the workspace",
-                    )?;
+                if let Some(hooks) = hooks {
+                    expect_write(&test_policy, &hooks.join("file"), false, "a repository's hooks")?;
+                    if let crate::Confinement::Namespace(_) = support.confinement(policy) {
+                        let top = test_policy.workspace.join("new-file");
+                        expect_write(&test_policy, &top, true, "a repository's top folder")?;
+                    }
                 }
             }
             Mode::ReadOnly => {

@@ -71,7 +71,9 @@ fn appending_to_git_config_is_refused() {
     let before = std::fs::read(sandbox.path(".git/config")).unwrap();
     let output = sandbox.sh("printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config");
     assert_refused(&output, "appending to .git/config");
-    assert!(stderr(&output).contains("Permission denied"), "{}", stderr(&output));
+    // Landlock says EACCES, a read-only mount EROFS.
+    let said = stderr(&output);
+    assert!(said.contains("Permission denied") || said.contains("Read-only file system"), "{said}");
     assert_eq!(std::fs::read(sandbox.path(".git/config")).unwrap(), before);
 }
 
@@ -116,10 +118,10 @@ fn writing_into_axon_is_refused() {
 }
 
 #[test]
-fn a_new_top_level_entry_is_refused_next_to_git() {
+fn a_new_top_level_entry_is_refused_next_to_git_in_landlock_only_mode() {
     require_landlock!();
     // The documented price of a read-only .git without namespaces.
-    let sandbox = Sandbox::git(Mode::WorkspaceWrite);
+    let sandbox = Sandbox::git(Mode::WorkspaceWrite).landlock_only();
     assert_refused(&sandbox.sh("echo x > new.txt"), "a new top-level file");
     assert!(!sandbox.path("new.txt").exists());
 }
@@ -324,7 +326,9 @@ fn a_datagram_to_a_unix_socket_outside_is_refused() {
         });
     }
     let output = sandbox.output(command);
-    assert_eq!(stdout(&output), "1", "stderr: {}", stderr(&output));
+    // EBADF: the sandbox passes on no descriptor above 2 (so the handed
+    // socket never arrives); EPERM would be the filter refusing sendto.
+    assert!(["1", "9"].contains(&stdout(&output).as_str()), "stderr: {}", stderr(&output));
     let received = daemon.recv(&mut [0; 16]);
     assert!(
         matches!(&received, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),

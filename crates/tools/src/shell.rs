@@ -66,13 +66,25 @@ pub struct ShellArgs {
 pub struct CommandSandbox {
     policy: axon_sandbox::Policy,
     _temp: tempfile::TempDir,
+    /// Whether a call may ask for `unsandboxed` (a session's gate asks the
+    /// user first); `false` where nobody can approve it (`axon mcp serve`,
+    /// `axon tool call`), with the reason to give.
+    no_leaving: Option<String>,
 }
 
 impl CommandSandbox {
     /// `policy` with `temp` as its temp folder.
     pub fn new(mut policy: axon_sandbox::Policy, temp: tempfile::TempDir) -> CommandSandbox {
         policy.temp = temp.path().to_path_buf();
-        CommandSandbox { policy, _temp: temp }
+        CommandSandbox { policy, _temp: temp, no_leaving: None }
+    }
+
+    /// The same sandbox where no call may leave it: `unsandboxed: true` is
+    /// refused with `why` (which says how the user can run commands
+    /// unsandboxed instead).
+    pub fn without_leaving(mut self, why: impl Into<String>) -> CommandSandbox {
+        self.no_leaving = Some(why.into());
+        self
     }
 
     pub fn policy(&self) -> &axon_sandbox::Policy {
@@ -85,54 +97,35 @@ impl CommandSandbox {
         format!("{}, {network}", self.policy.mode.name())
     }
 
-    /// Whether a failed command's output looks like a refusal the sandbox
-    /// could have caused (a failing test does not get the note, which
-    /// would invite needless requests to leave the sandbox).
-    fn may_explain(&self, stdout: &str, stderr: &str) -> bool {
-        const REFUSED: [&str; 5] = [
-            "Permission denied",
-            "Operation not permitted",
-            "Read-only file system",
-            "EACCES",
-            "EPERM",
-        ];
-        const OFFLINE: [&str; 8] = [
-            "Could not resolve",
-            "Couldn't connect",
-            "Failed to connect",
-            "Network is unreachable",
-            "Temporary failure in name resolution",
-            "Name or service not known",
-            "getaddrinfo",
-            "failed to lookup address",
-        ];
-        let said = |words: &[&str]| {
-            words.iter().any(|word| stdout.contains(word) || stderr.contains(word))
-        };
-        said(&REFUSED) || (!self.policy.network && said(&OFFLINE))
+    /// The rule that most likely refused a failed command, read from its
+    /// output (`None` for a failure the sandbox does not explain, such as
+    /// a failing test, which must not invite requests to leave it).
+    fn refusal(&self, stdout: &str, stderr: &str) -> Option<String> {
+        let confinement = axon_sandbox::probe().confinement(&self.policy);
+        let output = format!("{stdout}\n{stderr}");
+        axon_sandbox::explain::refusal(&self.policy, confinement, &output)
     }
 
-    /// What a failed command's result says the sandbox refuses.
-    fn note(&self) -> String {
-        let writes = match self.policy.mode {
-            axon_sandbox::Mode::ReadOnly => "it could write only in $TMPDIR".to_string(),
-            _ => format!(
-                "it could write only inside the workspace (not into {}, and no new entries \
-                 directly in the workspace folder when one of those exists) and in $TMPDIR",
-                self.policy.protected.join(" or ")
-            ),
+    /// What a refused command's result says: the rule, what the sandbox
+    /// allows, and what the user can do.
+    fn note(&self, rule: &str) -> String {
+        let confinement = axon_sandbox::probe().confinement(&self.policy);
+        let how = match confinement {
+            axon_sandbox::Confinement::Namespace(_) => "mount namespace + Landlock + seccomp",
+            axon_sandbox::Confinement::LandlockOnly => "Landlock + seccomp, no mount namespace",
         };
         let mut note = format!(
-            "\n[sandbox] This command ran in axon's sandbox ({}): {writes}.",
+            "\n[sandbox] Refused by the sandbox ({}, {how}): {rule}.",
             self.policy.mode.name()
         );
         if !self.policy.network {
             note.push(' ');
             note.push_str(axon_sandbox::network_off_note());
         }
+        note.push_str(" If it failed because of the sandbox, tell the user. ");
+        note.push_str(&axon_sandbox::explain::remedies(&self.policy));
         note.push_str(
-            " If it failed because of the sandbox, tell the user, or call shell again with \
-             unsandboxed: true (the user is asked to approve).",
+            " You may call shell again with unsandboxed: true only if the user can approve it.",
         );
         note
     }
@@ -166,7 +159,10 @@ impl TypedTool for Shell {
                 if policy.network { "" } else { ", network off" },
                 match policy.mode {
                     axon_sandbox::Mode::ReadOnly => "they can write only in $TMPDIR",
-                    _ => "they can write inside the workspace (not .git or .axon) and $TMPDIR",
+                    _ =>
+                        "they can write inside the workspace (not a repository's .git config, \
+                          hooks or info, nor .axon, .mcp.json or .claude settings, agents and \
+                          skills) and $TMPDIR",
                 }
             ));
         }
@@ -183,6 +179,11 @@ impl TypedTool for Shell {
             args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS),
         );
 
+        if args.unsandboxed == Some(true)
+            && let Some(why) = self.sandbox.as_ref().and_then(|s| s.no_leaving.as_ref())
+        {
+            return Err(ToolError::failed(why.clone()));
+        }
         let sandbox = self.sandbox_for(&args);
         let prepared = match sandbox {
             Some(sandbox) => Some(axon_sandbox::prepare(sandbox.policy()).map_err(|e| {
@@ -240,19 +241,23 @@ impl TypedTool for Shell {
             Ok(Err(e)) => Err(ToolError::failed(format!("Failed to wait for the command: {e}"))),
             Ok(Ok(status)) => {
                 let code = describe_status(&status);
-                let mut body = format!(
-                    "{code} ({:.1}s)\n{}",
-                    elapsed.as_secs_f64(),
-                    render_streams(&stdout_text, &stderr_text)
-                );
+                let streams = render_streams(&stdout_text, &stderr_text);
+                let elapsed = elapsed.as_secs_f64();
                 if status.success() {
-                    return Ok(ToolOutput::text(body));
+                    return Ok(ToolOutput::text(format!("{code} ({elapsed:.1}s)\n{streams}")));
                 }
-                if let Some(sandbox) = sandbox
-                    && sandbox.may_explain(&stdout_text, &stderr_text)
-                {
-                    body.push_str(&sandbox.note());
-                }
+                // The first line is what a terminal shows of a result: it
+                // names the rule, not only the exit code.
+                let refusal =
+                    sandbox.and_then(|s| Some((s, s.refusal(&stdout_text, &stderr_text)?)));
+                let body = match refusal {
+                    Some((sandbox, rule)) => format!(
+                        "{code} ({elapsed:.1}s); the sandbox may have refused it: {rule}\n\
+                         {streams}{}",
+                        sandbox.note(&rule)
+                    ),
+                    None => format!("{code} ({elapsed:.1}s)\n{streams}"),
+                };
                 Ok(ToolOutput::error(body))
             }
         }

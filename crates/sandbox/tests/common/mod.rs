@@ -44,6 +44,16 @@ pub fn no_landlock() -> Option<String> {
     }
 }
 
+/// `Some(reason)` when this kernel refuses the mount namespace, so
+/// `workspace-write` runs Landlock-only here.
+pub fn no_namespaces() -> Option<String> {
+    let support = probe();
+    match support.namespaces {
+        Some(_) => None,
+        None => Some(support.namespaces_missing.unwrap_or_else(|| "no namespaces".into())),
+    }
+}
+
 pub fn landlock_abi() -> i32 {
     probe().landlock_abi.unwrap_or(0)
 }
@@ -84,6 +94,26 @@ impl Sandbox {
             assert!(status.success(), "git {args:?} failed");
         }
         sandbox
+    }
+
+    /// The same sandbox without a mount namespace (the Landlock-only mode
+    /// of kernels that refuse one).
+    pub fn landlock_only(mut self) -> Sandbox {
+        self.policy.mount_namespace = false;
+        self
+    }
+
+    /// `git args` in the workspace, unsandboxed (setting up a fixture).
+    pub fn git_setup(&self, args: &[&str]) {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always"])
+            .args(args)
+            .current_dir(self.root())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .status()
+            .expect("git is required for the .git cases");
+        assert!(status.success(), "git {args:?} failed");
     }
 
     pub fn root(&self) -> &Path {

@@ -46,7 +46,10 @@ async fn main() -> Result<(), String> {
         .map_err(|e| format!("sandbox-bench N: {e}"))?;
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let root = scratch.path();
-    std::fs::create_dir(root.join(".git")).map_err(|e| e.to_string())?;
+    // A repository's git folder, as the sandbox protects it.
+    std::fs::create_dir_all(root.join(".git/hooks")).map_err(|e| e.to_string())?;
+    std::fs::write(root.join(".git/config"), "[core]\n").map_err(|e| e.to_string())?;
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").map_err(|e| e.to_string())?;
     for i in 0..30 {
         if i % 2 == 0 {
             std::fs::create_dir(root.join(format!("dir{i}"))).map_err(|e| e.to_string())?;
