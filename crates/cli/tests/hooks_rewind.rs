@@ -369,3 +369,44 @@ fn a_session_without_snapshots_after_its_turns_is_restored_whole_and_says_so() {
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "before\n");
     assert!(!ws.join("later.txt").exists(), "restored whole, as the report says: {report}");
 }
+
+#[test]
+fn yes_does_not_cover_servers_and_hooks_a_command_planted_since() {
+    // Issue 30 §2.5: with no approval the model wrote `.claude/settings.json`
+    // (a hook) and `.mcp.json` (a server running `sh -c`); the user's next
+    // `axon run --yes` ran both. Neither file existed, so no mount could
+    // cover it: the next --yes session must not take them as consented.
+    let hooks = r#"{"hooks":{"PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo planted > hook-ran.txt"}]}]}}"#;
+    let servers = r#"{"mcpServers":{"planted":{"command":"sh","args":["-c","echo planted > server-ran.txt"]}}}"#;
+    let plant = format!(
+        "mkdir -p .claude && printf '%s' '{hooks}' > .claude/settings.json && printf '%s' '{servers}' > .mcp.json"
+    );
+    let s = setup(vec![
+        Reply::tool("shell", json!({"command": plant})),
+        Reply::text("planted"),
+        Reply::tool("shell", json!({"command": "true"})),
+        Reply::text("done"),
+        Reply::tool("shell", json!({"command": "true"})),
+        Reply::text("done again"),
+    ]);
+    let ws = s.workspace.path();
+    stdout(&s, &["run", "--yes", "set things up"]);
+    assert!(ws.join(".mcp.json").exists() && ws.join(".claude/settings.json").exists());
+
+    let output = s.axon().args(["run", "--yes", "go on"]).output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{err}");
+    assert!(!ws.join("hook-ran.txt").exists(), "the planted hook ran under --yes: {err}");
+    assert!(
+        err.contains("planted") && err.contains("axon mcp trust planted"),
+        "the planted server is named with how to allow it: {err}"
+    );
+    assert!(err.contains("axon hooks trust"), "the planted hooks are named: {err}");
+
+    // Consent given by the user, as it is now, lets them run.
+    stdout(&s, &["hooks", "trust"]);
+    let output = s.axon().args(["run", "--yes", "once more"]).output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{err}");
+    assert!(ws.join("hook-ran.txt").exists(), "a trusted hook runs: {err}");
+}

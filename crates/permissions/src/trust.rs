@@ -35,6 +35,10 @@ pub struct Trust {
     /// command) -> a fingerprint of what it runs (the command and the
     /// workspace scripts it names); a changed one is not trusted.
     pub hooks: BTreeMap<String, String>,
+    /// A session under `--yes` has run here: from then on `--yes` covers
+    /// only the workspace servers and hooks trusted as they are, so one a
+    /// command wrote or changed since is not run without a new consent.
+    pub yes_baseline: bool,
 }
 
 /// A trust file that cannot be read, understood or written.
@@ -57,6 +61,9 @@ struct TrustFile {
     workspace: PathBuf,
     #[serde(default)]
     allow: Vec<String>,
+    /// Before the tables: TOML puts plain values first.
+    #[serde(default)]
+    yes_baseline: bool,
     #[serde(default)]
     mcp_servers: BTreeMap<String, String>,
     #[serde(default)]
@@ -68,7 +75,8 @@ const HEADER: &str = "\
 # `allow` holds permission rules added with \"always\" in an approval;
 # `mcp_servers` the workspace's MCP servers the user consented to, each with
 # the command it runs (a changed command is asked about again); `hooks` the
-# workspace's hook commands the user consented to, likewise.
+# workspace's hook commands the user consented to, likewise; `yes_baseline`
+# that a session under --yes ran here, so --yes now covers only those.
 # It lives in the user's data folder, never in the repository, so a
 # repository cannot grant itself permissions. axon rewrites this file:
 # edits to its values are kept, comments are not.
@@ -135,6 +143,7 @@ impl Trust {
             allow: file.allow,
             mcp_servers: file.mcp_servers,
             hooks: file.hooks,
+            yes_baseline: file.yes_baseline,
         })
     }
 
@@ -147,6 +156,7 @@ impl Trust {
             allow: self.allow.clone(),
             mcp_servers: self.mcp_servers.clone(),
             hooks: self.hooks.clone(),
+            yes_baseline: self.yes_baseline,
         };
         let body = toml::to_string(&file).map_err(|error| TrustError::Invalid {
             path: path.clone(),

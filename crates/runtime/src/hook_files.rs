@@ -98,12 +98,30 @@ pub fn in_effect(
         });
     let pinned = hooks.pin_workspace(workspace, readmit);
     let mut refused = Vec::new();
+    let mut to_trust = Vec::new();
     for (entry, now) in &pinned {
+        let now = now.to_string();
+        let trusted = trusted_as(entry, &now, &effective.data, workspace);
         let allowed = approval != ApprovalPolicy::ReadOnly
-            && (matches!(consent, ServerConsent::Allow)
-                || trusted_as(entry, &now.to_string(), &effective.data, workspace));
+            && (trusted || matches!(consent, ServerConsent::Allow));
         if !allowed {
             refused.push(entry.clone());
+        } else if !trusted {
+            // The first `--yes` session here: what it runs is what later
+            // `--yes` sessions may run (ServerConsent::settle).
+            to_trust.push((trust_key(entry), now));
+        }
+    }
+    if !to_trust.is_empty() {
+        let saved = axon_permissions::Trust::update(&effective.data, workspace, |trust| {
+            for (key, fingerprint) in &to_trust {
+                trust.trust_hook(key, fingerprint);
+            }
+        });
+        if let Err(e) = saved {
+            warnings.push(format!(
+                "workspace hooks run, but your consent could not be remembered: {e}"
+            ));
         }
     }
     if !refused.is_empty() {
@@ -113,6 +131,11 @@ pub fn in_effect(
         // about than none.
         let why = if approval == ApprovalPolicy::ReadOnly {
             "a read-only session runs no workspace hooks".to_string()
+        } else if matches!(consent, ServerConsent::AllowTrusted) {
+            "they are new or changed since a session here last ran them under --yes, and a \
+             command may have written them, so --yes does not cover them; run `axon hooks \
+             trust` to allow them as they are"
+                .to_string()
         } else {
             "run `axon hooks trust` to allow them as they are, or pass --yes".to_string()
         };

@@ -25,12 +25,34 @@ pub type AskConsent = Arc<dyn Fn(&ServerConfig, &str) -> bool + Send + Sync>;
 /// Whether the workspace's own MCP servers start.
 #[derive(Clone)]
 pub enum ServerConsent {
-    /// All of them (the user said so up front, e.g. `--yes`).
+    /// All of them (the user said so up front, e.g. `--yes`). The first
+    /// such session in a workspace trusts what it allows; every later one
+    /// is [`ServerConsent::AllowTrusted`] (see [`ServerConsent::settle`]).
     Allow,
+    /// `--yes` in a workspace where a `--yes` session ran before: the ones
+    /// trusted as they are now; one that is new or changed since (a command
+    /// may have written it: `.mcp.json` and `.claude/settings.json` are
+    /// ordinary files to a command when they did not exist) is left out,
+    /// with how to allow it.
+    AllowTrusted,
     /// None; each one skipped is reported with how to allow it.
     Refuse,
     /// Ask about each.
     Ask(AskConsent),
+}
+
+impl ServerConsent {
+    /// What `self` means in `workspace` this session: `Allow` where a
+    /// `--yes` session ran before is [`ServerConsent::AllowTrusted`].
+    /// Answers whether this is the first `--yes` session here, whose end
+    /// of set-up must call [`TrustStore::mark_yes_baseline`].
+    pub fn settle(self, store: TrustStore<'_>) -> (ServerConsent, bool) {
+        match self {
+            ServerConsent::Allow if store.yes_baseline() => (ServerConsent::AllowTrusted, false),
+            ServerConsent::Allow => (ServerConsent::Allow, true),
+            other => (other, false),
+        }
+    }
 }
 
 /// Where consent is remembered: the user's data folder and the
@@ -42,6 +64,21 @@ pub struct TrustStore<'a> {
 }
 
 impl TrustStore<'_> {
+    /// Whether a session under `--yes` has run in this workspace.
+    pub fn yes_baseline(&self) -> bool {
+        axon_permissions::Trust::load(self.data, self.workspace).is_ok_and(|t| t.yes_baseline)
+    }
+
+    /// Records that a session under `--yes` ran here (its servers and hooks
+    /// are trusted as they were).
+    pub fn mark_yes_baseline(&self) -> Result<(), String> {
+        axon_permissions::Trust::update(self.data, self.workspace, |trust| {
+            trust.yes_baseline = true;
+        })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    }
+
     /// The trust file's remembered description of server `name`.
     fn remembered(&self, name: &str) -> Option<String> {
         axon_permissions::Trust::load(self.data, self.workspace)
@@ -111,7 +148,27 @@ pub fn servers_to_start(
         let remembered = store.remembered(&server.name);
         let trusted = remembered.as_deref() == Some(store.fingerprint(&server).as_str());
         let allowed = match consent {
-            ServerConsent::Allow => true,
+            ServerConsent::Allow => {
+                if !trusted && let Err(e) = store.trust(&server) {
+                    events.emit(AgentEvent::Warning {
+                        message: format!(
+                            "MCP server {} starts, but your consent could not be remembered: {e}",
+                            server.name
+                        ),
+                    });
+                }
+                true
+            }
+            ServerConsent::AllowTrusted if trusted => true,
+            ServerConsent::AllowTrusted => {
+                events.emit(AgentEvent::Warning {
+                    message: format!(
+                        "MCP server {} from {} is new or changed since a session here last ran it                          under --yes (a command may have written it), so --yes does not cover it;                          allow it as it is now with `axon mcp trust {}`",
+                        server.name, server.source, server.name
+                    ),
+                });
+                false
+            }
             _ if trusted && approval != ApprovalPolicy::ReadOnly => true,
             ServerConsent::Ask(ask) if approval != ApprovalPolicy::ReadOnly => {
                 let description = match remembered {

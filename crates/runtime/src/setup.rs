@@ -213,6 +213,12 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     let profile = config.profile()?;
     let approval = config.approval()?;
     let root = config.workspace.root().to_path_buf();
+    // `--yes` covers what a `--yes` session here ran before, not a server
+    // or hook a command may have written since (ServerConsent::settle).
+    let trust_store = crate::servers::TrustStore { data: &config.dirs.data, workspace: &root };
+    let consent = std::mem::replace(&mut config.workspace_servers, ServerConsent::Refuse);
+    let (consent, first_yes) = consent.settle(trust_store);
+    config.workspace_servers = consent;
 
     let guidance = match &config.guidance {
         Some(guidance) => Arc::clone(guidance),
@@ -338,6 +344,17 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     let lifecycle =
         lifecycle(&config, &root, approval, &secret_vars, &emitter, sandbox.tool.clone())?;
     planner.set_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
+    if first_yes
+        && config.start_servers
+        && let Err(e) = trust_store.mark_yes_baseline()
+    {
+        emitter.emit(AgentEvent::Warning {
+            message: format!(
+                "--yes ran this workspace's servers and hooks, but that could not be remembered \
+                 (the next --yes session will run what it finds again): {e}"
+            ),
+        });
+    }
     let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
         .with_tool_source(Arc::clone(&tools) as Arc<dyn ToolSource>)
         .with_shared_approval(Arc::clone(&shared.approval))
