@@ -221,3 +221,14 @@ fn the_todo_checklist_is_shown_and_checked() {
     let sent = s.server.requests()[2].to_string();
     assert!(sent.contains("keep exactly one in progress"), "{sent}");
 }
+
+#[test]
+fn a_retried_stream_leaves_only_the_answer_on_stdout() {
+    // The first attempt breaks off after part of the answer; the retry
+    // sends it whole. stdout (a pipe here) must hold the answer once.
+    let s = setup(vec![Reply::Truncated("The answer".into()), Reply::text("The answer is 42.")]);
+    let output = s.axon().args(["run", "what is it?"]).assert().success().get_output().clone();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "The answer is 42.\n");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("warning:"), "the retry is reported: {stderr}");
+}
