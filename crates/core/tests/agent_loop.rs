@@ -140,6 +140,39 @@ async fn rate_limits_honour_retry_after_then_succeed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_warning_says_it_retries_not_that_it_gave_up() {
+    for kind in KINDS {
+        let script = vec![
+            Reply::Error {
+                status: 429,
+                headers: vec![("retry-after-ms".into(), "10".into())],
+                body: r#"{"error":{"message":"slow down"}}"#.into(),
+            },
+            Reply::error(if kind == ProviderKind::Anthropic { 529 } else { 503 }, "{}"),
+            Reply::text("fine"),
+        ];
+        let mut h = Harness::new(script, kind, ToolProtocol::Native, Profile::Code).await;
+        assert_eq!(h.run("hi").await, RunOutcome::Answered("fine".into()));
+        let warnings: Vec<String> = h
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                AgentEvent::Warning { message } => Some(message),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warnings.len(), 2, "{kind:?}: {warnings:?}");
+        assert!(warnings[0].contains("rate limiting") && warnings[0].contains("slow down"));
+        assert!(warnings[1].contains("overloaded"), "{warnings:?}");
+        for warning in &warnings {
+            assert!(warning.contains("retrying in"), "{warning}");
+            assert!(!warning.contains("gave up"), "{warning}");
+            assert!(!warning.contains("Try again later"), "{warning}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broken_streams_are_asked_again() {
     for kind in KINDS {
         for broken in [

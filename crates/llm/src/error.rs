@@ -47,6 +47,20 @@ fn hint(status: u16) -> &'static str {
 }
 
 impl LlmError {
+    /// What went wrong, without how it ended: the reason given while a
+    /// retry is still to come (the error's own message says it gave up).
+    pub fn condition(&self) -> String {
+        match self {
+            LlmError::RateLimited { provider, message, url, .. } => {
+                format!("{provider} is rate limiting requests to {url} ({message})")
+            }
+            LlmError::Overloaded { provider, message, url } => {
+                format!("{provider} is overloaded ({message}; {url})")
+            }
+            other => other.to_string(),
+        }
+    }
+
     /// Whether a fresh attempt at the same turn may succeed: the answer broke
     /// off mid-way, or the provider stalled. Connection failures are not:
     /// the request was already retried before any answer arrived.

@@ -196,7 +196,7 @@ pub(crate) async fn send(
             return Err(error);
         };
         let retrying =
-            ProviderEvent::Retrying { attempt: retries, delay, reason: error.to_string() };
+            ProviderEvent::Retrying { attempt: retries, delay, reason: error.condition() };
         if !emit.send(Ok(retrying)).await {
             return Err(error);
         }
