@@ -26,7 +26,12 @@ pub enum LlmError {
     Network { provider: String, url: String, message: String },
     #[error("the answer from {provider} broke off: {message}")]
     Stream { provider: String, message: String },
-    #[error("{provider} sent nothing for {}s; the stream was abandoned", .idle.as_secs())]
+    #[error(
+        "{provider} timed out after {} with nothing sent; if the model is slow to start (a long \
+         prompt, a busy local server), raise `stream_idle_timeout_ms` under [providers.{provider}] \
+         in the config",
+        seconds(*.idle)
+    )]
     Idle { provider: String, idle: Duration },
     #[error("{0}")]
     Config(String),
@@ -35,6 +40,16 @@ pub enum LlmError {
         "no API key for provider '{provider}': set {variable} (or `api_key` under [providers.{provider}] in the config)"
     )]
     MissingKey { provider: String, variable: String },
+}
+
+/// `2s`, `1.5s`: a timeout as the user would write it.
+fn seconds(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis.is_multiple_of(1000) {
+        format!("{}s", millis / 1000)
+    } else {
+        format!("{:.1}s", duration.as_secs_f64())
+    }
 }
 
 /// What to check when the server says the address does not exist.
