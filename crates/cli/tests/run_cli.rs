@@ -12,6 +12,7 @@ mod common;
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::Reply;
 use common::setup;
+use predicates::prelude::PredicateBooleanExt;
 use serde_json::{Value, json};
 
 #[test]
@@ -104,6 +105,15 @@ fn exit_codes_for_failure_and_the_iteration_limit() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains("OPENAI_API_KEY"));
+    // A key from AXON_API_KEY (which goes before OPENAI_API_KEY) is the
+    // one to fix.
+    let s = setup(vec![Reply::error(401, r#"{"error":{"message":"invalid key"}}"#)]);
+    s.axon()
+        .env("AXON_API_KEY", "sk-axon-0000000000")
+        .args(["run", "hi"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("Set a valid key in AXON_API_KEY"));
     let loops: Vec<Reply> = (0..3).map(|_| Reply::tool("glob", json!({"pattern": "*"}))).collect();
     let s = setup(loops);
     s.axon()
@@ -123,7 +133,25 @@ fn without_a_provider_it_says_how_to_configure_one() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("export DEEPSEEK_API_KEY="))
-        .stderr(predicates::str::contains("provider = \"deepseek\""));
+        .stderr(predicates::str::contains("provider = \"deepseek\""))
+        // The config file that is read, not the default one AXON_HOME replaces.
+        .stderr(predicates::str::contains(format!(
+            "choose a provider in {}",
+            home.path().join("config.toml").display()
+        )))
+        .stderr(predicates::str::contains("~/.config").not());
+    // `config show` itself does not send the user to `config show`.
+    let output = assert_cmd::Command::new(cargo_bin("axon"))
+        .env_clear()
+        .env("AXON_HOME", home.path())
+        .args(["config", "show"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(shown.contains("no model provider is configured"), "{shown}");
+    assert!(!shown.contains("axon config show"), "{shown}");
 }
 
 #[test]

@@ -40,6 +40,9 @@ pub struct ProviderConfig {
     pub api_key: Option<String>,
     /// Where the key is normally found, for messages.
     pub api_key_env: String,
+    /// The variable `api_key` was actually read from when that is not
+    /// `api_key_env` (`AXON_API_KEY`): the one a rejected key is fixed in.
+    pub api_key_from: Option<String>,
     /// Local servers need no key.
     pub requires_key: bool,
     /// Overrides the built-in table of context windows.
@@ -68,6 +71,7 @@ pub fn preset(name: &str) -> Option<ProviderConfig> {
         model: known.default_model.to_string(),
         api_key: None,
         api_key_env: known.key_var.to_string(),
+        api_key_from: None,
         requires_key: known.requires_key,
         context_window: None,
         tool_protocol: ToolProtocol::Native,
@@ -188,7 +192,7 @@ pub(crate) fn build_with_window(
         },
         base_url: config.base_url.clone(),
         api_key,
-        api_key_env: config.api_key_env.clone(),
+        api_key_env: config.api_key_from.clone().unwrap_or_else(|| config.api_key_env.clone()),
         headers: config.headers.clone(),
         retry: config.retry.clone(),
         stream_idle_timeout: config.stream_idle_timeout,
