@@ -120,7 +120,23 @@ fn exit_codes_for_failure_and_the_iteration_limit() {
         .args(["run", "--max-iterations", "2", "loop"])
         .assert()
         .code(3)
-        .stderr(predicates::str::contains("stopped after 2 model calls"));
+        .stderr(predicates::str::contains("stopped after 2 model calls"))
+        // Both ways to raise the limit: the flag and the config key.
+        .stderr(predicates::str::contains("--max-iterations"))
+        .stderr(predicates::str::contains("`max_iterations` in the config"));
+}
+
+#[test]
+fn provider_help_lists_the_local_model() {
+    let output = assert_cmd::Command::new(cargo_bin("axon"))
+        .args(["run", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let help = String::from_utf8_lossy(&output.stdout);
+    let line = help.lines().find(|l| l.contains("Provider: one of")).unwrap();
+    assert!(line.contains("local"), "{line}");
 }
 
 #[test]

@@ -194,6 +194,25 @@ async fn a_slow_first_token_is_reported_as_a_timeout_with_the_setting_to_raise()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_warnings_do_not_double_their_punctuation() {
+    let script =
+        vec![Reply::error(500, r#"{"error":{"message":"internal error."}}"#), Reply::text("fine")];
+    let mut h =
+        Harness::new(script, ProviderKind::OpenAi, ToolProtocol::Native, Profile::Code).await;
+    assert_eq!(h.run("hi").await, RunOutcome::Answered("fine".into()));
+    let warnings: Vec<String> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Warning { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("internal error; retrying in"), "{warnings:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broken_streams_are_asked_again() {
     for kind in KINDS {
         for broken in [
