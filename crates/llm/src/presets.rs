@@ -149,8 +149,15 @@ fn documented_max_output(model: &str) -> Option<u32> {
 /// Hosted APIs that size the output for the model when a request sets no
 /// limit (see [`default_max_tokens`]).
 fn host_sizes_output_itself(base_url: &str) -> bool {
+    is_hosted_api(base_url)
+}
+
+/// Whether `url` is one of the hosted OpenAI-format APIs (OpenAI,
+/// DeepSeek, OpenRouter), told by its host: a preset's name says nothing
+/// when `base_url` points it at a llama-server or vLLM.
+pub(crate) fn is_hosted_api(url: &str) -> bool {
     const HOSTS: [&str; 3] = ["api.openai.com", "api.deepseek.com", "openrouter.ai"];
-    reqwest::Url::parse(base_url)
+    reqwest::Url::parse(url)
         .ok()
         .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
         .is_some_and(|host| HOSTS.contains(&host.as_str()))
