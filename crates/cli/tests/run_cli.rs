@@ -276,3 +276,57 @@ fn a_retried_stream_leaves_only_the_answer_on_stdout() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("warning:"), "the retry is reported: {stderr}");
 }
+
+/// A tmux server of the test's own, killed on drop.
+struct Tmux(String);
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-L", &self.0])
+            .args(args)
+            .output()
+            .expect("tmux is needed for this test (scripts/peers installs it with apt-get)")
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "axon"]).stdout)
+            .into_owned()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+#[test]
+fn at_a_terminal_a_retried_streams_partial_text_is_erased() {
+    // The retry says something else: what the broken attempt printed
+    // must leave the screen, not stay above the answer.
+    let s = setup(vec![
+        Reply::Truncated("Let me think\nabout this one".into()),
+        Reply::text("The answer is 42."),
+    ]);
+    let quote =
+        |p: &std::path::Path| format!("'{}'", p.display().to_string().replace('\'', r"'\''"));
+    let command = format!(
+        "cd {} && env -i PATH=\"$PATH\" TERM=xterm-256color AXON_HOME={} AXON_PROVIDER=openai \
+         AXON_BASE_URL={} OPENAI_API_KEY=sk-test-0000000000 {} run 'what is it?' \
+         ; echo RUN-ENDED; sleep 120",
+        quote(s.workspace.path()),
+        quote(s.home.path()),
+        s.server.openai_base(),
+        quote(&cargo_bin("axon")),
+    );
+    let tmux = Tmux(format!("axon-retry-{}", std::process::id()));
+    let started = tmux.run(&["new-session", "-d", "-s", "axon", "-x", "100", "-y", "20", &command]);
+    assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+    assert!(common::eventually(|| tmux.screen().contains("RUN-ENDED")), "{}", tmux.screen());
+    let screen = tmux.screen();
+    assert!(screen.contains("The answer is 42."), "{screen}");
+    assert!(!screen.contains("Let me think"), "{screen}");
+    assert!(!screen.contains("about this one"), "{screen}");
+    assert!(screen.contains("axon: warning:"), "the retry is reported: {screen}");
+}
