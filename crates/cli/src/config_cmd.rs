@@ -83,7 +83,9 @@ pub fn run(command: ConfigCommand) -> u8 {
         }
         Err(e) => {
             say("provider = \"\"");
-            for line in format!("{e:#}").lines() {
+            // This is `config show`: the line sending the user here is
+            // left out.
+            for line in format!("{e:#}").lines().filter(|l| *l != axon_runtime::SEE_CONFIG_SHOW) {
                 say(&format!("# {line}"));
             }
         }

@@ -198,6 +198,7 @@ pub async fn run(command: McpCommand) -> u8 {
         config.user_servers,
         config.workspace_servers,
         store,
+        &config.config_file,
     ) {
         Ok(servers) => servers,
         Err(code) => return code,
@@ -227,10 +228,12 @@ fn choose_servers(
     user: Vec<ServerConfig>,
     workspace: Vec<ServerConfig>,
     store: axon_runtime::servers::TrustStore<'_>,
+    config_file: &std::path::Path,
 ) -> Result<Vec<ServerConfig>, u8> {
     if user.is_empty() && workspace.is_empty() {
         eprintln!(
-            "axon: no MCP servers are configured. Add one to .mcp.json, e.g.\n  axon mcp add files -- npx -y @modelcontextprotocol/server-filesystem .\nor under [mcp_servers.NAME] in ~/.config/axon/config.toml"
+            "axon: no MCP servers are configured. Add one to .mcp.json, e.g.\n  axon mcp add files -- npx -y @modelcontextprotocol/server-filesystem .\nor under [mcp_servers.NAME] in {}",
+            config_file.display()
         );
         return Err(exit::USAGE);
     }

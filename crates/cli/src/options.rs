@@ -13,7 +13,8 @@ use crate::tool_cmd::ProfileArg;
 /// The `--provider` help: the providers known by name.
 pub(crate) fn provider_help() -> String {
     format!(
-        "Provider: one of {} or one defined under [providers.NAME] in the config",
+        "Provider: one of {}, local (a GGUF model run by axon, see `axon models`) or one \
+         defined under [providers.NAME] in the config",
         axon_llm::provider_names()
     )
 }

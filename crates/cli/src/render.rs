@@ -14,6 +14,8 @@ pub struct Renderer {
     json: bool,
     /// stderr is a terminal: show reasoning, use colour.
     styled: bool,
+    /// stdout is a terminal: a retried stream's partial text can be erased.
+    stdout_terminal: bool,
     state: Mutex<State>,
 }
 
@@ -31,6 +33,14 @@ struct State {
     working: bool,
     /// The step ids of the plan last printed.
     plan_steps: Vec<u32>,
+    /// The text written to stdout by the model call under way: what a
+    /// retried stream has to take back.
+    attempt: String,
+    /// After a retry on a pipe, where printed text cannot be taken back:
+    /// the broken attempt's text and the new attempt's text so far. The
+    /// new text is held while it repeats the old, and only what goes
+    /// beyond it is written.
+    replay: Option<(String, String)>,
 }
 
 impl Renderer {
@@ -40,6 +50,7 @@ impl Renderer {
         let renderer = Renderer {
             json,
             styled,
+            stdout_terminal: std::io::stdout().is_terminal(),
             state: Mutex::new(State { stdout_at_line_start: true, ..State::default() }),
         };
         if json {
@@ -62,21 +73,13 @@ impl Renderer {
             eprintln!("{}", self.dim(""));
         }
         match event {
-            AgentEvent::Token { text } => {
-                let mut out = std::io::stdout().lock();
-                if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
-                    // The reader went away (`| head`); nothing more to show.
-                    crate::leave(crate::exit::OK);
-                }
-                if let Some(last) = text.chars().last() {
-                    state.stdout_at_line_start = last == '\n';
-                }
-            }
+            AgentEvent::Token { text } => self.token(&mut state, &text),
             AgentEvent::Thought { text } if self.styled => {
                 state.in_thought = true;
                 eprint!("{}", self.dim(&text));
             }
             AgentEvent::Action { call, .. } => {
+                self.end_model_call(&mut state);
                 self.end_stdout_line(&mut state);
                 state.pending.insert(call.id.clone(), call);
             }
@@ -97,7 +100,11 @@ impl Renderer {
                     eprintln!("{} {name} {args} — {summary}", self.colour(mark, output.is_error));
                 }
             }
-            AgentEvent::Answer { .. } => self.end_stdout_line(&mut state),
+            AgentEvent::Answer { .. } => {
+                self.end_model_call(&mut state);
+                self.end_stdout_line(&mut state);
+            }
+            AgentEvent::Usage { .. } => self.end_model_call(&mut state),
             AgentEvent::PlanProposed { plan } => {
                 self.end_stdout_line(&mut state);
                 state.plan_steps = plan.steps.iter().map(|s| s.id).collect();
@@ -145,9 +152,15 @@ impl Renderer {
                 }
             }
             AgentEvent::TurnRestarted { reason } => {
-                // What was printed of the broken reply stays; the new
-                // attempt starts on a line of its own.
-                self.end_stdout_line(&mut state);
+                // The broken reply's text is not part of the answer: at a
+                // terminal it is erased; on a pipe the new attempt's text
+                // is written only where it goes beyond it.
+                let attempt = std::mem::take(&mut state.attempt);
+                if self.stdout_terminal {
+                    self.erase(&mut state, &attempt);
+                } else if !attempt.is_empty() {
+                    state.replay = Some((attempt, String::new()));
+                }
                 eprintln!("axon: warning: {reason}");
             }
             AgentEvent::Info { message } => {
@@ -204,6 +217,79 @@ impl Renderer {
             self.end_stdout_line(&mut state);
             state.finished = true;
         }
+    }
+
+    /// Streamed answer text; after a retry on a pipe, only what the new
+    /// attempt adds to what is already there.
+    fn token(&self, state: &mut State, text: &str) {
+        let shown = match state.replay.take() {
+            None => text.to_string(),
+            Some((printed, mut again)) => {
+                again.push_str(text);
+                if printed.starts_with(&again) {
+                    // Still repeating what is on stdout already.
+                    state.replay = Some((printed, again));
+                    return;
+                }
+                if let Some(rest) = again.strip_prefix(printed.as_str()) {
+                    state.attempt = printed.clone();
+                    rest.to_string()
+                } else {
+                    // The new attempt says something else; what was
+                    // printed cannot be taken back from a pipe, so the
+                    // new text starts on a line of its own.
+                    self.end_stdout_line(state);
+                    again
+                }
+            }
+        };
+        self.write_stdout(state, &shown);
+    }
+
+    fn write_stdout(&self, state: &mut State, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+            // The reader went away (`| head`); nothing more to show.
+            crate::leave(crate::exit::OK);
+        }
+        state.attempt.push_str(text);
+        if let Some(last) = text.chars().last() {
+            state.stdout_at_line_start = last == '\n';
+        }
+    }
+
+    /// A model call's stream ended whole: its text stays.
+    fn end_model_call(&self, state: &mut State) {
+        if let Some((printed, again)) = state.replay.take() {
+            // The retry said less than the broken attempt printed (the
+            // rest stays on the pipe); the line is ended all the same.
+            if again.len() < printed.len() {
+                self.end_stdout_line(state);
+            }
+        }
+        state.attempt.clear();
+    }
+
+    /// Takes `text`, the last thing written to the terminal's stdout, off
+    /// the screen: the cursor goes back to where it began and everything
+    /// below is cleared.
+    fn erase(&self, state: &mut State, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let columns = crossterm::terminal::size().map(|(c, _)| usize::from(c.max(1))).unwrap_or(80);
+        let rows: usize =
+            text.split('\n').map(|line| line.chars().count().div_ceil(columns).max(1)).sum();
+        let up = rows.saturating_sub(1);
+        let mut out = std::io::stdout().lock();
+        let escape = if up > 0 { format!("\r\x1b[{up}A\x1b[J") } else { "\r\x1b[J".to_string() };
+        if out.write_all(escape.as_bytes()).and_then(|()| out.flush()).is_err() {
+            crate::leave(crate::exit::OK);
+        }
+        state.stdout_at_line_start = true;
     }
 
     fn end_stdout_line(&self, state: &mut State) {

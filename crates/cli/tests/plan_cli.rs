@@ -144,3 +144,59 @@ fn a_saved_plan_can_be_edited_before_it_runs() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn a_step_whose_writes_were_refused_is_not_complete() {
+    let s = setup(vec![
+        Reply::submit_plan(&["write x"]),
+        Reply::tool("write_file", json!({"path": "x.txt", "content": "x"})),
+        Reply::text("wrote x.txt"),
+        Reply::submit_plan(&["write x with approval"]),
+    ]);
+    let output = s.axon().args(["run", "--plan", "make x"]).assert().code(4).get_output().clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let id =
+        stderr.split("--resume ").nth(1).unwrap().split_whitespace().next().unwrap().to_string();
+    // Approved, but nobody is there to approve the write: it is refused.
+    let output = s
+        .axon()
+        .args(["run", "--resume", &id, "--approve-plan"])
+        .assert()
+        .code(4)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!s.workspace.path().join("x.txt").exists());
+    assert!(!stderr.contains("plan completed"), "{stderr}");
+    assert!(stderr.contains("step 1 failed (write_file was refused"), "{stderr}");
+}
+
+#[test]
+fn a_failed_call_the_step_recovered_from_does_not_fail_it() {
+    // A read of a missing file, then one that works: the step is done.
+    let s = setup(vec![
+        Reply::submit_plan(&["read it"]),
+        Reply::tool("read_file", json!({"path": "missing.txt"})),
+        Reply::tool("read_file", json!({"path": "there.txt"})),
+        Reply::text("read there.txt"),
+    ]);
+    std::fs::write(s.workspace.path().join("there.txt"), "here\n").unwrap();
+    s.axon()
+        .args(["run", "--plan", "--yes", "read"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("plan completed"));
+}
+
+#[test]
+fn a_step_that_ends_on_a_failed_call_is_not_complete() {
+    let s = setup(vec![
+        Reply::submit_plan(&["read it"]),
+        Reply::tool("read_file", json!({"path": "missing.txt"})),
+        Reply::text("read it"),
+        Reply::submit_plan(&["look for it first"]),
+    ]);
+    let output = s.axon().args(["run", "--plan", "--yes", "read"]).assert().get_output().clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("step 1 failed (read_file failed:"), "{stderr}");
+}

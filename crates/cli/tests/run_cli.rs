@@ -12,6 +12,7 @@ mod common;
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::Reply;
 use common::setup;
+use predicates::prelude::PredicateBooleanExt;
 use serde_json::{Value, json};
 
 #[test]
@@ -104,13 +105,38 @@ fn exit_codes_for_failure_and_the_iteration_limit() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains("OPENAI_API_KEY"));
+    // A key from AXON_API_KEY (which goes before OPENAI_API_KEY) is the
+    // one to fix.
+    let s = setup(vec![Reply::error(401, r#"{"error":{"message":"invalid key"}}"#)]);
+    s.axon()
+        .env("AXON_API_KEY", "sk-axon-0000000000")
+        .args(["run", "hi"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("Set a valid key in AXON_API_KEY"));
     let loops: Vec<Reply> = (0..3).map(|_| Reply::tool("glob", json!({"pattern": "*"}))).collect();
     let s = setup(loops);
     s.axon()
         .args(["run", "--max-iterations", "2", "loop"])
         .assert()
         .code(3)
-        .stderr(predicates::str::contains("stopped after 2 model calls"));
+        .stderr(predicates::str::contains("stopped after 2 model calls"))
+        // Both ways to raise the limit: the flag and the config key.
+        .stderr(predicates::str::contains("--max-iterations"))
+        .stderr(predicates::str::contains("`max_iterations` in the config"));
+}
+
+#[test]
+fn provider_help_lists_the_local_model() {
+    let output = assert_cmd::Command::new(cargo_bin("axon"))
+        .args(["run", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let help = String::from_utf8_lossy(&output.stdout);
+    let line = help.lines().find(|l| l.contains("Provider: one of")).unwrap();
+    assert!(line.contains("local"), "{line}");
 }
 
 #[test]
@@ -123,7 +149,25 @@ fn without_a_provider_it_says_how_to_configure_one() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("export DEEPSEEK_API_KEY="))
-        .stderr(predicates::str::contains("provider = \"deepseek\""));
+        .stderr(predicates::str::contains("provider = \"deepseek\""))
+        // The config file that is read, not the default one AXON_HOME replaces.
+        .stderr(predicates::str::contains(format!(
+            "choose a provider in {}",
+            home.path().join("config.toml").display()
+        )))
+        .stderr(predicates::str::contains("~/.config").not());
+    // `config show` itself does not send the user to `config show`.
+    let output = assert_cmd::Command::new(cargo_bin("axon"))
+        .env_clear()
+        .env("AXON_HOME", home.path())
+        .args(["config", "show"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(shown.contains("no model provider is configured"), "{shown}");
+    assert!(!shown.contains("axon config show"), "{shown}");
 }
 
 #[test]
@@ -254,4 +298,69 @@ fn a_refused_command_says_why_and_yes_does_not_leave_the_sandbox() {
     assert!(lines[1].contains("--yes allows sandboxed commands"), "{stderr}");
     assert!(!target.exists());
     drop(s.runtime);
+}
+
+#[test]
+fn a_retried_stream_leaves_only_the_answer_on_stdout() {
+    // The first attempt breaks off after part of the answer; the retry
+    // sends it whole. stdout (a pipe here) must hold the answer once.
+    let s = setup(vec![Reply::Truncated("The answer".into()), Reply::text("The answer is 42.")]);
+    let output = s.axon().args(["run", "what is it?"]).assert().success().get_output().clone();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "The answer is 42.\n");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("warning:"), "the retry is reported: {stderr}");
+}
+
+/// A tmux server of the test's own, killed on drop.
+struct Tmux(String);
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-L", &self.0])
+            .args(args)
+            .output()
+            .expect("tmux is needed for this test (scripts/peers installs it with apt-get)")
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "axon"]).stdout)
+            .into_owned()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+#[test]
+fn at_a_terminal_a_retried_streams_partial_text_is_erased() {
+    // The retry says something else: what the broken attempt printed
+    // must leave the screen, not stay above the answer.
+    let s = setup(vec![
+        Reply::Truncated("Let me think\nabout this one".into()),
+        Reply::text("The answer is 42."),
+    ]);
+    let quote =
+        |p: &std::path::Path| format!("'{}'", p.display().to_string().replace('\'', r"'\''"));
+    let command = format!(
+        "cd {} && env -i PATH=\"$PATH\" TERM=xterm-256color AXON_HOME={} AXON_PROVIDER=openai \
+         AXON_BASE_URL={} OPENAI_API_KEY=sk-test-0000000000 {} run 'what is it?' \
+         ; echo RUN-ENDED; sleep 120",
+        quote(s.workspace.path()),
+        quote(s.home.path()),
+        s.server.openai_base(),
+        quote(&cargo_bin("axon")),
+    );
+    let tmux = Tmux(format!("axon-retry-{}", std::process::id()));
+    let started = tmux.run(&["new-session", "-d", "-s", "axon", "-x", "100", "-y", "20", &command]);
+    assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+    assert!(common::eventually(|| tmux.screen().contains("RUN-ENDED")), "{}", tmux.screen());
+    let screen = tmux.screen();
+    assert!(screen.contains("The answer is 42."), "{screen}");
+    assert!(!screen.contains("Let me think"), "{screen}");
+    assert!(!screen.contains("about this one"), "{screen}");
+    assert!(screen.contains("axon: warning:"), "the retry is reported: {screen}");
 }

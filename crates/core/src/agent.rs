@@ -487,7 +487,8 @@ impl Agent {
         emit(AgentEvent::Warning {
             message: format!(
                 "stopped after {} model calls without a final answer; the work so far is kept \
-                 (raise max_iterations to let it go further)",
+                 (raise the limit with --max-iterations or `max_iterations` in the config to let \
+                 it go further)",
                 self.config.max_iterations
             ),
         });

@@ -258,11 +258,22 @@ pub async fn execute(
         emit(AgentEvent::StepStarted { step: step.id, description: step.description.clone() });
         changed(plan);
         let prompt = step_prompt(plan, index);
-        let outcome = agent.run(&prompt, emit, cancel).await;
+        let calls = Mutex::new(StepCalls::default());
+        let watch = |event: AgentEvent| {
+            calls.lock().unwrap_or_else(PoisonError::into_inner).see(&event);
+            emit(event);
+        };
+        let outcome = agent.run(&prompt, &watch, cancel).await;
+        let unfinished = calls.into_inner().unwrap_or_else(PoisonError::into_inner).unfinished();
         let (status, result) = match outcome {
             RunOutcome::Answered(text) => match text.trim_start().strip_prefix(STEP_FAILED) {
                 Some(reason) => (StepStatus::Failed, reason.trim().to_string()),
-                None => (StepStatus::Completed, text),
+                // The model may say it is done when what it needed to do
+                // was refused or failed: the step is not complete.
+                None => match unfinished {
+                    Some(reason) => (StepStatus::Failed, reason),
+                    None => (StepStatus::Completed, text),
+                },
             },
             RunOutcome::IterationLimit(_) => {
                 (StepStatus::Failed, "the step ran out of iterations".to_string())
@@ -295,6 +306,47 @@ pub async fn execute(
     plan.status = PlanStatus::Completed;
     changed(plan);
     Execution::Completed
+}
+
+/// The tool calls of one step, to tell whether the step did its work.
+#[derive(Default)]
+struct StepCalls {
+    /// Calls refused (by the policy or the user), by id, with the tool.
+    refused_ids: Vec<(String, String)>,
+    /// The first refusal: `(tool, why)`.
+    refused: Option<(String, String)>,
+    /// Failed calls not made good by a later call of the same tool that
+    /// worked (a command that failed, then one that passed): `(tool, why)`.
+    failed: Vec<(String, String)>,
+}
+
+impl StepCalls {
+    fn see(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::Action { call, refused: true, .. } => {
+                self.refused_ids.push((call.id.clone(), call.name.clone()));
+            }
+            AgentEvent::Observation { call_id, name, output } => {
+                let why = output.text_content().lines().next().unwrap_or("").to_string();
+                if self.refused_ids.iter().any(|(id, _)| id == call_id) {
+                    self.refused.get_or_insert((name.clone(), why));
+                } else if output.is_error {
+                    self.failed.push((name.clone(), why));
+                } else {
+                    self.failed.retain(|(tool, _)| tool != name);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Why the step is not done, if a call it made was refused or failed.
+    fn unfinished(self) -> Option<String> {
+        if let Some((tool, why)) = self.refused {
+            return Some(format!("{tool} was refused: {why}"));
+        }
+        self.failed.into_iter().next().map(|(tool, why)| format!("{tool} failed: {why}"))
+    }
 }
 
 fn step_prompt(plan: &Plan, index: usize) -> String {

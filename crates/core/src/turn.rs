@@ -87,7 +87,8 @@ impl Agent {
                         .unwrap_or(Duration::from_secs(1));
                     emit(AgentEvent::TurnRestarted {
                         reason: format!(
-                            "{e}; asking again in {:.1}s ({attempts}/{})",
+                            "{}; asking again in {:.1}s ({attempts}/{})",
+                            clause(&e.to_string()),
                             delay.as_secs_f64(),
                             self.config.turn_retries
                         ),
@@ -160,7 +161,8 @@ impl Agent {
                 }
                 ProviderEvent::Retrying { attempt, delay, reason } => emit(AgentEvent::Warning {
                     message: format!(
-                        "{reason}; retrying in {:.1}s (retry {attempt})",
+                        "{}; retrying in {:.1}s (retry {attempt})",
+                        clause(reason),
                         delay.as_secs_f64()
                     ),
                 }),
@@ -238,4 +240,10 @@ impl Agent {
             }
         }
     }
+}
+
+/// A message as the first part of a longer sentence: without the full stop
+/// it may end with ("…`base_url`." then "; retrying" reads ".;").
+fn clause(message: &str) -> &str {
+    message.trim_end().trim_end_matches('.')
 }

@@ -140,6 +140,79 @@ async fn rate_limits_honour_retry_after_then_succeed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_warning_says_it_retries_not_that_it_gave_up() {
+    for kind in KINDS {
+        let script = vec![
+            Reply::Error {
+                status: 429,
+                headers: vec![("retry-after-ms".into(), "10".into())],
+                body: r#"{"error":{"message":"slow down"}}"#.into(),
+            },
+            Reply::error(if kind == ProviderKind::Anthropic { 529 } else { 503 }, "{}"),
+            Reply::text("fine"),
+        ];
+        let mut h = Harness::new(script, kind, ToolProtocol::Native, Profile::Code).await;
+        assert_eq!(h.run("hi").await, RunOutcome::Answered("fine".into()));
+        let warnings: Vec<String> = h
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                AgentEvent::Warning { message } => Some(message),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warnings.len(), 2, "{kind:?}: {warnings:?}");
+        assert!(warnings[0].contains("rate limiting") && warnings[0].contains("slow down"));
+        assert!(warnings[1].contains("overloaded"), "{warnings:?}");
+        for warning in &warnings {
+            assert!(warning.contains("retrying in"), "{warning}");
+            assert!(!warning.contains("gave up"), "{warning}");
+            assert!(!warning.contains("Try again later"), "{warning}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_first_token_is_reported_as_a_timeout_with_the_setting_to_raise() {
+    for kind in KINDS {
+        // The response starts, then nothing comes within the idle timeout.
+        let script = vec![Reply::Stall(String::new()), Reply::text("whole answer")];
+        let mut h = Harness::new(script, kind, ToolProtocol::Native, Profile::Code).await;
+        assert_eq!(h.run("hi").await, RunOutcome::Answered("whole answer".into()));
+        let reason = h
+            .events()
+            .into_iter()
+            .find_map(|e| match e {
+                AgentEvent::TurnRestarted { reason } => Some(reason),
+                _ => None,
+            })
+            .unwrap();
+        assert!(reason.contains("timed out after 2s"), "{kind:?}: {reason}");
+        assert!(reason.contains("stream_idle_timeout_ms"), "{kind:?}: {reason}");
+        assert!(!reason.contains("error decoding"), "{kind:?}: {reason}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_warnings_do_not_double_their_punctuation() {
+    let script =
+        vec![Reply::error(500, r#"{"error":{"message":"internal error."}}"#), Reply::text("fine")];
+    let mut h =
+        Harness::new(script, ProviderKind::OpenAi, ToolProtocol::Native, Profile::Code).await;
+    assert_eq!(h.run("hi").await, RunOutcome::Answered("fine".into()));
+    let warnings: Vec<String> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Warning { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("internal error; retrying in"), "{warnings:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broken_streams_are_asked_again() {
     for kind in KINDS {
         for broken in [
@@ -336,6 +409,22 @@ async fn a_server_that_never_answers_is_retried_not_awaited_forever() {
     let outcome =
         tokio::time::timeout(Duration::from_secs(20), h.run("hi")).await.expect("the run hung");
     assert_eq!(outcome, RunOutcome::Answered("answered".into()));
+    // Said as a timeout, with the setting that gives the server longer.
+    let said: Vec<String> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Warning { message } | AgentEvent::TurnRestarted { reason: message } => {
+                Some(message)
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        said.iter()
+            .any(|m| m.contains("timed out after 2s") && m.contains("stream_idle_timeout_ms")),
+        "{said:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

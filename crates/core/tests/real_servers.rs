@@ -90,6 +90,23 @@ async fn an_unknown_models_window_is_asked_of_its_server_once() {
     let asked =
         ["GET /v1/models", "GET /props", "GET /api/v0/models", "GET /api/ps", "POST /api/show"];
     assert_eq!(server.probes(), asked, "asked once, and not about gpt-4.1");
+    // Nor about other well-known models behind an OpenAI-compatible URL.
+    let known = [
+        ("gpt-4o", 128_000),
+        ("gpt-4o-mini", 128_000),
+        ("gpt-4.1-mini", 1_047_576),
+        ("o3", 200_000),
+        ("o4-mini", 200_000),
+        ("claude-sonnet-4-20250514", 200_000),
+        ("claude-opus-4-1", 200_000),
+        ("deepseek-chat", 128_000),
+        ("deepseek-reasoner", 128_000),
+    ];
+    for (model, window) in known {
+        let provider = connect(&local(&server, model)).await.unwrap();
+        assert_eq!(provider.info().context_window, window, "{model}");
+    }
+    assert_eq!(server.probes(), asked, "no questions about well-known models");
 
     // A hosted API's model list that says nothing more ends the questions.
     let server = ScriptedServer::start(vec![]).await.unwrap();

@@ -26,7 +26,12 @@ pub enum LlmError {
     Network { provider: String, url: String, message: String },
     #[error("the answer from {provider} broke off: {message}")]
     Stream { provider: String, message: String },
-    #[error("{provider} sent nothing for {}s; the stream was abandoned", .idle.as_secs())]
+    #[error(
+        "{provider} timed out after {} with nothing sent; if the model is slow to start (a long \
+         prompt, a busy local server), raise `stream_idle_timeout_ms` under [providers.{provider}] \
+         in the config",
+        seconds(*.idle)
+    )]
     Idle { provider: String, idle: Duration },
     #[error("{0}")]
     Config(String),
@@ -35,6 +40,16 @@ pub enum LlmError {
         "no API key for provider '{provider}': set {variable} (or `api_key` under [providers.{provider}] in the config)"
     )]
     MissingKey { provider: String, variable: String },
+}
+
+/// `2s`, `1.5s`: a timeout as the user would write it.
+fn seconds(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis.is_multiple_of(1000) {
+        format!("{}s", millis / 1000)
+    } else {
+        format!("{:.1}s", duration.as_secs_f64())
+    }
 }
 
 /// What to check when the server says the address does not exist.
@@ -47,6 +62,20 @@ fn hint(status: u16) -> &'static str {
 }
 
 impl LlmError {
+    /// What went wrong, without how it ended: the reason given while a
+    /// retry is still to come (the error's own message says it gave up).
+    pub fn condition(&self) -> String {
+        match self {
+            LlmError::RateLimited { provider, message, url, .. } => {
+                format!("{provider} is rate limiting requests to {url} ({message})")
+            }
+            LlmError::Overloaded { provider, message, url } => {
+                format!("{provider} is overloaded ({message}; {url})")
+            }
+            other => other.to_string(),
+        }
+    }
+
     /// Whether a fresh attempt at the same turn may succeed: the answer broke
     /// off mid-way, or the provider stalled. Connection failures are not:
     /// the request was already retried before any answer arrived.

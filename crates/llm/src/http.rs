@@ -74,6 +74,7 @@ impl Connection {
                 provider: settings.info.name.clone(),
                 key_env: settings.api_key_env,
                 url,
+                idle: settings.stream_idle_timeout,
             },
             info: settings.info,
             client: client(settings.stream_idle_timeout)?,
@@ -127,6 +128,8 @@ pub(crate) struct Endpoint {
     /// The environment variable an API key is read from, for messages.
     pub key_env: String,
     pub url: String,
+    /// How long the server may stay silent (`stream_idle_timeout_ms`).
+    pub idle: Duration,
 }
 
 /// `base_url` + `path`, without doubling a version segment both end and
@@ -196,7 +199,7 @@ pub(crate) async fn send(
             return Err(error);
         };
         let retrying =
-            ProviderEvent::Retrying { attempt: retries, delay, reason: error.to_string() };
+            ProviderEvent::Retrying { attempt: retries, delay, reason: error.condition() };
         if !emit.send(Ok(retrying)).await {
             return Err(error);
         }
@@ -247,6 +250,11 @@ pub(crate) fn error_message(body: &str) -> String {
 }
 
 pub(crate) fn network_error(endpoint: &Endpoint, error: &reqwest::Error) -> LlmError {
+    // Connected, then no answer within the read timeout (`idle`): a slow
+    // server, not an unreachable one.
+    if error.is_timeout() && !error.is_connect() {
+        return LlmError::Idle { provider: endpoint.provider.clone(), idle: endpoint.idle };
+    }
     LlmError::Network {
         provider: endpoint.provider.clone(),
         url: endpoint.url.clone(),
@@ -306,15 +314,20 @@ impl SseReader {
         let provider = endpoint.provider.clone();
         let name = provider.clone();
         let events = response.bytes_stream().eventsource().map(move |item| {
-            item.map_err(|e| LlmError::Stream {
-                provider: name.clone(),
-                message: match e {
+            item.map_err(|e| {
+                let message = match e {
+                    // The client's read timeout (the same `idle`) fires
+                    // before ours: a silent server, not a broken connection.
+                    EventStreamError::Transport(e) if e.is_timeout() => {
+                        return LlmError::Idle { provider: name.clone(), idle };
+                    }
                     EventStreamError::Transport(e) => {
                         format!("connection lost: {}", error_chain(&e))
                     }
                     EventStreamError::Utf8(e) => format!("the stream is not UTF-8: {e}"),
                     EventStreamError::Parser(e) => format!("malformed server-sent event: {e}"),
-                },
+                };
+                LlmError::Stream { provider: name.clone(), message }
             })
         });
         SseReader { events: Box::pin(events), idle, provider }
@@ -378,7 +391,12 @@ mod tests {
     use serde_json::json;
 
     fn endpoint() -> Endpoint {
-        Endpoint { provider: "p".into(), key_env: "P_KEY".into(), url: "http://x/v1/m".into() }
+        Endpoint {
+            provider: "p".into(),
+            key_env: "P_KEY".into(),
+            url: "http://x/v1/m".into(),
+            idle: Duration::from_secs(1),
+        }
     }
 
     #[test]

@@ -56,13 +56,14 @@ impl Provider for OpenAiProvider {
         });
         // Local servers often leave the model's own call syntax in the
         // text instead of `tool_calls`; with native tools offered, such
-        // text is read as the calls it is. Not for the hosted presets
+        // text is read as the calls it is. Not for the hosted APIs
         // (OpenAI, DeepSeek, OpenRouter), whose `tool_calls` are reliable:
         // there the reading would only hold back text that merely looks
         // like a marker (a cancelled answer would lose it) and could take
-        // a model explaining the syntax for a call.
-        let hosted =
-            crate::known_provider(&self.connection.info.name).is_some_and(|p| p.requires_key);
+        // a model explaining the syntax for a call. Told by the URL, not
+        // the preset's name: `provider = "openai"` with a local `base_url`
+        // is a local server.
+        let hosted = crate::presets::is_hosted_api(&self.connection.endpoint.url);
         if request.tools.is_empty() || hosted || request.answer_only {
             stream
         } else {

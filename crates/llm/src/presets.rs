@@ -40,6 +40,9 @@ pub struct ProviderConfig {
     pub api_key: Option<String>,
     /// Where the key is normally found, for messages.
     pub api_key_env: String,
+    /// The variable `api_key` was actually read from when that is not
+    /// `api_key_env` (`AXON_API_KEY`): the one a rejected key is fixed in.
+    pub api_key_from: Option<String>,
     /// Local servers need no key.
     pub requires_key: bool,
     /// Overrides the built-in table of context windows.
@@ -68,6 +71,7 @@ pub fn preset(name: &str) -> Option<ProviderConfig> {
         model: known.default_model.to_string(),
         api_key: None,
         api_key_env: known.key_var.to_string(),
+        api_key_from: None,
         requires_key: known.requires_key,
         context_window: None,
         tool_protocol: ToolProtocol::Native,
@@ -145,8 +149,15 @@ fn documented_max_output(model: &str) -> Option<u32> {
 /// Hosted APIs that size the output for the model when a request sets no
 /// limit (see [`default_max_tokens`]).
 fn host_sizes_output_itself(base_url: &str) -> bool {
+    is_hosted_api(base_url)
+}
+
+/// Whether `url` is one of the hosted OpenAI-format APIs (OpenAI,
+/// DeepSeek, OpenRouter), told by its host: a preset's name says nothing
+/// when `base_url` points it at a llama-server or vLLM.
+pub(crate) fn is_hosted_api(url: &str) -> bool {
     const HOSTS: [&str; 3] = ["api.openai.com", "api.deepseek.com", "openrouter.ai"];
-    reqwest::Url::parse(base_url)
+    reqwest::Url::parse(url)
         .ok()
         .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
         .is_some_and(|host| HOSTS.contains(&host.as_str()))
@@ -188,7 +199,7 @@ pub(crate) fn build_with_window(
         },
         base_url: config.base_url.clone(),
         api_key,
-        api_key_env: config.api_key_env.clone(),
+        api_key_env: config.api_key_from.clone().unwrap_or_else(|| config.api_key_env.clone()),
         headers: config.headers.clone(),
         retry: config.retry.clone(),
         stream_idle_timeout: config.stream_idle_timeout,

@@ -50,6 +50,8 @@ pub const PROVIDERS: &[KnownProvider] = &[
         detect: true,
         windows: &[
             ("gpt-4.1*", 1_047_576),
+            // gpt-4o and gpt-4o-mini (and their dated snapshots).
+            ("gpt-4o*", 128_000),
             ("gpt-5*", 400_000),
             ("o3*", 200_000),
             ("o4*", 200_000),
@@ -304,7 +306,10 @@ mod tests {
             ("deepseek/deepseek-r1", None),
             ("llama3.1", None),
             ("qwen/qwq-32b", None),
-            ("gpt-4o", None),
+            // Added since: without them a server was probed for gpt-4o.
+            ("gpt-4o", Some(128_000)),
+            ("gpt-4o-mini", Some(128_000)),
+            ("openai/gpt-4o-2024-08-06", Some(128_000)),
             ("gpt-4", None),
             ("o1", None),
             ("claude/", None),

@@ -90,7 +90,14 @@ fn tools() -> Vec<ToolSpec> {
 
 /// The provider's events for one turn offering `tools`.
 async fn turn(server: &Server, tools: Vec<ToolSpec>) -> Vec<ProviderEvent> {
-    let mut config = preset("ollama").unwrap();
+    turn_as("ollama", server, tools).await
+}
+
+/// [`turn`] with the provider configured as the preset `name` pointed at
+/// the loopback server (`provider = "openai"` with a llama-server's URL).
+async fn turn_as(name: &str, server: &Server, tools: Vec<ToolSpec>) -> Vec<ProviderEvent> {
+    let mut config = preset(name).unwrap();
+    config.api_key = Some("sk-local".into());
     config.base_url = format!("{}/v1", server.url);
     config.model = "qwen2.5-coder".into();
     config.tool_protocol = ToolProtocol::Native;
@@ -184,5 +191,17 @@ async fn without_tools_the_same_content_is_text_unchanged() {
         );
         assert_eq!(events.last(), Some(&ProviderEvent::Finish(FinishReason::Stop)));
         assert!(server.requests.lock().unwrap()[0].get("tools").is_none());
+    }
+}
+
+#[tokio::test]
+async fn a_hosted_presets_name_on_a_local_server_still_reads_leaked_calls() {
+    // `provider = "openai"` with `base_url` at a llama-server or vLLM: the
+    // server, not the preset's name, decides whether calls leak into text.
+    for name in ["openai", "deepseek", "openrouter"] {
+        let server = serve(HERMES).await;
+        let events = turn_as(name, &server, tools()).await;
+        assert_eq!(shown_text(&events), "I'll read the file.\n", "{name}");
+        assert_one_read_call(&events);
     }
 }

@@ -208,6 +208,9 @@ pub struct Effective {
     pub permissions: Vec<(PathBuf, PermissionsFile)>,
     /// axon's data folder, where pulled models are (`<data>/models`).
     pub data: PathBuf,
+    /// The user's config file (read or not), for messages that send the
+    /// user there: `$AXON_HOME/config.toml` when that is set.
+    pub config_file: PathBuf,
     /// Each file's `[hooks]`, with the file and whether it is the
     /// workspace's (whose hooks need the user's consent).
     pub hooks: Vec<(PathBuf, axon_hooks::HooksConfig, bool)>,
@@ -290,6 +293,7 @@ impl Effective {
             workspace_servers,
             permissions,
             data: dirs.data.clone(),
+            config_file: dirs.config_file.clone(),
             hooks,
         })
     }
@@ -301,7 +305,7 @@ impl Effective {
             .clone()
             .or_else(|| env("AXON_PROVIDER"))
             .or_else(|| self.file.provider.clone())
-            .map_or_else(|| detect_provider(&self.data), Ok)?;
+            .map_or_else(|| detect_provider(&self.data, &self.config_file), Ok)?;
         let layer = self.file.providers.get(&name).cloned().unwrap_or_default();
         let mut config = match (preset(&name), layer.kind) {
             (Some(preset), _) => preset,
@@ -337,7 +341,13 @@ impl Effective {
         if config.model.is_empty() && !local {
             bail!("provider '{name}' has no model; pass --model or set `model` in the config");
         }
-        config.api_key = env("AXON_API_KEY").or_else(|| env(&config.api_key_env)).or(layer.api_key);
+        config.api_key = match env("AXON_API_KEY") {
+            Some(key) => {
+                config.api_key_from = Some("AXON_API_KEY".to_string());
+                Some(key)
+            }
+            None => env(&config.api_key_env).or(layer.api_key),
+        };
         config.context_window = layer.context_window.or(config.context_window);
         config.tool_protocol = layer.tool_protocol.unwrap_or(config.tool_protocol);
         config.headers = layer.headers.unwrap_or_default().into_iter().collect();
@@ -377,6 +387,7 @@ fn custom(name: &str, kind: ProviderKind) -> ProviderConfig {
         model: String::new(),
         api_key: None,
         api_key_env: format!("{}_API_KEY", name.to_uppercase().replace(['-', '.'], "_")),
+        api_key_from: None,
         // A self-hosted server usually needs no key; one that does says so
         // with a 401, and the error names the variable.
         requires_key: false,
@@ -392,7 +403,7 @@ fn custom(name: &str, kind: ProviderKind) -> ProviderConfig {
 
 /// With no provider chosen, the one preset whose key is in the environment;
 /// with no key at all, the local model if one has been pulled.
-fn detect_provider(data: &Path) -> Result<String> {
+fn detect_provider(data: &Path, config_file: &Path) -> Result<String> {
     let candidates: Vec<&str> = axon_llm::PROVIDERS
         .iter()
         .filter(|p| p.detect && env(p.key_var).is_some())
@@ -401,7 +412,7 @@ fn detect_provider(data: &Path) -> Result<String> {
     match candidates.as_slice() {
         [one] => Ok((*one).to_string()),
         [] if crate::local_model::any_pulled(data) => Ok(axon_local::PROVIDER.to_string()),
-        [] => Err(anyhow::Error::new(NoProvider)),
+        [] => Err(anyhow::Error::new(NoProvider { config_file: config_file.to_path_buf() })),
         several => bail!(
             "API keys for several providers are set ({}); choose one with --provider, AXON_PROVIDER or `provider = \"...\"` in the config",
             several.join(", ")
@@ -411,8 +422,15 @@ fn detect_provider(data: &Path) -> Result<String> {
 
 /// No provider is configured, no API key is set and no local model is
 /// pulled. Front ends find this error by its type to offer the local model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NoProvider;
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoProvider {
+    /// The user's config file, where a provider can be chosen.
+    pub config_file: PathBuf,
+}
+
+/// The last line of [`NoProvider`]'s message; `axon config show`, which
+/// is what it points to, leaves it out.
+pub const SEE_CONFIG_SHOW: &str = "See `axon config show` for what is in effect.";
 
 impl std::fmt::Display for NoProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -423,8 +441,9 @@ impl std::fmt::Display for NoProvider {
             .collect();
         write!(
             f,
-            "no model provider is configured and no API key is set. Either set an API key, e.g.\n  export DEEPSEEK_API_KEY=sk-...   (or {})\nor run a model on this machine, no key or network needed:\n  axon models pull                 (SmolLM2-135M, about 100 MB)\n  axon run --provider local \"...\"\nor choose a provider in ~/.config/axon/config.toml:\n  provider = \"deepseek\"\nSee `axon config show` for what is in effect.",
-            keys.join(", ")
+            "no model provider is configured and no API key is set. Either set an API key, e.g.\n  export DEEPSEEK_API_KEY=sk-...   (or {})\nor run a model on this machine, no key or network needed:\n  axon models pull                 (SmolLM2-135M, about 100 MB)\n  axon run --provider local \"...\"\nor choose a provider in {}:\n  provider = \"deepseek\"\n{SEE_CONFIG_SHOW}",
+            keys.join(", "),
+            self.config_file.display()
         )
     }
 }
@@ -498,6 +517,7 @@ mod tests {
             workspace_servers: Vec::new(),
             permissions: Vec::new(),
             data: PathBuf::new(),
+            config_file: PathBuf::new(),
             hooks: Vec::new(),
         };
         let pick = |name: &str| Overrides { provider: Some(name.into()), model: None };

@@ -42,7 +42,7 @@ mod subagents;
 pub mod workspace_layer;
 
 pub use approver::Shared;
-pub use config::NoProvider;
+pub use config::{NoProvider, SEE_CONFIG_SHOW};
 pub use events::{Emitter, Events, channel};
 pub use journal::{SessionChoice, secrets};
 pub use local_model::connect;
