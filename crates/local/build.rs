@@ -32,11 +32,16 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let target = env::var("TARGET").unwrap_or_default();
-    for var in [format!("CFLAGS_{}", target.replace('-', "_")), format!("CXXFLAGS_{}", target.replace('-', "_"))] {
+    for var in [
+        format!("CFLAGS_{}", target.replace('-', "_")),
+        format!("CXXFLAGS_{}", target.replace('-', "_")),
+    ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-    let on = |name: &str| env::var(name).is_ok_and(|v| matches!(v.as_str(), "ON" | "on" | "1" | "TRUE" | "true"));
+    let on = |name: &str| {
+        env::var(name).is_ok_and(|v| matches!(v.as_str(), "ON" | "on" | "1" | "TRUE" | "true"))
+    };
     let flags: String = ["CFLAGS", "CXXFLAGS"]
         .iter()
         .flat_map(|base| [base.to_string(), format!("{base}_{}", target.replace('-', "_"))])

@@ -6,6 +6,7 @@
 mod acp_cmd;
 mod chat;
 mod config_cmd;
+mod doctor_cmd;
 mod first_run;
 mod guidance_cmd;
 mod hooks_cmd;
@@ -88,6 +89,9 @@ enum Command {
     /// Undo turns of a saved session: its files from the checkpoints taken
     /// before each turn changed them, its conversation, or both.
     Rewind(rewind_cmd::RewindArgs),
+    /// Check this machine and workspace: the local model's CPU level, the
+    /// provider and key, pulled models, the sandbox, MCP servers, folders.
+    Doctor(doctor_cmd::DoctorArgs),
 }
 
 /// Exit codes shared by every subcommand.
@@ -163,7 +167,9 @@ fn parse_cli() -> Cli {
         env!("CARGO_PKG_VERSION"),
         axon_runtime::local_model::cpu_summary()
     );
-    let matches = Cli::command().long_version(long).get_matches();
+    // Once per process; clap keeps only static strings without its
+    // `string` feature.
+    let matches = Cli::command().long_version(long.leak() as &str).get_matches();
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
@@ -211,6 +217,7 @@ fn main() -> ExitCode {
             Command::Acp(args) => acp_cmd::run(args).await,
             Command::Web(args) => web_cmd::run(args).await,
             Command::Sandbox(command) => sandbox_cmd::run(command).await,
+            Command::Doctor(args) => doctor_cmd::run(args).await,
             Command::Models(command) => models_cmd::run(command).await,
             Command::Hooks(command) => hooks_cmd::run(command),
             Command::Rewind(args) => rewind_cmd::run(args),

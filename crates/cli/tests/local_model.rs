@@ -60,6 +60,35 @@ impl Local {
     }
 }
 
+/// The local model runs on this very CPU in a child process: a death by
+/// signal (SIGILL from an instruction this CPU lacks, SIGSEGV in a kernel
+/// path the OS does not grant, as AMX was) fails here, naming the CPU
+/// level the build was made for.
+#[test]
+fn the_local_model_never_dies_of_a_signal_on_this_cpu() {
+    use std::os::unix::process::ExitStatusExt;
+    let Some(model) = model() else { return };
+    let local = Local::new();
+    let version = local.axon().arg("--version").output().unwrap();
+    let version = String::from_utf8_lossy(&version.stdout).into_owned();
+    let level = if cfg!(target_arch = "x86_64") { "x86-64-v3" } else { "armv8-a" };
+    assert!(version.contains(&format!("local model CPU level: {level}")), "{version}");
+    let output = local
+        .axon()
+        .args(["run", "--provider", "local", "--model"])
+        .arg(&model)
+        .arg("Count from one to five.")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.signal(),
+        None,
+        "axon died of a signal on this CPU; {version}stderr: {stderr}"
+    );
+    assert!(output.status.success(), "stderr: {stderr}");
+}
+
 #[test]
 fn a_question_is_answered_offline() {
     let Some(model) = model() else { return };

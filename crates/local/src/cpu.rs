@@ -23,7 +23,12 @@ pub fn needed() -> Vec<&'static str> {
 
 /// The needed features this CPU (with this OS) lacks.
 pub fn missing() -> Vec<&'static str> {
-    needed().into_iter().filter(|feature| !has(feature)).collect()
+    missing_of(&needed(), has)
+}
+
+/// The features of `needs` that `has` denies.
+fn missing_of(needs: &[&'static str], has: impl Fn(&str) -> bool) -> Vec<&'static str> {
+    needs.iter().copied().filter(|feature| !has(feature)).collect()
 }
 
 /// One line for `axon --version` and `axon doctor`: the level, what it
@@ -87,6 +92,23 @@ mod tests {
         // otherwise loading a model must fail with LocalError::Cpu, which
         // tests/smollm2.rs would show.
         assert!(summary().starts_with(variant()), "{}", summary());
+    }
+
+    #[test]
+    fn a_cpu_without_a_needed_feature_gets_a_message_not_a_crash() {
+        let needs = ["sse4.2", "avx", "avx2", "fma", "f16c", "bmi2"];
+        let old_cpu = |feature: &str| !matches!(feature, "avx2" | "fma" | "bmi2");
+        let lacking = missing_of(&needs, old_cpu);
+        assert_eq!(lacking, ["avx2", "fma", "bmi2"]);
+        let error = crate::LocalError::Cpu {
+            variant: "x86-64-v3".into(),
+            missing: lacking.join(", ").to_uppercase(),
+        };
+        let message = error.to_string();
+        assert!(message.contains("AVX2, FMA, BMI2"), "{message}");
+        assert!(message.contains("x86-64-v3"), "{message}");
+        assert!(message.contains("-march=native"), "{message}");
+        assert!(missing_of(&needs, |_| true).is_empty());
     }
 
     #[test]

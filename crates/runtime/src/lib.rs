@@ -17,6 +17,7 @@
 mod approver;
 pub mod attach;
 pub mod config;
+pub mod doctor;
 mod events;
 pub mod guidance;
 pub mod hook_files;

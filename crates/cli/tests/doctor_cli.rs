@@ -1,0 +1,82 @@
+//! `axon doctor` as a newcomer runs it: what is missing for the main job is
+//! marked and fails the command with the fix on the line; keys are masked;
+//! a workspace's untrusted MCP server is reported, never started; a broken
+//! user server is a warning with its error.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::cargo::cargo_bin;
+
+fn doctor(home: &Path, workspace: &Path, env: &[(&str, &str)]) -> (i32, String) {
+    let mut cmd = assert_cmd::Command::new(cargo_bin("axon"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("AXON_HOME", home)
+        .current_dir(workspace)
+        .args(["doctor", "--mcp-wait", "60"])
+        .timeout(Duration::from_secs(180));
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    let output = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    (output.status.code().unwrap_or(-1), stdout)
+}
+
+#[test]
+fn no_key_and_no_model_fail_with_the_fix_on_the_line() {
+    let (home, workspace) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (code, out) = doctor(home.path(), workspace.path(), &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.lines().any(|l| l.starts_with("✗ provider")), "{out}");
+    assert!(out.contains("axon models pull"), "{out}");
+    let level = if cfg!(target_arch = "x86_64") { "x86-64-v3" } else { "armv8-a" };
+    assert!(out.lines().any(|l| l.starts_with("✓ cpu") && l.contains(level)), "{out}");
+    assert!(out.lines().any(|l| l.contains("folders") && l.contains("data folder")), "{out}");
+    assert!(out.trim_end().ends_with("are fixed"), "{out}");
+}
+
+#[test]
+fn a_key_makes_it_ready_and_is_never_printed_whole() {
+    let (home, workspace) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let key = "sk-doctor0123456789abcdefSECRETTAIL";
+    let (code, out) = doctor(home.path(), workspace.path(), &[("DEEPSEEK_API_KEY", key)]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.lines().any(|l| l.starts_with("✓ provider") && l.contains("deepseek")), "{out}");
+    assert!(!out.contains("SECRETTAIL"), "the key was printed: {out}");
+    assert!(out.lines().any(|l| l.starts_with("· models")), "{out}");
+    assert!(out.trim_end().ends_with("✓ ready"), "{out}");
+}
+
+#[test]
+fn an_untrusted_workspace_server_is_reported_not_started_and_a_broken_one_warned() {
+    let (home, workspace) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let marker = workspace.path().join("started");
+    std::fs::write(
+        workspace.path().join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"planted": {
+            "command": "sh", "args": ["-c", format!("touch {}", marker.display())]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[mcp_servers.gone]\ncommand = \"/nonexistent/axon-test-server\"\n",
+    )
+    .unwrap();
+    let (code, out) =
+        doctor(home.path(), workspace.path(), &[("DEEPSEEK_API_KEY", "sk-0123456789abcdef")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("· mcp") && l.contains("planted") && l.contains("not trusted")),
+        "{out}"
+    );
+    assert!(out.contains("axon mcp trust planted"), "{out}");
+    assert!(!marker.exists(), "doctor started an untrusted workspace server");
+    assert!(out.lines().any(|l| l.starts_with("! mcp") && l.contains("gone")), "{out}");
+}
