@@ -36,7 +36,9 @@ impl Tmux {
 
     /// Waits until the screen shows every one of `texts`.
     fn wait_for(&self, texts: &[&str]) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        // Room for a machine busy with other builds: a turn that ends takes a
+        // checkpoint (git) before the next command is taken.
+        let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let screen = self.screen();
             if texts.iter().all(|t| screen.contains(t)) {
