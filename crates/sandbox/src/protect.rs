@@ -253,11 +253,21 @@ fn git_dir_parts(
         }
     }
     for nested in ["modules", "worktrees"] {
-        let Ok(entries) = std::fs::read_dir(dir.join(nested)) else { continue };
-        for entry in entries.flatten() {
-            if entry.file_type().map(|kind| kind.is_dir()).unwrap_or(false) {
-                nested_git_dirs(&entry.path(), read_only, depth + 1)?;
-            }
+        for_each_folder_in(&dir.join(nested), |sub| nested_git_dirs(sub, read_only, depth + 1))?;
+    }
+    Ok(())
+}
+
+/// Calls `visit` on every folder directly inside `dir` (links are not
+/// followed); an unreadable or missing `dir` has none.
+fn for_each_folder_in(
+    dir: &Path,
+    mut visit: impl FnMut(&Path) -> Result<(), SandboxError>,
+) -> Result<(), SandboxError> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            visit(&entry.path())?;
         }
     }
     Ok(())
@@ -277,13 +287,7 @@ fn nested_git_dirs(
     if dir.join("HEAD").is_file() {
         return git_dir_parts(dir, read_only, depth);
     }
-    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
-    for entry in entries.flatten() {
-        if entry.file_type().map(|kind| kind.is_dir()).unwrap_or(false) {
-            nested_git_dirs(&entry.path(), read_only, depth + 1)?;
-        }
-    }
-    Ok(())
+    for_each_folder_in(dir, |sub| nested_git_dirs(sub, read_only, depth + 1))
 }
 
 #[cfg(test)]
