@@ -7,64 +7,12 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::Reply;
+use common::tmux::Tmux;
 use serde_json::json;
-
-/// A tmux server of the test's own (its own socket), killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux is needed for this test (scripts/peers installs it with apt-get)")
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "axon"]).stdout)
-            .into_owned()
-    }
-
-    /// Waits until the screen shows every one of `texts`.
-    fn wait_for(&self, texts: &[&str]) -> String {
-        // Room for a machine busy with other builds: a turn that ends takes a
-        // checkpoint (git) before the next command is taken.
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            let screen = self.screen();
-            if texts.iter().all(|t| screen.contains(t)) {
-                return screen;
-            }
-            assert!(Instant::now() < deadline, "the screen never showed {texts:?}:\n{screen}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "axon"];
-        args.extend(keys);
-        assert!(self.run(&args).status.success());
-    }
-
-    fn alive(&self) -> bool {
-        self.run(&["has-session", "-t", "axon"]).status.success()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
 
 fn quote(path: &Path) -> String {
     format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
@@ -82,7 +30,7 @@ fn start(setup: &common::Setup) -> Tmux {
     );
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmux = Tmux { socket: format!("axon-test-{}-{n}", std::process::id()) };
+    let tmux = Tmux::new(format!("axon-test-{}-{n}", std::process::id()));
     let started = tmux.run(&["new-session", "-d", "-s", "axon", "-x", "100", "-y", "30", &command]);
     assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
     tmux.wait_for(&["Ask axon anything", "openai/"]);

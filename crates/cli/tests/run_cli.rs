@@ -311,30 +311,6 @@ fn a_retried_stream_leaves_only_the_answer_on_stdout() {
     assert!(stderr.contains("warning:"), "the retry is reported: {stderr}");
 }
 
-/// A tmux server of the test's own, killed on drop.
-struct Tmux(String);
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .args(["-L", &self.0])
-            .args(args)
-            .output()
-            .expect("tmux is needed for this test (scripts/peers installs it with apt-get)")
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "axon"]).stdout)
-            .into_owned()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
-
 #[test]
 fn at_a_terminal_a_retried_streams_partial_text_is_erased() {
     // The retry says something else: what the broken attempt printed
@@ -354,7 +330,7 @@ fn at_a_terminal_a_retried_streams_partial_text_is_erased() {
         s.server.openai_base(),
         quote(&cargo_bin("axon")),
     );
-    let tmux = Tmux(format!("axon-retry-{}", std::process::id()));
+    let tmux = common::tmux::Tmux::new(format!("axon-retry-{}", std::process::id()));
     let started = tmux.run(&["new-session", "-d", "-s", "axon", "-x", "100", "-y", "20", &command]);
     assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
     assert!(common::eventually(|| tmux.screen().contains("RUN-ENDED")), "{}", tmux.screen());

@@ -6,6 +6,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 mod events;
+pub mod tmux;
 pub mod web;
 
 use std::time::Duration;
