@@ -121,7 +121,7 @@ impl Agent {
         loop {
             let item = tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Err(Err(turn.text().to_string())),
+                () = cancel.cancelled() => return Err(Err(turn.received_text())),
                 item = stream.next() => item,
             };
             let event = match item {

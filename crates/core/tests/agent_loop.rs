@@ -13,7 +13,7 @@ use axon_llm::{ProviderKind, ToolProtocol};
 use axon_protocol::{AgentEvent, Role};
 use axon_testkit::Reply;
 use axon_tools::Profile;
-use common::{Harness, cancel_when, shown_text_is};
+use common::{Harness, cancel_when, received_is, shown_text_is};
 use serde_json::json;
 
 const KINDS: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Anthropic];
@@ -283,6 +283,23 @@ async fn cancellation_keeps_partial_text_and_valid_history() {
     assert_eq!(outcome, RunOutcome::Cancelled("partial answ".into()));
     let last = h.agent.history().last().unwrap();
     assert_eq!((last.role, last.text()), (Role::Assistant, "partial answ".to_string()));
+}
+
+/// On a local server the reader of leaked calls holds back what may begin
+/// one (`[TOOL_CALLS]`, `<tool_call>`); a cancellation then keeps it too,
+/// although it was never shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_keeps_text_held_back_as_a_possible_call() {
+    let script = vec![Reply::Stall("Here it is: [TOOL".into())];
+    let config = AgentConfig { turn_retries: 0, ..AgentConfig::default() };
+    let mut h = Harness::stalling(script, ProviderKind::OpenAi, config).await;
+    let received = Arc::clone(&h.received);
+    let cancel = cancel_when(move || received_is(&received, "Here it is: [TOOL"));
+    let outcome = h.run_with("hi", &cancel).await;
+    assert_eq!(outcome, RunOutcome::Cancelled("Here it is: [TOOL".into()));
+    assert!(!shown_text_is(&h.events, "Here it is: [TOOL"), "the possible call was shown");
+    let last = h.agent.history().last().unwrap();
+    assert_eq!(last.text(), "Here it is: [TOOL");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use axon_llm::{ProviderKind, ToolProtocol};
 use axon_protocol::{AgentEvent, Role};
 use axon_testkit::Reply;
 use axon_tools::Profile;
-use common::{Harness, cancel_when, runtime, shown_text_is};
+use common::{Harness, cancel_when, received_is, runtime};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -192,10 +192,12 @@ proptest! {
             let script = vec![Reply::Stall(partial.clone())];
             // Only the cancellation ends the stall, however late it comes.
             let mut h = Harness::stalling(script, kind, config).await;
-            let events = std::sync::Arc::clone(&h.events);
+            let received = std::sync::Arc::clone(&h.received);
             let expected = partial.clone();
-            // Cancel once every piece of the partial text has been shown.
-            let cancel = cancel_when(move || shown_text_is(&events, &expected));
+            // Cancel once the agent has received every piece of the partial
+            // text, whether it was shown or is held back as the possible
+            // start of a tool call (`[`, `<`, `{` on a local server).
+            let cancel = cancel_when(move || received_is(&received, &expected));
             let outcome = h.run_with("go", &cancel).await;
             prop_assert_eq!(outcome, RunOutcome::Cancelled(partial.clone()));
             let last = h.agent.history().last().unwrap();

@@ -12,6 +12,8 @@ use crate::{FinishReason, ProviderEvent};
 #[derive(Debug, Default)]
 pub struct TurnAssembler {
     text: String,
+    /// Received text the stream holds back (`TextHeld`), not yet settled.
+    held: String,
     /// Thinking blocks in order, each with its own signature: Anthropic
     /// checks every block's signature when they are sent back.
     thinking: Vec<(String, Option<String>)>,
@@ -47,6 +49,8 @@ impl TurnAssembler {
     pub fn push(&mut self, event: &ProviderEvent) {
         match event {
             ProviderEvent::TextDelta(text) => self.text.push_str(text),
+            ProviderEvent::TextHeld(text) => self.held.push_str(text),
+            ProviderEvent::HeldTextSettled => self.held.clear(),
             ProviderEvent::ReasoningDelta(text) => match self.thinking.last_mut() {
                 // A signature closes a block; reasoning after it is a new one.
                 Some((block, None)) => block.push_str(text),
@@ -73,6 +77,12 @@ impl TurnAssembler {
     /// The text received so far (kept when a turn is cancelled).
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// All the text received so far: what was given out, then what the
+    /// stream still holds back. What a cancelled turn keeps.
+    pub fn received_text(&self) -> String {
+        format!("{}{}", self.text, self.held)
     }
 
     pub fn finish(self) -> AssembledTurn {

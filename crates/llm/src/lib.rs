@@ -102,6 +102,13 @@ pub enum FinishReason {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProviderEvent {
     TextDelta(String),
+    /// Text received but held back, not yet known to be prose or a tool
+    /// call (see [`with_text_calls`]); added to what is held so far. Kept
+    /// if the turn is cancelled before it is settled.
+    TextHeld(String),
+    /// Everything held so far is settled: given out as `TextDelta`s or
+    /// taken as calls.
+    HeldTextSettled,
     /// Reasoning text (DeepSeek `reasoning_content`, Anthropic thinking).
     ReasoningDelta(String),
     /// Anthropic's signature for the thinking block, to be sent back.

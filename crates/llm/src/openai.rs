@@ -59,8 +59,8 @@ impl Provider for OpenAiProvider {
         // text is read as the calls it is. Not for the hosted APIs
         // (OpenAI, DeepSeek, OpenRouter), whose `tool_calls` are reliable:
         // there the reading would only hold back text that merely looks
-        // like a marker (a cancelled answer would lose it) and could take
-        // a model explaining the syntax for a call. Told by the URL, not
+        // like a marker (delaying it on screen) and could take a model
+        // explaining the syntax for a call. Told by the URL, not
         // the preset's name: `provider = "openai"` with a local `base_url`
         // is a local server.
         let hosted = crate::presets::is_hosted_api(&self.connection.endpoint.url);

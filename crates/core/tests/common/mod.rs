@@ -9,10 +9,14 @@ use std::time::{Duration, Instant};
 
 use axon_core::{Agent, AgentConfig, ApprovalPolicy, CancellationToken, RunOutcome};
 use axon_llm::retry::RetryPolicy;
-use axon_llm::{ProviderConfig, ProviderKind, ToolProtocol, build_provider, preset};
+use axon_llm::{
+    EventStream, Provider, ProviderConfig, ProviderInfo, ProviderKind, ProviderRequest,
+    ToolProtocol, TurnAssembler, build_provider, preset,
+};
 use axon_protocol::AgentEvent;
 use axon_testkit::{Reply, ScriptedServer};
 use axon_tools::{Profile, ToolContext, Workspace};
+use futures_util::StreamExt;
 
 pub fn fast_retries() -> RetryPolicy {
     RetryPolicy {
@@ -47,6 +51,35 @@ pub struct Harness {
     pub dir: tempfile::TempDir,
     pub agent: Agent,
     pub events: Arc<Mutex<Vec<AgentEvent>>>,
+    /// The text the agent has taken from the provider's stream so far,
+    /// shown or held back (set by [`Harness::stalling`]).
+    pub received: Arc<Mutex<String>>,
+}
+
+/// A provider passed through, noting the text of every event the agent
+/// takes from its stream: the agent has handled an event once it asks for
+/// the next, so a condition on `received` cannot run ahead of the agent.
+struct Tap {
+    inner: Arc<dyn Provider>,
+    received: Arc<Mutex<String>>,
+}
+
+impl Provider for Tap {
+    fn info(&self) -> &ProviderInfo {
+        self.inner.info()
+    }
+
+    fn stream(&self, request: &ProviderRequest<'_>) -> EventStream {
+        let received = Arc::clone(&self.received);
+        let mut turn = TurnAssembler::new();
+        received.lock().unwrap().clear();
+        Box::pin(self.inner.stream(request).inspect(move |item| {
+            if let Ok(event) = item {
+                turn.push(event);
+                *received.lock().unwrap() = turn.received_text();
+            }
+        }))
+    }
 }
 
 impl Harness {
@@ -73,10 +106,14 @@ impl Harness {
     /// idle timeout is far beyond any test's length, so the outcome cannot
     /// depend on how soon a busy machine gets to the cancellation.
     pub async fn stalling(script: Vec<Reply>, kind: ProviderKind, config: AgentConfig) -> Self {
-        Self::with_provider(script, kind, ToolProtocol::Native, Profile::Code, config, |p| {
-            p.stream_idle_timeout = Duration::from_secs(600);
-        })
-        .await
+        let mut h =
+            Self::with_provider(script, kind, ToolProtocol::Native, Profile::Code, config, |p| {
+                p.stream_idle_timeout = Duration::from_secs(600);
+            })
+            .await;
+        let tap = Tap { inner: Arc::clone(h.agent.provider()), received: Arc::clone(&h.received) };
+        h.agent.set_provider(Arc::new(tap));
+        h
     }
 
     async fn with_provider(
@@ -99,7 +136,13 @@ impl Harness {
         }
         let agent =
             Agent::new(provider, Arc::new(profile.registry()), ToolContext::new(workspace), config);
-        Harness { server, dir, agent, events: Arc::new(Mutex::new(Vec::new())) }
+        Harness {
+            server,
+            dir,
+            agent,
+            events: Arc::new(Mutex::new(Vec::new())),
+            received: Arc::default(),
+        }
     }
 
     /// An OpenAI-format agent whose model has a `window`-token context.
@@ -109,7 +152,13 @@ impl Harness {
             provider_config(&server, ProviderKind::OpenAi, ToolProtocol::Native);
         provider_config.context_window = Some(window);
         let (agent, dir) = agent_on(provider_config, config);
-        Harness { server, dir, agent, events: Arc::new(Mutex::new(Vec::new())) }
+        Harness {
+            server,
+            dir,
+            agent,
+            events: Arc::new(Mutex::new(Vec::new())),
+            received: Arc::default(),
+        }
     }
 
     pub async fn run(&mut self, prompt: &str) -> RunOutcome {
@@ -145,6 +194,11 @@ pub fn cancel_when(ready: impl Fn() -> bool + Send + 'static) -> CancellationTok
         trigger.cancel();
     });
     cancel
+}
+
+/// Whether the agent has received exactly `expected` so far.
+pub fn received_is(received: &Arc<Mutex<String>>, expected: &str) -> bool {
+    *received.lock().unwrap() == expected
 }
 
 /// Whether the streamed text shown so far is exactly `expected`.

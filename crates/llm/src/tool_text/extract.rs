@@ -52,6 +52,12 @@ impl CallExtractor {
         self.advance(false)
     }
 
+    /// The text received and not yet given out: held back until it is
+    /// known to be prose or a call.
+    pub fn held(&self) -> &str {
+        &self.pending
+    }
+
     /// The end of the reply: an unclosed block that still reads as a call
     /// is one; anything else held back is given back as text.
     pub fn finish(&mut self) -> Vec<Piece> {

@@ -24,7 +24,9 @@ use crate::{EventStream, FinishReason, LlmError, ProviderEvent};
 /// untouched; a call found in the text that repeats a native call of the
 /// same stream (same name and arguments, as a server that both parsed a
 /// call and leaked its text would send) is dropped. Before an error, what
-/// was held back is given out, so no text is lost.
+/// was held back is given out, so no text is lost. What is held back is
+/// announced as `TextHeld` (and `HeldTextSettled` once it is given out or
+/// taken), so a turn cancelled while text is held still keeps it.
 pub fn with_text_calls(stream: EventStream, tool_names: Vec<String>) -> EventStream {
     Box::pin(TextCalls {
         inner: stream,
@@ -35,6 +37,7 @@ pub fn with_text_calls(stream: EventStream, tool_names: Vec<String>) -> EventStr
         given: 0,
         next_index: 0,
         inner_done: false,
+        held: 0,
     })
 }
 
@@ -52,6 +55,8 @@ struct TextCalls {
     /// The least index the next text call may take.
     next_index: usize,
     inner_done: bool,
+    /// Bytes of the extractor's held text announced as `TextHeld`.
+    held: usize,
 }
 
 impl TextCalls {
@@ -59,7 +64,17 @@ impl TextCalls {
         match event {
             ProviderEvent::TextDelta(text) => {
                 let pieces = self.extractor.push(&text);
+                let only_added =
+                    pieces.is_empty() && self.extractor.held().len() == self.held + text.len();
                 self.pieces(pieces);
+                if only_added {
+                    // The common case while a block is read: no copy of
+                    // what is held, only the new piece.
+                    self.held += text.len();
+                    self.out.push_back(Ok(ProviderEvent::TextHeld(text)));
+                } else {
+                    self.announce_held();
+                }
             }
             ProviderEvent::ToolCallStart { index, ref name, .. } => {
                 self.native.insert(index, (name.clone(), String::new()));
@@ -92,10 +107,24 @@ impl TextCalls {
         }
     }
 
+    /// Announces the extractor's held text afresh after some of it was
+    /// settled.
+    fn announce_held(&mut self) {
+        if self.held > 0 {
+            self.out.push_back(Ok(ProviderEvent::HeldTextSettled));
+        }
+        let held = self.extractor.held();
+        self.held = held.len();
+        if !held.is_empty() {
+            self.out.push_back(Ok(ProviderEvent::TextHeld(held.to_string())));
+        }
+    }
+
     /// The end of the text: what was held back, then the calls found.
     fn flush(&mut self) {
         let pieces = self.extractor.finish();
         self.pieces(pieces);
+        self.announce_held();
         let mut repeated = BTreeSet::new();
         let after_native = self.native.keys().next_back().map_or(0, |last| last + 1);
         self.next_index = self.next_index.max(after_native);

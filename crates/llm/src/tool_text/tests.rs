@@ -2,7 +2,7 @@
 //! blocks given back as text, replies read the same however they are
 //! split, in linear work, and the stream wrapper's events.
 
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 
 use super::*;
@@ -327,7 +327,9 @@ async fn text_calls_become_call_events_after_native_ones() {
         got,
         [
             Ok(TextDelta("Reading.".into())),
+            Ok(TextHeld("<tool_".into())),
             Ok(Usage(axon_protocol::Usage::default())),
+            Ok(HeldTextSettled),
             Ok(ToolCallStart { index: 0, id: "n0".into(), name: "list_dir".into() }),
             Ok(ToolCallDelta { index: 0, arguments: "{}".into() }),
             Ok(TextDelta(" ok".into())),
@@ -372,7 +374,9 @@ async fn a_leaked_copy_of_a_native_call_is_dropped_and_plain_text_passes() {
             Ok(ReasoningDelta("hmm".into())),
             Ok(TextDelta("{\"answer\": 42} is JSON, <b>bold</b> is not ".into())),
             // Held back while it might have begun `[TOOL_CALLS]`.
+            Ok(TextHeld("[".into())),
             Ok(TextDelta("[".into())),
+            Ok(HeldTextSettled),
             Ok(Finish(FinishReason::Stop)),
         ]
     );
@@ -386,8 +390,113 @@ async fn held_back_text_comes_out_before_an_error() {
         Err(LlmError::Stream { provider: "test".into(), message: "the connection dropped".into() }),
     ]);
     let got = collect(with_text_calls(stream, names())).await;
-    assert_eq!(got.len(), 3, "{got:?}");
+    let held = "<tool_call>{\"name\": \"read_";
+    assert_eq!(got.len(), 5, "{got:?}");
     assert_eq!(got[0], Ok(TextDelta("cut ".into())));
-    assert_eq!(got[1], Ok(TextDelta("<tool_call>{\"name\": \"read_".into())));
-    assert!(got[2].is_err());
+    assert_eq!(got[1], Ok(TextHeld(held.into())));
+    assert_eq!(got[2], Ok(TextDelta(held.into())));
+    assert_eq!(got[3], Ok(HeldTextSettled));
+    assert!(got[4].is_err());
+}
+
+/// The events of a stream that never ends after `deltas`, as far as they go.
+async fn events_before_a_stall(deltas: &[&str]) -> Vec<ProviderEvent> {
+    let items: Vec<_> =
+        deltas.iter().map(|d| Ok(ProviderEvent::TextDelta((*d).to_string()))).collect();
+    let stalled = futures_util::stream::iter(items).chain(futures_util::stream::pending());
+    let mut stream = with_text_calls(Box::pin(stalled), names());
+    let mut got = Vec::new();
+    while let Some(Some(Ok(event))) = stream.next().now_or_never() {
+        got.push(event);
+    }
+    got
+}
+
+#[tokio::test]
+async fn text_held_back_is_announced_so_a_cancelled_turn_keeps_it() {
+    for (deltas, given) in [
+        (&["Sure: ", "["][..], "Sure: "),
+        (&["{\"na", "me\": \"read_file\""][..], ""),
+        (&["Reading <tool", "_call>{\"name\""][..], "Reading "),
+    ] {
+        let mut turn = crate::TurnAssembler::new();
+        for event in events_before_a_stall(deltas).await {
+            turn.push(&event);
+        }
+        assert_eq!(turn.text(), given, "{deltas:?}");
+        assert_eq!(turn.received_text(), deltas.concat(), "{deltas:?}");
+    }
+}
+
+/// A reply fed to [`with_text_calls`] one piece at a time, as a server
+/// sends it: `push` gives the events known after that piece.
+struct Fed {
+    queue: std::sync::Arc<std::sync::Mutex<(std::collections::VecDeque<String>, bool)>>,
+    stream: crate::EventStream,
+}
+
+impl Fed {
+    fn new() -> Self {
+        let queue =
+            std::sync::Arc::new(std::sync::Mutex::new((std::collections::VecDeque::new(), false)));
+        let source = std::sync::Arc::clone(&queue);
+        let inner = futures_util::stream::poll_fn(move |_| {
+            let mut guard = source.lock().unwrap();
+            match guard.0.pop_front() {
+                Some(text) => std::task::Poll::Ready(Some(Ok(ProviderEvent::TextDelta(text)))),
+                None if guard.1 => std::task::Poll::Ready(None),
+                None => std::task::Poll::Pending,
+            }
+        });
+        Fed { queue, stream: with_text_calls(Box::pin(inner), names()) }
+    }
+
+    fn drain(&mut self) -> Vec<ProviderEvent> {
+        let mut got = Vec::new();
+        while let Some(Some(Ok(event))) = self.stream.next().now_or_never() {
+            got.push(event);
+        }
+        got
+    }
+
+    fn push(&mut self, piece: &str) -> Vec<ProviderEvent> {
+        self.queue.lock().unwrap().0.push_back(piece.to_string());
+        self.drain()
+    }
+
+    fn finish(&mut self) -> Vec<ProviderEvent> {
+        self.queue.lock().unwrap().1 = true;
+        self.drain()
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 200, failure_persistence: None, ..Default::default() })]
+
+    /// However a reply that holds no call is split, after every piece the
+    /// text received so far (given out and held back) is exactly what was
+    /// sent, and at the end all of it has been given out. (No quote in the
+    /// alphabet, so nothing in it can be a call's JSON.)
+    #[test]
+    fn held_and_given_text_add_up_to_what_was_received(
+        pieces in proptest::collection::vec("[\\[\\]{}<>`a-zA-Z_ :\n]{0,12}", 1..12),
+    ) {
+        let mut turn = crate::TurnAssembler::new();
+        let mut fed = Fed::new();
+        let mut sent = String::new();
+        for piece in &pieces {
+            sent.push_str(piece);
+            for event in fed.push(piece) {
+                turn.push(&event);
+            }
+            proptest::prop_assert_eq!(turn.received_text(), sent.clone());
+        }
+        for event in fed.finish() {
+            turn.push(&event);
+        }
+        proptest::prop_assert_eq!(turn.received_text(), sent.clone());
+        let finished = turn.finish();
+        proptest::prop_assert!(finished.message.tool_calls.is_empty());
+        proptest::prop_assert_eq!(finished.message.text(), sent);
+    }
 }
