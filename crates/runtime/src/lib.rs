@@ -35,6 +35,7 @@ mod rewind_op;
 mod run_tool;
 pub mod safety_config;
 pub mod sandbox;
+pub mod saved_rules;
 pub mod servers;
 mod session;
 mod setup;
