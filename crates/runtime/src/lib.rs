@@ -25,6 +25,7 @@ mod journal;
 mod lifecycle;
 mod live_tools;
 pub mod local_model;
+pub mod mcp_edit;
 pub mod mcp_host;
 pub mod mentions;
 mod permissions;
