@@ -232,3 +232,57 @@ fn write_mcp_json(path: &Path, document: serde_json::Map<String, Value>) -> Resu
     axon_tools::atomic_write_path(path, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dirs(home: &Path) -> Dirs {
+        Dirs {
+            config_file: home.join("config.toml"),
+            data: home.join("data"),
+            cache: home.join("cache"),
+        }
+    }
+
+    #[test]
+    fn a_user_server_is_appended_after_the_last_table_and_read_back_as_written() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = dirs(home.path());
+        let before = "model = \"m\"\n\n[sandbox]\nnetwork = false # keep this\n";
+        std::fs::write(&dirs.config_file, before).unwrap();
+        let remote = NewServer {
+            name: "remote".into(),
+            url: Some("https://example.com/mcp".into()),
+            headers: vec!["X-Team=core".into()],
+            ..NewServer::default()
+        };
+        add(&dirs, home.path(), Scope::User, &remote).unwrap();
+        let text = std::fs::read_to_string(&dirs.config_file).unwrap();
+        assert!(text.starts_with(before), "{text}");
+        let table: toml::Table = toml::from_str(&text).unwrap();
+        assert_eq!(table["sandbox"]["network"].as_bool(), Some(false));
+        let server: TomlServer = table["mcp_servers"]["remote"].clone().try_into().unwrap();
+        assert_eq!(server.url.as_deref(), Some("https://example.com/mcp"));
+        assert_eq!(server.headers.get("X-Team").map(String::as_str), Some("core"));
+    }
+
+    #[test]
+    fn a_user_config_that_cannot_take_the_table_is_left_as_it_was() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = dirs(home.path());
+        let inline = "mcp_servers = { other = { command = \"x\" } }\n";
+        std::fs::write(&dirs.config_file, inline).unwrap();
+        let local = NewServer {
+            name: "files".into(),
+            command: vec!["npx".into(), "server".into()],
+            ..NewServer::default()
+        };
+        let error = add(&dirs, home.path(), Scope::User, &local).unwrap_err();
+        assert!(
+            error.contains("would not be valid TOML (") && error.contains("by hand"),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(&dirs.config_file).unwrap(), inline);
+    }
+}
