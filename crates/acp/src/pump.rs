@@ -188,7 +188,7 @@ impl Pump {
         if let Some(rule) = rule {
             options.push(PermissionOption::new(
                 "allow_always",
-                format!("Always: {}", rule.description),
+                format!("Always: {}", rule.always_text()),
                 PermissionOptionKind::AllowAlways,
             ));
         }

@@ -10,10 +10,12 @@ mod doctor_cmd;
 mod first_run;
 mod guidance_cmd;
 mod hooks_cmd;
+mod markdown_out;
 mod mcp_cmd;
 mod mcp_login;
 mod models_cmd;
 mod options;
+mod permissions_cmd;
 mod plan_edit;
 mod render;
 mod rewind_cmd;
@@ -86,6 +88,10 @@ enum Command {
     /// and consent for the workspace's own.
     #[command(subcommand)]
     Hooks(hooks_cmd::HooksCommand),
+    /// The permission rules in effect: see and remove the ones "always"
+    /// saved for this workspace.
+    #[command(subcommand)]
+    Permissions(permissions_cmd::PermissionsCommand),
     /// Undo turns of a saved session: its files from the checkpoints taken
     /// before each turn changed them, its conversation, or both.
     Rewind(rewind_cmd::RewindArgs),
@@ -218,6 +224,7 @@ fn main() -> ExitCode {
             Command::Doctor(args) => doctor_cmd::run(args).await,
             Command::Models(command) => models_cmd::run(command).await,
             Command::Hooks(command) => hooks_cmd::run(command),
+            Command::Permissions(command) => permissions_cmd::run(command),
             Command::Rewind(args) => rewind_cmd::run(args),
         }
     });

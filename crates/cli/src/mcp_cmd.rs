@@ -1,7 +1,8 @@
 //! `axon mcp list | tools | call | login | …`: the workspace's MCP servers by
 //! hand. Naming a server is consent to start it. `axon mcp login NAME` signs
 //! in to an HTTP server (OAuth, in the browser) and `logout` forgets its
-//! tokens. `axon mcp serve` is the other direction and lives in `serve_cmd`.
+//! tokens. `add` and `remove` edit a config file (`axon_runtime::mcp_edit`).
+//! `axon mcp serve` is the other direction and lives in `serve_cmd`.
 
 use std::path::PathBuf;
 
@@ -14,6 +15,7 @@ use serde_json::Value;
 
 use crate::config::{Dirs, Effective};
 use crate::{exit, say};
+use axon_runtime::mcp_edit::{self, NewServer, Scope};
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
@@ -68,10 +70,16 @@ pub enum McpCommand {
         #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
         dir: PathBuf,
     },
-    /// Add a server to the workspace's .mcp.json: `add NAME -- COMMAND ARGS…`
-    /// for a local server, `add NAME --url URL` for a remote one.
+    /// Add a server: `add NAME -- COMMAND ARGS…` for a local server, `add
+    /// NAME --url URL` for a remote one. `--scope project` (the default)
+    /// writes the workspace's .mcp.json and trusts the server as it is now;
+    /// `--scope user` your own config.toml (every workspace, no trust needed).
     Add {
         name: String,
+        /// Where the server is written: `project` (.mcp.json) or `user`
+        /// (your config.toml).
+        #[arg(long, value_enum, default_value_t = AddScope::Project)]
+        scope: AddScope,
         /// The server's streamable HTTP endpoint.
         #[arg(long, conflicts_with = "command")]
         url: Option<String>,
@@ -122,13 +130,30 @@ pub enum McpCommand {
     },
 }
 
+/// `axon mcp add --scope`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum AddScope {
+    /// Your own config.toml: every workspace.
+    User,
+    /// The workspace's .mcp.json.
+    Project,
+}
+
 pub async fn run(command: McpCommand) -> u8 {
     // Editing the file needs no server.
     match command {
-        McpCommand::Add { name, url, headers, env, command, dir } => {
-            return report(add(&dir, &name, url, &headers, &env, &command));
+        McpCommand::Add { name, scope, url, headers, env, command, dir } => {
+            let server = NewServer { name, url, headers, env, command };
+            let scope = match scope {
+                AddScope::User => Scope::User,
+                AddScope::Project => Scope::Project,
+            };
+            let added = Dirs::from_env()
+                .map_err(|e| format!("{e:#}"))
+                .and_then(|dirs| mcp_edit::add(&dirs, &dir, scope, &server));
+            return report(added);
         }
-        McpCommand::Remove { name, dir } => return report(remove(&dir, &name)),
+        McpCommand::Remove { name, dir } => return report(mcp_edit::remove(&dir, &name)),
         McpCommand::Trust { name, dir } => {
             return report(trust(&dir, Some(&name)).map_err(|e| format!("{e:#}")));
         }
@@ -488,108 +513,6 @@ fn report(result: Result<String, String>) -> u8 {
             exit::USAGE
         }
     }
-}
-
-fn pairs(items: &[String], what: &str) -> Result<serde_json::Map<String, Value>, String> {
-    items
-        .iter()
-        .map(|item| match item.split_once('=') {
-            Some((name, value)) if !name.is_empty() => {
-                Ok((name.to_string(), Value::String(value.to_string())))
-            }
-            _ => Err(format!("{what} '{item}' is not NAME=VALUE")),
-        })
-        .collect()
-}
-
-/// The workspace's .mcp.json as JSON, or an empty one; keys other hosts
-/// wrote are kept, in their order.
-fn read_mcp_json(path: &std::path::Path) -> Result<serde_json::Map<String, Value>, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => match serde_json::from_str(&text) {
-            Ok(Value::Object(map)) => Ok(map),
-            Ok(_) => Err(format!("{} is not a JSON object", path.display())),
-            Err(e) => {
-                Err(format!("{} is not valid JSON ({e}); fix it by hand first", path.display()))
-            }
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(serde_json::Map::new()),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-    }
-}
-
-fn write_mcp_json(
-    path: &std::path::Path,
-    document: serde_json::Map<String, Value>,
-) -> Result<(), String> {
-    let mut text =
-        serde_json::to_string_pretty(&Value::Object(document)).map_err(|e| e.to_string())?;
-    text.push('\n');
-    axon_tools::atomic_write_path(path, text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
-fn add(
-    dir: &std::path::Path,
-    name: &str,
-    url: Option<String>,
-    headers: &[String],
-    env: &[String],
-    command: &[String],
-) -> Result<String, String> {
-    let path = dir.join(".mcp.json");
-    let mut document = read_mcp_json(&path)?;
-    if url.is_some() && !env.is_empty() {
-        return Err("--env is for servers axon starts; a --url server takes --header".to_string());
-    }
-    let entry = match (url, command.split_first()) {
-        (Some(url), None) => {
-            let mut entry = serde_json::json!({"type": "http", "url": url});
-            if !headers.is_empty() {
-                entry["headers"] = Value::Object(pairs(headers, "header")?);
-            }
-            entry
-        }
-        (None, Some((program, args))) => {
-            let mut entry = serde_json::json!({"command": program, "args": args});
-            if !env.is_empty() {
-                entry["env"] = Value::Object(pairs(env, "environment variable")?);
-            }
-            entry
-        }
-        _ => return Err("give the server's command after `--`, or its --url".to_string()),
-    };
-    // Checked the way axon will read it, before anything is written.
-    let check = serde_json::json!({"mcpServers": {name: entry.clone()}}).to_string();
-    axon_mcp::config::parse_mcp_json(&check, &path.display().to_string())
-        .map_err(|e| e.to_string())?;
-    let servers = document.entry("mcpServers").or_insert_with(|| Value::Object(Default::default()));
-    let Value::Object(servers) = servers else {
-        return Err(format!("\"mcpServers\" in {} is not an object", path.display()));
-    };
-    if servers.contains_key(name) {
-        return Err(format!(
-            "{} already has a server named '{name}'; remove it first",
-            path.display()
-        ));
-    }
-    servers.insert(name.to_string(), entry);
-    write_mcp_json(&path, document)?;
-    Ok(format!("Added MCP server '{name}' to {}", path.display()))
-}
-
-fn remove(dir: &std::path::Path, name: &str) -> Result<String, String> {
-    let path = dir.join(".mcp.json");
-    let mut document = read_mcp_json(&path)?;
-    let removed = document
-        .get_mut("mcpServers")
-        .and_then(Value::as_object_mut)
-        .and_then(|servers| servers.shift_remove(name));
-    if removed.is_none() {
-        return Err(format!("{} has no server named '{name}'", path.display()));
-    }
-    write_mcp_json(&path, document)?;
-    Ok(format!("Removed MCP server '{name}' from {}", path.display()))
 }
 
 /// Trusts the workspace server `name` (every one without a name), for

@@ -1,5 +1,7 @@
-//! How `axon run` shows a session's events: the answer streams to stdout,
-//! one line per tool call and any warnings go to stderr; or, with
+//! How `axon run` shows a session's events: the answer streams to stdout
+//! (at a terminal rendered as Markdown, block by block; on a pipe as the
+//! model's plain text), one line per tool call and any warnings go to
+//! stderr; or, with
 //! `--json`, the public event stream (docs/events.md): a header line, then
 //! one JSON event per line on stdout and nothing else there.
 
@@ -8,13 +10,17 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, PoisonError};
 
 use axon_protocol::{AgentEvent, McpState, Preview, ToolCall};
+use axon_tui::Theme;
 use serde_json::Value;
+
+use crate::markdown_out::Blocks;
 
 pub struct Renderer {
     json: bool,
     /// stderr is a terminal: show reasoning, use colour.
     styled: bool,
-    /// stdout is a terminal: a retried stream's partial text can be erased.
+    /// stdout is a terminal: a retried stream's partial text can be erased,
+    /// and the answer is rendered as Markdown.
     stdout_terminal: bool,
     state: Mutex<State>,
 }
@@ -41,6 +47,11 @@ struct State {
     /// new text is held while it repeats the old, and only what goes
     /// beyond it is written.
     replay: Option<(String, String)>,
+    /// At a terminal: the reply's Markdown, cut into whole blocks.
+    blocks: Blocks,
+    /// A block of this reply is on the screen (the next one is set off by
+    /// a blank line).
+    block_shown: bool,
 }
 
 impl Renderer {
@@ -156,6 +167,8 @@ impl Renderer {
                 // terminal it is erased; on a pipe the new attempt's text
                 // is written only where it goes beyond it.
                 let attempt = std::mem::take(&mut state.attempt);
+                state.blocks.clear();
+                state.block_shown = false;
                 if self.stdout_terminal {
                     self.erase(&mut state, &attempt);
                 } else if !attempt.is_empty() {
@@ -214,6 +227,7 @@ impl Renderer {
     pub fn finish(&self) {
         if !self.json {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            self.flush_blocks(&mut state);
             self.end_stdout_line(&mut state);
             state.finished = true;
         }
@@ -243,7 +257,33 @@ impl Renderer {
                 }
             }
         };
-        self.write_stdout(state, &shown);
+        if self.stdout_terminal {
+            for block in state.blocks.push(&shown) {
+                self.write_block(state, &block);
+            }
+        } else {
+            self.write_stdout(state, &shown);
+        }
+    }
+
+    /// One whole block of the reply, rendered as Markdown to the terminal's
+    /// width.
+    fn write_block(&self, state: &mut State, block: &str) {
+        let columns = crossterm::terminal::size().map(|(c, _)| usize::from(c.max(1))).unwrap_or(80);
+        let mut text = axon_tui::ansi::markdown(block, columns, Theme::from_env());
+        if state.block_shown {
+            text.insert(0, '\n');
+        }
+        state.block_shown = true;
+        self.write_stdout(state, &text);
+    }
+
+    /// The reply ended: its last block is rendered.
+    fn flush_blocks(&self, state: &mut State) {
+        if let Some(block) = state.blocks.finish() {
+            self.write_block(state, &block);
+        }
+        state.block_shown = false;
     }
 
     fn write_stdout(&self, state: &mut State, text: &str) {
@@ -263,6 +303,7 @@ impl Renderer {
 
     /// A model call's stream ended whole: its text stays.
     fn end_model_call(&self, state: &mut State) {
+        self.flush_blocks(state);
         if let Some((printed, again)) = state.replay.take() {
             // The retry said less than the broken attempt printed (the
             // rest stays on the pipe); the line is ended all the same.
@@ -282,7 +323,7 @@ impl Renderer {
         }
         let columns = crossterm::terminal::size().map(|(c, _)| usize::from(c.max(1))).unwrap_or(80);
         let rows: usize =
-            text.split('\n').map(|line| line.chars().count().div_ceil(columns).max(1)).sum();
+            text.split('\n').map(|line| visible_width(line).div_ceil(columns).max(1)).sum();
         let up = rows.saturating_sub(1);
         let mut out = std::io::stdout().lock();
         let escape = if up > 0 { format!("\r\x1b[{up}A\x1b[J") } else { "\r\x1b[J".to_string() };
@@ -329,6 +370,26 @@ impl Renderer {
             (true, true) => format!("\x1b[31m{text}\x1b[0m"),
         }
     }
+}
+
+/// The characters of `line` a terminal shows: its escape sequences
+/// (`ESC[…m`) take no room.
+fn visible_width(line: &str) -> usize {
+    let mut width = 0;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            // CSI: `[`, parameters, then one final byte in @..~.
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) && c != '[' {
+                    break;
+                }
+            }
+        } else {
+            width += 1;
+        }
+    }
+    width
 }
 
 /// `path=hello.md content=…` in at most about 60 characters.

@@ -264,9 +264,11 @@ impl Driver {
                 AgentEvent::TurnCompleted { stop_reason, .. } => Some(*stop_reason),
                 _ => None,
             };
-            if let AgentEvent::ApprovalRequested { call, rule, .. } = &event {
-                let question = format!("Allow {} {}?", call.name, call.arguments);
-                let always = rule.as_ref().map(|rule| rule.description.clone());
+            if let AgentEvent::ApprovalRequested { call, rule, preview } = &event {
+                // What the call would do (its diff is printed above), not
+                // its raw arguments.
+                let question = format!("Allow {}: {}?", call.name, preview.summary(&call.name));
+                let always = rule.as_ref().map(|rule| rule.always_text());
                 let call_id = call.id.clone();
                 self.renderer.event(event);
                 let decision = if self.interactive {

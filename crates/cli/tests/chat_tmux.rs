@@ -145,3 +145,26 @@ fn without_a_terminal_the_chat_points_to_axon_run() {
         .stderr(predicates::str::contains("the chat needs a terminal"))
         .stderr(predicates::str::contains("axon run"));
 }
+
+#[test]
+fn always_says_it_saves_the_rule_and_slash_permissions_lists_it_with_how_to_remove_it() {
+    let setup = common::setup(vec![
+        Reply::tool("write_file", json!({"path": "out.md", "content": "hi\n"})),
+        Reply::text("Written."),
+    ]);
+    let tmux = start(&setup);
+    tmux.keys(&["write out.md", "Enter"]);
+    let screen = tmux.wait_for(&["Allow write_file?", "[a] always: allow write_file on out.md"]);
+    let unwrapped: String = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(unwrapped.contains("saved for this workspace's later sessions too"), "{screen}");
+    std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
+    tmux.keys(&["a"]);
+    tmux.wait_for(&["✓ write_file out.md", "Written."]);
+
+    tmux.keys(&["/permissions", "Enter"]);
+    let screen = tmux.wait_for(&["Saved by \"always\"", "1  allow  write_file(out.md)"]);
+    let unwrapped: String = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(unwrapped.contains("`axon permissions rm N` removes rule N"), "{screen}");
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}

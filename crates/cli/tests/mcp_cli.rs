@@ -237,3 +237,47 @@ fn a_trusted_workspace_server_starts_until_what_it_runs_changes() {
         .success()
         .stderr(predicates::str::contains("was not started"));
 }
+
+#[test]
+fn mcp_add_trusts_a_project_server_and_writes_a_user_server_into_the_users_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // axon's own MCP server is the server added: nothing to install.
+    let me = cargo_bin("axon").display().to_string();
+    axon(dir.path(), home.path())
+        .args(["mcp", "add", "--scope", "project", "itself", "--", &me, "mcp", "serve"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("trusted for this workspace"));
+    // Added by the user's hand: the next start does not ask.
+    axon(dir.path(), home.path())
+        .args(["mcp", "list"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("itself"))
+        .stderr(predicates::str::contains("was not started").not());
+
+    let config = home.path().join("config.toml");
+    std::fs::write(&config, "# my settings\nmax_iterations = 30\n").unwrap();
+    axon(dir.path(), home.path())
+        .args(["mcp", "add", "--scope", "user", "mine", "--env", "A=1", "--", &me, "mcp", "serve"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("no trust needed"));
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.starts_with("# my settings\nmax_iterations = 30\n"), "{text}");
+    assert!(text.contains("[mcp_servers.mine]"), "{text}");
+    let other = tempfile::tempdir().unwrap();
+    axon(other.path(), home.path())
+        .args(["mcp", "list"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("mine"));
+    axon(dir.path(), home.path())
+        .args(["mcp", "add", "--scope", "user", "mine", "--", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("already has [mcp_servers.mine]"));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), text, "a refused add writes nothing");
+    assert!(!other.path().join(".mcp.json").exists() && !other.path().join(".axon").exists());
+}

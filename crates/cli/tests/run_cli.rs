@@ -340,3 +340,37 @@ fn at_a_terminal_a_retried_streams_partial_text_is_erased() {
     assert!(!screen.contains("about this one"), "{screen}");
     assert!(screen.contains("axon: warning:"), "the retry is reported: {screen}");
 }
+
+/// Issue 31: the local model spent 2.7k of its 8.2k window before the first
+/// prompt. What a session offers (system prompt and every tool, as sent)
+/// is counted with the tokenizer for both profiles at 8k and at 128k.
+#[test]
+fn an_8k_window_is_sent_a_cut_system_prompt_and_tool_set() {
+    let counter = axon_core::tokens::TokenCounter::for_model("local-model");
+    counter.load();
+    let cost = |profile: &str, window: u64| {
+        let s = setup(vec![Reply::text("ok")]);
+        let config = format!("[providers.openai]\ncontext_window = {window}\n");
+        std::fs::write(s.home.path().join("config.toml"), config).unwrap();
+        s.axon().args(["run", "--profile", profile, "hi"]).assert().success();
+        let request = &s.server.requests()[0];
+        let system = request["messages"][0]["content"].as_str().unwrap_or_default().to_string();
+        let tools = request["tools"].as_array().cloned().unwrap_or_default();
+        let names: Vec<String> =
+            tools.iter().map(|t| t["function"]["name"].as_str().unwrap().to_string()).collect();
+        let tokens = counter.text(&system)
+            + tools.iter().map(|t| counter.text(&t["function"].to_string())).sum::<u64>();
+        (tokens, names)
+    };
+    // (bound at 8k, largest share of the 128k cost); the workspace's path
+    // in the system prompt varies by some tokens.
+    for (profile, most, share) in [("code", 1_250, 65), ("vault", 850, 75)] {
+        let (small, names) = cost(profile, 8192);
+        let (large, all) = cost(profile, 128_000);
+        println!("{profile}: {small} tokens at 8k ({names:?}), {large} at 128k ({all:?})");
+        assert!(small <= most, "{profile}: {small} tokens at 8k");
+        assert!(small * 100 <= large * share, "{profile}: {small} at 8k against {large}");
+        assert!(!names.iter().any(|n| n == "todo" || n == "task"), "{names:?}");
+        assert!(all.iter().any(|n| n == "todo"), "{all:?}");
+    }
+}

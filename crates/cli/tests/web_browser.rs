@@ -230,11 +230,14 @@ fn a_command_outside_the_sandbox_says_so_and_always_names_its_rule() {
             PATIENCE,
         )
         .unwrap();
-    assert_eq!(always, json!("allow write_file on notes.md"));
+    // Named with what "always" does: saved, not for this session only.
+    let saved = format!("allow write_file on notes.md ({})", axon_protocol::ALWAYS_SAVES);
+    assert_eq!(always, json!(saved));
     let said = browser
         .execute("return document.querySelector('.approval-rule')?.textContent", json!([]))
         .unwrap();
-    assert!(said.as_str().unwrap().contains("Always: allow write_file on notes.md"), "{said}");
+    assert_eq!(said, json!(format!("Always: {saved}")));
+    shot(&browser, "15b-always-saves-light");
     browser.click(".card[data-state=\"waiting\"] button[data-decision=\"always\"]").unwrap();
     browser
         .wait_for("[...document.querySelectorAll('.msg.assistant .body')].some(e => e.textContent.includes('Said hi.'))", PATIENCE)

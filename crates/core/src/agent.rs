@@ -152,6 +152,8 @@ impl Preamble {
         // decided here rather than by removing them from the registry).
         let specs: Vec<ToolSpec> =
             registry.specs().filter(|s| config.approval.offers(s)).cloned().collect();
+        // A small window cannot afford every tool at full length.
+        let specs = crate::brief::tools_for_window(specs, provider.info().context_window);
         let (system, tools, text_tools) = match provider.info().tool_protocol {
             ToolProtocol::Native => (system_prompt.to_string(), specs, Vec::new()),
             ToolProtocol::Text => (

@@ -10,6 +10,7 @@
 mod agent;
 mod approval;
 mod batch;
+pub mod brief;
 mod calls;
 mod compact;
 pub mod context;

@@ -1,8 +1,10 @@
 //! Skills: reusable know-how in the `SKILL.md` format other agents share.
 //!
 //! A skill is a folder with a `SKILL.md` (YAML front matter `name` and
-//! `description`, then the instructions), found in the workspace's
-//! `.axon/skills` and `.agents/skills`, the user's `<config>/skills`, or a
+//! `description`, block scalars and continued lines included, then the
+//! instructions), found in the folders the runtime names (the workspace's
+//! `.axon/skills`, `.agents/skills` and `.claude/skills`, the user's
+//! `<config>/skills` and `~/.claude/skills`), or a
 //! git repository named in the config and cloned once (`git clone --depth 1`)
 //! into `<cache>/skills/<hash of the URL>/<repo name>`. Loading never fails
 //! as a whole: a skill that cannot be had is reported and skipped (seed 001,
@@ -249,14 +251,11 @@ pub fn parse_skill(text: &str, fallback_name: &str) -> Result<Skill, String> {
     let body = match text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) {
         Some(rest) => {
             let end = rest.find("\n---").ok_or("its front matter has no closing ---")?;
-            for line in rest[..end].lines() {
-                if let Some((key, value)) = line.split_once(':') {
-                    let value = value.trim().trim_matches(['"', '\'']).to_string();
-                    match key.trim() {
-                        "name" => name = Some(value),
-                        "description" => description = Some(value),
-                        _ => {}
-                    }
+            for (key, value) in front_matter(&rest[..end]) {
+                match key {
+                    "name" => name = Some(value),
+                    "description" => description = Some(value),
+                    _ => {}
                 }
             }
             rest[end + 4..].trim_start_matches(['-', '\r', '\n'])
@@ -286,6 +285,64 @@ pub fn parse_skill(text: &str, fallback_name: &str) -> Result<Skill, String> {
     Ok(Skill { name, description, content, source: String::new() })
 }
 
+/// The front matter's top-level `key: value` pairs, as YAML reads the
+/// simple forms skills use (Claude Code's included): a value on its line
+/// (quotes removed), a plain value continued on indented lines, or a
+/// block scalar (`>` folded into one line, `|` kept as lines; `-`/`+`
+/// chomping accepted).
+fn front_matter(text: &str) -> Vec<(&str, String)> {
+    let mut pairs: Vec<(&str, String)> = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.starts_with([' ', '\t']) || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else { continue };
+        let value = value.trim();
+        let mut more = Vec::new();
+        while let Some(next) = lines.peek() {
+            if next.starts_with([' ', '\t']) || next.trim().is_empty() {
+                more.push(next.trim());
+                lines.next();
+            } else {
+                break;
+            }
+        }
+        while more.last().is_some_and(|l| l.is_empty()) {
+            more.pop();
+        }
+        let value = match value.chars().next() {
+            Some('|') if value.len() <= 2 => more.join("\n"),
+            Some('>') if value.len() <= 2 => fold(&more),
+            _ => {
+                let first = value.trim_matches(['"', '\'']);
+                let mut all = vec![first];
+                all.extend(more);
+                fold(&all)
+            }
+        };
+        pairs.push((key.trim(), value));
+    }
+    pairs
+}
+
+/// Lines folded as YAML folds them: joined by spaces, a blank line kept
+/// as a line break.
+fn fold(lines: &[&str]) -> String {
+    let mut out = String::new();
+    for line in lines {
+        if line.is_empty() {
+            out.push('\n');
+        } else {
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push(' ');
+            }
+            out.push_str(line);
+        }
+    }
+    out.trim().to_string()
+}
+
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes
         .iter()
@@ -313,6 +370,24 @@ mod tests {
         assert!(parse_skill(&format!("---\nname: {}\n---\nx", "n".repeat(65)), "x").is_err());
         assert!(parse_skill("---\nname: a\n", "x").unwrap_err().contains("closing"));
         assert!(parse_skill("---\nname: a\n---\n", "x").unwrap_err().contains("no instructions"));
+    }
+
+    /// Claude Code's skills write long descriptions as YAML block scalars
+    /// or continued lines, next to keys axon does not use.
+    #[test]
+    fn multi_line_yaml_descriptions_are_read_as_yaml_reads_them() {
+        let folded = "---\nname: pdf\ndescription: >-\n  Fill in PDF forms\n  with pdftk.\nallowed-tools: Bash, Read\n---\nUse pdftk.\n";
+        let skill = parse_skill(folded, "x").unwrap();
+        assert_eq!(skill.description, "Fill in PDF forms with pdftk.");
+        let literal = "---\nname: a\ndescription: |\n  one\n  two\n\n---\nx\n";
+        assert_eq!(parse_skill(literal, "x").unwrap().description, "one\ntwo");
+        let continued =
+            "---\ndescription: Review code for\n  security problems\nname: review\n---\nx\n";
+        let skill = parse_skill(continued, "x").unwrap();
+        assert_eq!(
+            (skill.name.as_str(), skill.description.as_str()),
+            ("review", "Review code for security problems")
+        );
     }
 
     #[test]

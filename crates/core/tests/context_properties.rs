@@ -239,7 +239,7 @@ fn the_summarize_strategy_sends_a_summary_instead_of_old_turns() {
             context_strategy: axon_core::ContextStrategy::Summarize,
             ..AgentConfig::default()
         };
-        let mut h = Harness::with_window(script, 2400, config).await;
+        let mut h = Harness::with_window(script, 2000, config).await;
         let recorder = std::sync::Arc::new(Recorder::default());
         h.agent.set_journal(recorder.clone());
         for n in 0..4 {

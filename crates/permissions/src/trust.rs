@@ -238,6 +238,19 @@ impl Trust {
         Ok(changed)
     }
 
+    /// Removes one allow rule: `which` is its number in `allow` counted
+    /// from 1 (as `axon permissions list` shows them) or its text. Answers
+    /// the rule removed; `None` when nothing matches.
+    pub fn remove_allow(&mut self, which: &str) -> Option<String> {
+        let which = which.trim();
+        let index = match which.parse::<usize>() {
+            Ok(number) if (1..=self.allow.len()).contains(&number) => number - 1,
+            Ok(_) => return None,
+            Err(_) => self.allow.iter().position(|have| have.trim() == which)?,
+        };
+        Some(self.allow.remove(index))
+    }
+
     /// Whether the server `name` was trusted with exactly this description
     /// of what it runs.
     pub fn trusts_server(&self, name: &str, description: &str) -> bool {

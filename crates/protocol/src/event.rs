@@ -161,6 +161,20 @@ pub struct RuleSuggestion {
     pub description: String,
 }
 
+/// What answering "always" does beyond this call, as every front end words
+/// it where "always" is offered: the rule is saved, not kept for this
+/// session only.
+pub const ALWAYS_SAVES: &str =
+    "saved for this workspace's later sessions too; `axon permissions rm` revokes it";
+
+impl RuleSuggestion {
+    /// The "always" choice for people: the rule and that it is saved
+    /// ("allow `cargo test` commands in this workspace (saved for …)").
+    pub fn always_text(&self) -> String {
+        format!("{} ({ALWAYS_SAVES})", self.description)
+    }
+}
+
 /// What a session is: sent when it opens, and again when the conversation
 /// is replaced (a new one, or another resumed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -59,3 +59,73 @@ impl Preview {
         Some(text)
     }
 }
+
+impl Preview {
+    /// What the call would do, in one line for an approval question
+    /// ("edit src/x.rs", "run `cargo test` in crates/cli (sandboxed: …)"):
+    /// the raw arguments only when nothing better is known (`tool`'s name
+    /// then says whose they are).
+    pub fn summary(&self, tool: &str) -> String {
+        match self {
+            Preview::Diff { path, created: true, .. } => format!("create {path}"),
+            Preview::Diff { path, .. } => format!("edit {path}"),
+            Preview::Command { command, workdir, sandbox } => {
+                let place = if workdir.is_empty() || workdir == "." {
+                    "the workspace"
+                } else {
+                    workdir.as_str()
+                };
+                let rights = match sandbox {
+                    Some(sandbox) => format!("sandboxed: {sandbox}"),
+                    None => "outside the sandbox, with your full rights".to_string(),
+                };
+                format!("run `{command}` in {place} ({rights})")
+            }
+            Preview::Mcp { server, tool, arguments } => {
+                format!("call {tool} of MCP server {server} with {arguments}")
+            }
+            Preview::Sampling { .. } => self.sampling_text().unwrap_or_default(),
+            Preview::Arguments { arguments } => format!("{tool} {arguments}"),
+            Preview::Invalid { message } => format!("{tool}, which would fail: {message}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_previews_summary_says_what_the_call_would_do_not_its_arguments() {
+        let diff = Preview::Diff { path: "src/x.rs".into(), diff: "--- a".into(), created: false };
+        assert_eq!(diff.summary("edit_file"), "edit src/x.rs");
+        let new = Preview::Diff { path: "notes.md".into(), diff: String::new(), created: true };
+        assert_eq!(new.summary("write_file"), "create notes.md");
+        let command = Preview::Command {
+            command: "cargo test".into(),
+            workdir: "crates/cli".into(),
+            sandbox: Some("workspace-write, network off".into()),
+        };
+        assert_eq!(
+            command.summary("shell"),
+            "run `cargo test` in crates/cli (sandboxed: workspace-write, network off)"
+        );
+        let outside = Preview::Command { command: "ls".into(), workdir: ".".into(), sandbox: None };
+        assert_eq!(
+            outside.summary("shell"),
+            "run `ls` in the workspace (outside the sandbox, with your full rights)"
+        );
+        let mcp = Preview::Mcp {
+            server: "git_hub".into(),
+            tool: "create_issue".into(),
+            arguments: json!({"title": "x"}),
+        };
+        assert_eq!(
+            mcp.summary("mcp_git_hub_create_issue"),
+            r#"call create_issue of MCP server git_hub with {"title":"x"}"#
+        );
+        let plain = Preview::Arguments { arguments: json!({"a": 1}) };
+        assert_eq!(plain.summary("todo"), r#"todo {"a":1}"#);
+    }
+}

@@ -2,6 +2,12 @@
 //! workspace, budgeted into the system prompt once, here, for every front
 //! end. Skills beyond the budget are listed by name and fetched with
 //! `load_skill`.
+//!
+//! Skills are read from the workspace's `.axon/skills`, `.agents/skills`
+//! and `.claude/skills` (Claude Code's layout: a folder per skill with a
+//! `SKILL.md`), then the user's `<config>/skills` and `~/.claude/skills`;
+//! when two folders hold a skill of the same name, the first one found in
+//! that order is the one used.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +24,7 @@ use crate::config::{Dirs, Effective};
 pub const SKILL_BUDGET: usize = 24_000;
 
 /// What to say when there are no skills.
-pub const NO_SKILLS: &str = "no skills: add folders with a SKILL.md under .axon/skills, or [[skills]] with a repo to the config";
+pub const NO_SKILLS: &str = "no skills: add folders with a SKILL.md under .axon/skills (or .claude/skills), or [[skills]] with a repo to the config";
 
 pub struct Guidance {
     pub rules: Vec<Rule>,
@@ -28,13 +34,35 @@ pub struct Guidance {
     pub warnings: Vec<String>,
 }
 
-/// The skill folders searched, in order.
-fn skill_roots(dirs: &Dirs, workspace: &Path) -> Vec<PathBuf> {
-    let mut roots = vec![workspace.join(".axon/skills"), workspace.join(".agents/skills")];
+/// The skill folders searched, in order: the workspace's, then the
+/// user's (`home`: the user's home folder, for Claude Code's
+/// `~/.claude/skills`).
+fn skill_roots(dirs: &Dirs, workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut roots = vec![
+        workspace.join(".axon/skills"),
+        workspace.join(".agents/skills"),
+        workspace.join(".claude/skills"),
+    ];
     if let Some(config_dir) = dirs.config_file.parent() {
         roots.push(config_dir.join("skills"));
     }
+    if let Some(home) = home.filter(|home| home.is_absolute()) {
+        roots.push(home.join(".claude/skills"));
+    }
     roots
+}
+
+/// Every skill under `roots` and in `repos`; the same name twice (a
+/// `.claude/skills` linked to `.axon/skills`): the first found is used.
+fn gather(
+    loader: &SkillLoader,
+    roots: &[PathBuf],
+    repos: &[GitSkill],
+) -> (Vec<Skill>, Vec<SkillFailure>) {
+    let (mut skills, failures) = loader.load_all(roots, repos);
+    let mut seen = std::collections::HashSet::new();
+    skills.retain(|s| seen.insert(s.name.clone()));
+    (skills, failures)
 }
 
 /// The skills the config fetches from git repositories.
@@ -59,8 +87,9 @@ pub fn rules(config: &Effective, workspace: &Path) -> (Vec<Rule>, Vec<String>) {
 pub fn load(config: &Effective, dirs: &Dirs, workspace: &Path) -> Guidance {
     let (rules, warnings) = rules(config, workspace);
     let loader = SkillLoader::new(&dirs.cache);
-    let (mut skills, failures) =
-        loader.load_all(&skill_roots(dirs, workspace), &git_skills(config));
+    let home = std::env::var_os("HOME").filter(|home| !home.is_empty()).map(PathBuf::from);
+    let roots = skill_roots(dirs, workspace, home.as_deref());
+    let (mut skills, failures) = gather(&loader, &roots, &git_skills(config));
     let off: Vec<&str> =
         config.file.skills.iter().filter(|s| !s.enabled).map(|s| s.name.as_str()).collect();
     skills.retain(|s| !off.contains(&s.name.as_str()));
@@ -144,4 +173,57 @@ pub fn skill_line(skill: &SkillInfo) -> String {
         SkillState::Failed => "failed",
     };
     format!("{:<24} {state:<9} {}  — {}", skill.name, skill.source, skill.description)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(root: &Path, folder: &str, text: &str) {
+        let dir = root.join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), text).unwrap();
+    }
+
+    /// Claude Code's skills (`.claude/skills` in the project and in the
+    /// home folder, a folder per skill, YAML front matter) are read like
+    /// axon's own; a name found twice is taken from the first folder.
+    #[test]
+    fn claude_code_skills_are_read_from_the_project_and_the_home_folder() {
+        let workspace = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let axon_home = tempfile::tempdir().unwrap();
+        let dirs = Dirs {
+            config_file: axon_home.path().join("config.toml"),
+            data: axon_home.path().join("data"),
+            cache: axon_home.path().join("cache"),
+        };
+        skill(
+            &workspace.path().join(".claude/skills"),
+            "pdf",
+            "---\nname: pdf-forms\ndescription: >-\n  Fill in PDF forms\n  with pdftk.\nallowed-tools: Bash, Read\n---\n# PDF forms\n\nRun `pdftk`.\n",
+        );
+        skill(
+            &home.path().join(".claude/skills"),
+            "commits",
+            "---\nname: commits\ndescription: Write commit messages\n---\nUse the imperative.\n",
+        );
+        skill(
+            &workspace.path().join(".axon/skills"),
+            "commits",
+            "---\nname: commits\ndescription: The project's own way\n---\nSay why.\n",
+        );
+
+        let roots = skill_roots(&dirs, workspace.path(), Some(home.path()));
+        let (skills, failures) = gather(&SkillLoader::new(&dirs.cache), &roots, &[]);
+        assert!(failures.is_empty(), "{failures:?}");
+        let found: Vec<(&str, &str)> =
+            skills.iter().map(|s| (s.name.as_str(), s.description.as_str())).collect();
+        assert_eq!(
+            found,
+            [("commits", "The project's own way"), ("pdf-forms", "Fill in PDF forms with pdftk.")]
+        );
+        assert!(skills[1].source.ends_with(".claude/skills/pdf"), "{}", skills[1].source);
+        assert_eq!(skills[1].content, "# PDF forms\n\nRun `pdftk`.");
+    }
 }

@@ -138,7 +138,7 @@ impl ToolCard {
             push_body(&mut lines, body, limit, expanded, width, theme);
             let question = match &self.rule {
                 Some(rule) => {
-                    format!("Allow {name}?  [y] once  [a] always: {}  [n] deny", rule.description)
+                    format!("Allow {name}?  [y] once  [a] always: {}  [n] deny", rule.always_text())
                 }
                 None => format!("Allow {name}?  [y] once  [n] deny"),
             };

@@ -15,6 +15,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/mcp", "", "MCP servers and their state"),
     ("/skills", "", "skills and how they reach the model"),
     ("/rules", "", "the numbered rules the model follows"),
+    ("/permissions", "", "rules saved by \"always\" (and how to remove one)"),
     ("/model", "[NAME]", "show or switch the model"),
     ("/export", "[FILE]", "write the session as Markdown"),
     ("/quit", "", "leave axon"),

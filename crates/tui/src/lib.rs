@@ -13,6 +13,7 @@
 //! transcript entry is rendered once per width and kept until it changes;
 //! a frame copies only the lines it shows.
 
+pub mod ansi;
 mod app;
 mod card;
 mod complete;

@@ -152,13 +152,18 @@ function removeApproval(card, answered) {
   card.approval = null;
 }
 
+// What "always" does: the rule, saved for later sessions too. The words
+// are axon_protocol::ALWAYS_SAVES (checked by a test in src/assets.rs).
+const ALWAYS_SAVES = "saved for this workspace's later sessions too; `axon permissions rm` revokes it";
+const alwaysText = (rule) => `${String(rule.description ?? '')} (${ALWAYS_SAVES})`;
+
 // "Always" is offered only with the rule it would save (`rule`), named in
 // its tooltip and accessible name.
 function showApproval(card, rule) {
   if (card.approval) return;
   const decisions = [
     ['once', 'Allow once', 'primary', null],
-    rule ? ['always', 'Always', '', String(rule.description ?? '')] : null,
+    rule ? ['always', 'Always', '', alwaysText(rule)] : null,
     ['deny', 'Deny', 'danger', null],
   ].filter(Boolean);
   const buttons = decisions.map(([decision, label, kind, title]) =>
@@ -167,7 +172,7 @@ function showApproval(card, rule) {
   const el = h('div', { class: 'approval', role: 'group', 'aria-label': `Allow ${card.call.name}?` },
     h('span', { class: 'approval-question' }, icon('shield'), h('span', { text: 'Allow this call?' })),
     h('div', { class: 'approval-buttons' }, buttons),
-    rule ? h('div', { class: 'approval-rule', text: `Always: ${rule.description ?? ''} (saved outside the repository)` }) : null);
+    rule ? h('div', { class: 'approval-rule', text: `Always: ${alwaysText(rule)}` }) : null);
   el.addEventListener('click', async (e) => {
     const button = e.target.closest('button[data-decision]');
     if (!button || card.approval !== el) return;

@@ -58,6 +58,18 @@ mod tests {
         assert_eq!(find("../Cargo.toml"), None);
     }
 
+    /// The panel says what "always" does in the runtime's words: the rule
+    /// is saved for later sessions, not kept for this one only.
+    #[test]
+    fn the_always_button_says_the_rule_is_saved_in_the_protocols_words() {
+        let cards = find("cards.js").map(String::from_utf8_lossy).unwrap_or_default();
+        assert!(
+            cards.contains(&format!("const ALWAYS_SAVES = \"{}\";", axon_protocol::ALWAYS_SAVES)),
+            "cards.js must word \"always\" as axon_protocol::ALWAYS_SAVES"
+        );
+        assert!(!cards.contains("this session"), "\"always\" is not for this session only");
+    }
+
     #[test]
     fn scripts_are_served_as_javascript() {
         assert_eq!(content_type("app.js"), "text/javascript; charset=utf-8");

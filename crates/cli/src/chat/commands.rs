@@ -1,11 +1,13 @@
 //! The UI's slash commands: those that change the session become its
-//! operations; those that only show something (sessions, rules, skills)
-//! or write the transcript out are answered here.
+//! operations; those that only show something (sessions, rules, skills,
+//! saved permissions) or write the transcript out are answered here.
 
 use std::path::PathBuf;
 
 use axon_protocol::{Op, RewindScope};
+use axon_runtime::config::{Dirs, Effective};
 use axon_runtime::guidance::{NO_SKILLS, skill_line};
+use axon_runtime::saved_rules;
 use axon_store::{SessionStore, to_markdown};
 use axon_tools::Workspace;
 use axon_tui::{App, Level};
@@ -53,10 +55,23 @@ impl Local {
                     (Level::Info, rules.join("\n"))
                 }
             }
+            "permissions" => self.permissions(),
             other => (Level::Warning, format!("/{other} is not something axon can do here")),
         };
         app.notice(note.0, note.1);
         None
+    }
+
+    /// The rules in effect, the saved ones numbered for `axon permissions rm`.
+    fn permissions(&self) -> (Level, String) {
+        let root = self.workspace.root();
+        let listed = Dirs::from_env()
+            .and_then(|dirs| Effective::load(&dirs, root))
+            .and_then(|config| saved_rules::list(&config, root));
+        match listed {
+            Ok(list) => (Level::Info, list.render()),
+            Err(e) => (Level::Error, format!("Cannot list the permission rules: {e:#}")),
+        }
     }
 
     fn sessions(&self) -> (Level, String) {
