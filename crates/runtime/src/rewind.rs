@@ -10,8 +10,10 @@
 //! them ended (the user's later edit), is left as it is and named. (A
 //! session whose turns lack the snapshot after them, recorded by an older
 //! axon, is restored whole, and the report says so.) The restore first
-//! snapshots the files as they are, so a rewind can itself be undone:
-//! `axon rewind --undo SNAPSHOT` ([`undo`]) with the id the report names. A conversation that cannot be cut back (a compaction
+//! snapshots the files as they are, so a rewind can itself be undone: the
+//! report names the whole command, `axon rewind --session ID --undo
+//! SNAPSHOT` ([`undo`]), which works from any folder. A conversation that
+//! cannot be cut back (a compaction
 //! summarised it) is refused with the reason, and with `Both` nothing is
 //! changed then: files and conversation move together or not at all.
 
@@ -26,6 +28,8 @@ pub use axon_protocol::RewindScope;
 /// What a rewind did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RewindReport {
+    /// The session rewound.
+    pub session: String,
     pub turn: u32,
     /// The request that began the turn.
     pub prompt: String,
@@ -101,7 +105,8 @@ pub fn rewind(
     if let Some(n) = cut {
         withdraw(n)?;
     }
-    Ok(RewindReport { turn, prompt: plan.prompt, files, withdrawn: cut, notes })
+    let session = session.header.id.clone();
+    Ok(RewindReport { session, turn, prompt: plan.prompt, files, withdrawn: cut, notes })
 }
 
 /// Undoes a rewind: every file back as snapshot `snapshot` (a rewind's
@@ -114,13 +119,19 @@ pub fn undo(data: &Path, session: &Session, snapshot: &str) -> Result<Restored> 
         .map_err(|e| anyhow!("cannot restore snapshot {snapshot}: {e}"))
 }
 
-/// What an undo did, as lines.
-pub fn describe_undo(restored: &Restored) -> Vec<String> {
+/// The command that puts the files back as `backup` holds them: whole,
+/// so it can be pasted in any folder.
+pub fn undo_command(session: &str, backup: &str) -> String {
+    format!("axon rewind --session {session} --undo {}", short(backup))
+}
+
+/// What an undo of a rewind of `session` did, as lines.
+pub fn describe_undo(session: &str, restored: &Restored) -> Vec<String> {
     let mut lines = vec![format!(
-        "files: {} restored, {} removed (undo this with `axon rewind --undo {}`)",
+        "files: {} restored, {} removed (undo this with `{}`)",
         restored.written.len(),
         restored.removed.len(),
-        short(&restored.backup)
+        undo_command(session, &restored.backup)
     )];
     lines.extend(skipped_lines(restored));
     lines
@@ -163,10 +174,10 @@ pub fn describe(report: &RewindReport) -> Vec<String> {
         vec![format!("rewound to before turn {}: {}", report.turn, first_line(&report.prompt))];
     if let Some(files) = &report.files {
         lines.push(format!(
-            "files: {} restored, {} removed (undo with `axon rewind --undo {}`)",
+            "files: {} restored, {} removed (undo with `{}`)",
             files.written.len(),
             files.removed.len(),
-            short(&files.backup)
+            undo_command(&report.session, &files.backup)
         ));
         lines.extend(skipped_lines(files));
     }
