@@ -30,6 +30,7 @@ pub mod mentions;
 mod permissions;
 mod plan_mode;
 pub mod plan_text;
+pub mod replay;
 pub mod rewind;
 mod rewind_op;
 mod run_tool;

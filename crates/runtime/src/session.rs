@@ -474,7 +474,7 @@ impl Task {
         self.revisions = 0;
         self.info.session_id = Some(id.clone());
         self.info.context_tokens = self.agent.context_tokens();
-        self.events.emit(AgentEvent::History { messages: history });
+        self.events.emit(AgentEvent::History { messages: crate::replay::shown(history) });
         self.events.emit(AgentEvent::SessionStarted { session: self.info.clone() });
         self.plan = None;
         match opened.plan {

@@ -262,7 +262,9 @@ impl App {
         for message in history {
             match message.role {
                 Role::System => {}
-                Role::User => self.transcript.push(Entry::User(message.text())),
+                Role::User => {
+                    self.transcript.push(Entry::User(crate::transcript::user_text(message)))
+                }
                 Role::Assistant => {
                     let text = message.text();
                     if !text.trim().is_empty() {
