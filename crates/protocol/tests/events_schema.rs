@@ -237,6 +237,7 @@ fn samples() -> Vec<AgentEvent> {
                     tool_calls: vec![],
                     tool_call_id: None,
                     is_error: false,
+                    refused: false,
                     timestamp_ms: Some(1_700_000_000_000),
                 },
                 Message {
@@ -248,6 +249,7 @@ fn samples() -> Vec<AgentEvent> {
                     tool_calls: vec![call("read_file", json!({"path": "a.txt"}))],
                     tool_call_id: None,
                     is_error: false,
+                    refused: false,
                     timestamp_ms: None,
                 },
                 Message::tool_result("call_1", ToolOutput::error("no such file")),

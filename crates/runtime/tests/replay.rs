@@ -95,3 +95,39 @@ fn a_replay_shows_what_the_user_typed_and_attached_by_name() {
         session.shutdown().await;
     });
 }
+
+#[test]
+fn a_refused_call_is_recorded_and_replayed_as_refused() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool("write_file", serde_json::json!({"path": "a.txt", "content": "x\n"})),
+            Reply::tool("read_file", serde_json::json!({"path": "missing.txt"})),
+            Reply::text("I will not write it."),
+        ])
+        .await;
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        session.submit(user("write a"));
+        until_turn_end(&session, &mut events, |event| match event {
+            AgentEvent::ApprovalRequested { call, .. } => Some(Op::Approve {
+                call_id: call.id.clone(),
+                decision: axon_protocol::ApprovalDecision::Deny { reason: Some("no".into()) },
+            }),
+            _ => None,
+        })
+        .await;
+        session.shutdown().await;
+        let mut config = rig.config();
+        config.session = SessionChoice::Latest;
+        config.replay_history = true;
+        let (session, mut events) = rig.open(config).await;
+        let shown = history(&opened(&mut events));
+        session.shutdown().await;
+        let results: Vec<(bool, bool)> = shown
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .map(|m| (m.is_error, m.refused))
+            .collect();
+        assert_eq!(results, [(true, true), (true, false)], "refused, then failed: {shown:#?}");
+    });
+}

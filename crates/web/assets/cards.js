@@ -321,13 +321,38 @@ export function settle() {
 }
 
 /**
+ * The diff an edit's arguments say it made, as a `diff` preview, for a
+ * call replayed from `history` (its live preview is gone): the replaced
+ * text's lines as removed, the new text's as added, without line numbers
+ * (the file may have changed since). null for any other call.
+ */
+export function diffOfArguments(call) {
+  const a = call && call.arguments;
+  if (!a || typeof a !== 'object' || typeof a.path !== 'string') return null;
+  const lines = (text, sign) => (text === '' ? [] : text.replace(/\n$/, '').split('\n').map((l) => sign + l));
+  let body;
+  if (call.name === 'edit_file' && typeof a.old_str === 'string' && typeof a.new_str === 'string') {
+    body = [...lines(a.old_str, '-'), ...lines(a.new_str, '+')];
+  } else if (call.name === 'write_file' && typeof a.content === 'string') {
+    body = lines(a.content, '+');
+  } else {
+    return null;
+  }
+  return { kind: 'diff', path: a.path, diff: ['@@ @@', ...body].join('\n') + '\n', created: false };
+}
+
+/**
  * A finished call from `history`: always a card of its own (an id may
- * repeat), holding the tool message that answered it.
+ * repeat), holding the tool message that answered it; a refused call is
+ * "Refused", an edit shows its diff instead of its arguments.
  */
 export function fromHistory(call, toolMessage) {
   if (!call || call.id == null) return;
   const card = create(call);
   if (call.name === 'todo' && call.arguments && Array.isArray(call.arguments.items)) todos.set(call.arguments.items);
+  const diff = diffOfArguments(call);
+  if (diff) showPreview(card, diff, call);
+  if (toolMessage && toolMessage.refused) setState(card, 'refused');
   if (toolMessage) {
     finish(card, { content: toolMessage.content, is_error: Boolean(toolMessage.is_error) });
   } else {
