@@ -135,6 +135,52 @@ fn an_edit_shows_its_diff_on_the_card_before_the_answer() {
 }
 
 #[test]
+fn rewind_lists_turns_in_columns_and_asks_before_it_restores() {
+    // Issue 31 §1 and §2: `/rewind N` acted at once; its list's columns
+    // were out of line.
+    let setup = common::setup(vec![
+        Reply::tool("write_file", json!({"path": "a.txt", "content": "model\n"})),
+        Reply::text("Written."),
+        Reply::text("Talked."),
+    ]);
+    let file = setup.workspace.path().join("a.txt");
+    let tmux = start(&setup);
+    tmux.keys(&["write a", "Enter"]);
+    tmux.wait_for(&["Allow write_file?"]);
+    std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
+    tmux.keys(&["y"]);
+    tmux.wait_for(&["Written."]);
+    tmux.keys(&["just talk", "Enter"]);
+    tmux.wait_for(&["Talked."]);
+
+    tmux.keys(&["/rewind", "Enter"]);
+    let screen = tmux.wait_for(&["changed files", "just talk"]);
+    let column = |prompt: &str| {
+        let line =
+            screen.lines().find(|l| l.ends_with(prompt)).unwrap_or_else(|| panic!("{screen}"));
+        line.chars().count() - prompt.chars().count()
+    };
+    assert_eq!(column("write a"), column("just talk"), "the prompts line up:\n{screen}");
+
+    tmux.keys(&["/rewind 1", "Enter"]);
+    let screen = tmux.wait_for(&["Rewind to before turn 1", "Rewind? (y/n)"]);
+    assert!(screen.contains("files: 1 put back") && screen.contains("a.txt"), "{screen}");
+    assert!(screen.contains("6 messages taken back"), "{screen}");
+    assert!(file.exists(), "nothing is restored before the answer");
+    tmux.keys(&["n"]);
+    tmux.wait_for(&["Not rewound: nothing was changed."]);
+    assert!(file.exists());
+
+    tmux.keys(&["/rewind 1", "Enter"]);
+    tmux.wait_for(&["Rewind? (y/n)"]);
+    tmux.keys(&["y"]);
+    tmux.wait_for(&["rewound to before turn 1"]);
+    assert!(!file.exists(), "the turn's file is gone once the user said yes");
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}
+
+#[test]
 fn without_a_terminal_the_chat_points_to_axon_run() {
     let setup = common::setup(Vec::new());
     setup

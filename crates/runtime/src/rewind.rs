@@ -109,6 +109,58 @@ pub fn rewind(
     Ok(RewindReport { session, turn, prompt: plan.prompt, files, withdrawn: cut, notes })
 }
 
+/// What [`rewind`] to just before `turn` would do, as lines to show before
+/// asking the user (nothing is changed): the turn, the files the rewound
+/// turns changed (those a rewind may put back), the messages taken back,
+/// and what cannot be undone. An error says why there is nothing to do.
+pub fn preview(
+    data: &Path,
+    session: &Session,
+    turn: u32,
+    scope: RewindScope,
+) -> Result<Vec<String>> {
+    let plan = session.rewind_to(turn).map_err(|why| anyhow!("{why}"))?;
+    let mut lines = vec![format!("Rewind to before turn {turn}: {}", first_line(&plan.prompt))];
+    if scope != RewindScope::Conversation {
+        lines.push(match (&plan.snapshot, &plan.changes) {
+            (None, _) => format!("files: no tool changed a file from turn {turn} on; none change"),
+            (Some(_), Some(changes)) => {
+                let workspace = PathBuf::from(&session.header.workspace);
+                let paths = checkpoints(data, &workspace)?
+                    .changed_paths(changes)
+                    .map_err(|e| anyhow!("cannot read the checkpoints of turn {turn}: {e}"))?;
+                let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                match names.len() {
+                    0 => "files: the turns changed none in the end; none change".to_string(),
+                    n => format!(
+                        "files: {n} put back as they were before turn {turn} (unless you changed \
+                         them since): {}",
+                        names.join(", ")
+                    ),
+                }
+            }
+            (Some(_), None) => format!(
+                "files: every file put back as it was before turn {turn}, later edits included \
+                 (this session's turns have no snapshot after them)"
+            ),
+        });
+    }
+    if scope != RewindScope::Files {
+        lines.push(match &plan.withdraw {
+            Ok(n) => format!(
+                "conversation: {n} messages taken back, turn {turn} to the latest (the session \
+                 file keeps them)"
+            ),
+            Err(why) if scope == RewindScope::Both => format!("cannot rewind: {why}"),
+            Err(why) => format!("conversation: cannot be taken back: {why}"),
+        });
+    }
+    lines.extend(plan.missed.iter().map(|(t, why)| {
+        format!("turn {t} changed files without a checkpoint ({why}); that is not undone")
+    }));
+    Ok(lines)
+}
+
 /// Undoes a rewind: every file back as snapshot `snapshot` (a rewind's
 /// backup, named in its report) holds it. This restore is itself snapshotted
 /// first, so it can be undone the same way.

@@ -18,7 +18,10 @@ use crate::transcript::{Entry, Level, Transcript};
 /// How a request is handled: the session's own modes.
 pub use axon_protocol::Mode;
 
+mod confirm;
 mod events;
+
+pub use confirm::Confirm;
 
 /// The user's answer to a tool's approval prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +63,12 @@ pub enum Action {
     /// A slash command the front end carries out: name without `/`, and
     /// the rest of the line.
     Command {
+        name: String,
+        argument: String,
+    },
+    /// A command the user said yes to after seeing what it would do
+    /// ([`App::ask_confirm`]).
+    Confirmed {
         name: String,
         argument: String,
     },
@@ -129,6 +138,8 @@ pub struct App {
     /// A hint under the input, e.g. "Ctrl-C again quits".
     pub hint: Option<String>,
     quit_armed: Option<Instant>,
+    /// A command waiting for the user's yes.
+    pub confirm: Option<Confirm>,
     /// Where the current turn's entries start (to drop a broken attempt).
     turn_start: usize,
 }
@@ -154,6 +165,7 @@ impl App {
             page: 10,
             hint: None,
             quit_armed: None,
+            confirm: None,
             turn_start: 0,
         }
     }
@@ -402,6 +414,9 @@ impl App {
                 card.awaiting_approval = false;
             }
             return Some(Action::Approve { call_id, answer });
+        }
+        if let Some(answered) = self.confirm_key(key) {
+            return answered;
         }
         if self.plan.as_ref().is_some_and(|p| p.awaiting) {
             if self.is_busy() {

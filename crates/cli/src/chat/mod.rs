@@ -232,6 +232,11 @@ async fn ui(
                 Some(op) => session.submit(op),
                 None => {}
             },
+            Action::Confirmed { name, argument } => {
+                if let Some(op) = local.confirmed(&mut app, &name, &argument) {
+                    session.submit(op);
+                }
+            }
         }
     }
 }
