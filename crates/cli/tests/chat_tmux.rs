@@ -181,6 +181,30 @@ fn rewind_lists_turns_in_columns_and_asks_before_it_restores() {
 }
 
 #[test]
+fn the_ui_opens_with_a_welcome_and_leaves_saying_how_to_resume() {
+    // Issue 31 §2: no word at start of where, with what and how to get
+    // help; nothing on quit about getting back.
+    let setup = common::setup(vec![Reply::text("Hello.")]);
+    let tmux = start(&setup);
+    let screen = tmux.wait_for(&["/help lists keys and commands"]);
+    let workspace = std::fs::canonicalize(setup.workspace.path()).unwrap();
+    assert!(screen.contains(&format!("axon in {}", workspace.display())), "{screen}");
+    assert!(screen.contains("model openai/"), "{screen}");
+    assert!(screen.contains("sandbox"), "{screen}");
+    tmux.keys(&["hi", "Enter"]);
+    tmux.wait_for(&["Hello."]);
+    let id = std::fs::read_dir(setup.home.path().join("data/sessions"))
+        .unwrap()
+        .flatten()
+        .find_map(|e| e.file_name().to_str()?.strip_suffix(".jsonl").map(str::to_string))
+        .expect("the session was saved");
+    // The pane stays after axon leaves, to read what it printed.
+    assert!(tmux.run(&["set-option", "-w", "-t", "axon", "remain-on-exit", "on"]).status.success());
+    tmux.keys(&["/quit", "Enter"]);
+    tmux.wait_for(&[&format!("resume this session with `axon --resume {id}`")]);
+}
+
+#[test]
 fn without_a_terminal_the_chat_points_to_axon_run() {
     let setup = common::setup(Vec::new());
     setup

@@ -20,6 +20,7 @@ pub use axon_protocol::Mode;
 
 mod confirm;
 mod events;
+mod welcome;
 
 pub use confirm::Confirm;
 

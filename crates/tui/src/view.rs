@@ -298,7 +298,7 @@ fn status_parts(app: &App, compact: bool) -> Vec<String> {
 
 /// Where commands run: the sandbox's mode and network, or that there is
 /// none (and, when one was wanted but cannot be enforced, that commands ask).
-fn sandbox_label(sandbox: &axon_protocol::SandboxInfo, compact: bool) -> String {
+pub(crate) fn sandbox_label(sandbox: &axon_protocol::SandboxInfo, compact: bool) -> String {
     use axon_protocol::SandboxMode;
     let mode = match (sandbox.mode, compact) {
         (SandboxMode::Off, _) => return "sandbox off".to_string(),
