@@ -19,6 +19,8 @@ use crate::transcript::{Entry, Level, Transcript};
 pub use axon_protocol::Mode;
 
 mod confirm;
+mod deny;
+mod edit;
 mod events;
 mod welcome;
 
@@ -66,6 +68,11 @@ pub enum Action {
     Command {
         name: String,
         argument: String,
+    },
+    /// Refuse a call, telling the model `reason` (what to do instead).
+    DenyWithReason {
+        call_id: String,
+        reason: String,
     },
     /// A command the user said yes to after seeing what it would do
     /// ([`App::ask_confirm`]).
@@ -141,6 +148,8 @@ pub struct App {
     quit_armed: Option<Instant>,
     /// A command waiting for the user's yes.
     pub confirm: Option<Confirm>,
+    /// A call being refused with a reason the user is typing.
+    denying: Option<deny::Denying>,
     /// Where the current turn's entries start (to drop a broken attempt).
     turn_start: usize,
 }
@@ -167,6 +176,7 @@ impl App {
             hint: None,
             quit_armed: None,
             confirm: None,
+            denying: None,
             turn_start: 0,
         }
     }
@@ -399,8 +409,15 @@ impl App {
                 (!self.forms.is_empty() || !self.approvals.is_empty()).then(Instant::now);
             return Some(Action::Elicit { id, action, content });
         }
+        if let Some(answered) = self.denying_key(key, ctrl) {
+            return answered;
+        }
         if let Some(call_id) = self.approvals.front().cloned() {
             if self.asked_at.is_some_and(|at| at.elapsed() < ANSWER_GUARD) {
+                return None;
+            }
+            if let KeyCode::Char('t' | 'T') = key.code {
+                self.start_denying(call_id);
                 return None;
             }
             let answer = match key.code {
@@ -457,108 +474,6 @@ impl App {
         }
         self.input.clear();
         None
-    }
-
-    fn edit(&mut self, key: KeyEvent, ctrl: bool) -> Option<Action> {
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        match key.code {
-            KeyCode::Esc => {
-                if self.completion.take().is_some() {
-                    return None;
-                }
-                if self.is_busy() {
-                    return Some(Action::Cancel);
-                }
-                self.scroll = 0;
-            }
-            KeyCode::BackTab => {
-                self.mode = match self.mode {
-                    Mode::React => Mode::Plan,
-                    Mode::Plan => Mode::React,
-                };
-            }
-            KeyCode::Tab => {
-                if let Some(completion) = self.completion.take() {
-                    completion.accept(&mut self.input);
-                } else {
-                    self.refresh_completion();
-                }
-            }
-            KeyCode::Enter if alt || key.modifiers.contains(KeyModifiers::SHIFT) => {
-                self.input.insert("\n");
-                self.refresh_completion();
-            }
-            KeyCode::Enter => {
-                if let Some(completion) = self.completion.take() {
-                    let command = completion.range.start == 0 && self.input.text().starts_with('/');
-                    completion.accept(&mut self.input);
-                    // A command that needs nothing more runs at once.
-                    let name = self.input.text().trim();
-                    let complete = COMMANDS.iter().any(|(n, arg, _)| {
-                        *n == name && !arg.starts_with(|c: char| c.is_ascii_uppercase())
-                    });
-                    if !(command && complete) {
-                        return None;
-                    }
-                }
-                if self.input.text()[..self.input.cursor()].ends_with('\\') {
-                    self.input.backspace();
-                    self.input.insert("\n");
-                    return None;
-                }
-                return self.submit();
-            }
-            KeyCode::Char('j') if ctrl => self.input.insert("\n"),
-            KeyCode::Char('a') if ctrl => self.input.home(),
-            KeyCode::Char('e') if ctrl => self.input.end(),
-            KeyCode::Char('u') if ctrl => self.input.kill_to_start(),
-            KeyCode::Char('k') if ctrl => self.input.kill_to_end(),
-            KeyCode::Char('w') if ctrl => self.input.delete_word(),
-            KeyCode::Char('l') if ctrl => self.scroll = 0,
-            KeyCode::Char(c) if !ctrl => {
-                let mut buffer = [0; 4];
-                self.input.insert(c.encode_utf8(&mut buffer));
-            }
-            KeyCode::Backspace if alt || ctrl => self.input.delete_word(),
-            KeyCode::Backspace => self.input.backspace(),
-            KeyCode::Delete => self.input.delete(),
-            KeyCode::Left => self.input.left(),
-            KeyCode::Right => self.input.right(),
-            KeyCode::Home => self.input.home(),
-            KeyCode::End => self.input.end(),
-            KeyCode::Up => match &mut self.completion {
-                Some(completion) => completion.previous(),
-                None => self.input.up(),
-            },
-            KeyCode::Down => match &mut self.completion {
-                Some(completion) => completion.next(),
-                None => self.input.down(),
-            },
-            _ => {}
-        }
-        None
-    }
-
-    /// Expands or collapses tool output and reasoning, or scrolls; true
-    /// if `key` was one of those.
-    fn view_key(&mut self, key: KeyEvent, ctrl: bool) -> bool {
-        match key.code {
-            KeyCode::Char('o') if ctrl => {
-                let on = !self.transcript.expand_tools();
-                self.transcript.set_expand_tools(on);
-            }
-            KeyCode::Char('t') if ctrl => {
-                let on = !self.transcript.expand_reasoning();
-                self.transcript.set_expand_reasoning(on);
-            }
-            KeyCode::PageUp => {
-                let max = self.last_total.saturating_sub(self.page);
-                self.scroll = (self.scroll + self.page.max(2) / 2).min(max);
-            }
-            KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(self.page.max(2) / 2),
-            _ => return false,
-        }
-        true
     }
 
     fn refresh_completion(&mut self) {

@@ -15,6 +15,7 @@
 
 mod app;
 mod card;
+mod card_body;
 mod complete;
 mod form;
 pub mod highlight;

@@ -206,6 +206,10 @@ async fn ui(
                 };
                 session.submit(Op::Approve { call_id, decision });
             }
+            Action::DenyWithReason { call_id, reason } => {
+                let decision = ApprovalDecision::Deny { reason: Some(reason) };
+                session.submit(Op::Approve { call_id, decision });
+            }
             Action::Elicit { id, action, content } => {
                 session.submit(Op::Elicit { id, action, content });
             }
