@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use axon_protocol::{Message, Plan, Preview, Role, SessionInfo, ToolCall, ToolOutput};
+use axon_protocol::{Message, Plan, PlanStatus, Preview, Role, SessionInfo, ToolCall, ToolOutput};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::card::{CardState, ToolCard};
@@ -185,8 +185,12 @@ impl App {
         self.busy.is_some()
     }
 
-    /// The front end started work on a request.
+    /// The front end started work on a request. A plan that was carried
+    /// out to the end has had its turn on screen: its panel goes.
     pub fn turn_started(&mut self) {
+        if self.plan.as_ref().is_some_and(|p| p.plan.status == PlanStatus::Completed) {
+            self.plan = None;
+        }
         self.busy = Some(Instant::now());
         self.turn_start = self.transcript.len();
     }

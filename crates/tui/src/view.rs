@@ -350,8 +350,13 @@ fn draw_completion(frame: &mut Frame<'_>, app: &App, input: Rect) {
         return;
     }
     let area = Rect { x: input.x, y: input.y - height, width, height };
+    // A list taller than the room scrolls to keep the selected row shown.
+    let rows = usize::from(height - 2);
+    let first = completion.selected.saturating_sub(rows.saturating_sub(1));
     let lines: Vec<Line<'static>> = lines
         .into_iter()
+        .skip(first)
+        .take(rows)
         .flat_map(|l| {
             wrap(&l.spans, usize::from(width.saturating_sub(2)), &[], &[]).into_iter().take(1)
         })

@@ -2,7 +2,8 @@
 //! `TestBackend`: an approved edit keeps the diff the user approved (the
 //! file's lines, indentation and context), not its `old_str`/`new_str`; a
 //! failed command's stderr is on the collapsed card; a submitted plan is
-//! its steps, not JSON; a call can be refused with what to do instead.
+//! its steps, not JSON; a call can be refused with what to do instead;
+//! sessions are picked from a list; a completed plan's panel goes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -114,4 +115,54 @@ fn a_call_is_refused_with_what_to_do_instead() {
     );
     assert_eq!(app.awaiting_approval(), None);
     assert_eq!(app.input.text(), "my draft", "the user's draft is back");
+}
+
+#[test]
+fn sessions_are_picked_from_a_list_that_scrolls_to_the_choice() {
+    let mut app = App::new(Theme::PLAIN);
+    let items: Vec<(String, String)> =
+        (1..=12).map(|n| (format!("session-{n:02}"), format!("title {n}"))).collect();
+    assert!(app.pick("/resume ", items));
+    let shown = screen(&mut app, 60, 10);
+    assert!(shown.contains("session-01"), "{shown}");
+    for _ in 0..10 {
+        app.on_key(key(KeyCode::Down));
+    }
+    let shown = screen(&mut app, 60, 10);
+    assert!(shown.contains("session-11"), "the choice is on screen:\n{shown}");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        Some(Action::Command { name: "resume".into(), argument: "session-11".into() }),
+        "Enter resumes the one chosen"
+    );
+}
+
+#[test]
+fn a_completed_plan_s_panel_goes_when_the_next_turn_starts() {
+    use axon_protocol::{Plan, PlanStatus, PlanStep, StepStatus};
+    let mut app = App::new(Theme::PLAIN);
+    let step = PlanStep {
+        id: 1,
+        description: "Write the notes file".into(),
+        expected_outcome: "it exists".into(),
+        status: StepStatus::Completed,
+        result: None,
+    };
+    let plan = Plan {
+        id: "plan-1".into(),
+        goal: "notes".into(),
+        steps: vec![step],
+        status: PlanStatus::Completed,
+        created_at: 0,
+        updated_at: 0,
+    };
+    app.update_plan(plan);
+    assert!(screen(&mut app, 60, 12).contains("Write the notes file"));
+    for c in "thanks".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    assert!(matches!(app.on_key(key(KeyCode::Enter)), Some(Action::Submit { .. })));
+    app.turn_started();
+    let shown = screen(&mut app, 60, 12);
+    assert!(!shown.contains("Write the notes file"), "the finished plan is gone:\n{shown}");
 }

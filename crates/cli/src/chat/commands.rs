@@ -53,7 +53,7 @@ impl Local {
                 Ok(None) => self.turns(&app.status.session),
                 Err(message) => (Level::Warning, message),
             },
-            "sessions" => self.sessions(),
+            "sessions" => self.sessions(app),
             "export" => self.export(&app.status.session, argument),
             "skills" => {
                 let skills = app.info.as_ref().map(|i| i.skills.clone()).unwrap_or_default();
@@ -107,18 +107,29 @@ impl Local {
             .map_err(|e| format!("Cannot rewind: {e:#}"))
     }
 
-    fn sessions(&self) -> (Level, String) {
+    /// This workspace's sessions as a picker: the one chosen is resumed.
+    fn sessions(&self, app: &mut App) -> (Level, String) {
         let store = SessionStore::new(&self.data);
         match store.list(Some(self.workspace.root())) {
             Ok(list) if list.is_empty() => {
                 (Level::Info, "No sessions in this workspace yet.".to_string())
             }
             Ok(list) => {
-                let mut text = String::from("Sessions (newest first; /resume ID continues one):");
-                for s in list.iter().take(20) {
-                    text.push_str(&format!("\n  {}  {:>4} msgs  {}", s.id, s.messages, s.title));
+                let items = list
+                    .iter()
+                    .filter(|s| s.id != app.status.session)
+                    .take(20)
+                    .map(|s| (s.id.clone(), format!("{:>4} msgs  {}", s.messages, s.title)))
+                    .collect();
+                if app.pick("/resume ", items) {
+                    (
+                        Level::Info,
+                        "Pick a session to resume: ↑/↓, Enter resumes it, Esc closes the list."
+                            .to_string(),
+                    )
+                } else {
+                    (Level::Info, "No other sessions in this workspace yet.".to_string())
                 }
-                (Level::Info, text)
             }
             Err(e) => (Level::Error, format!("Cannot list sessions: {e}")),
         }

@@ -8,6 +8,14 @@ use super::{Action, App, Mode};
 use crate::complete::COMMANDS;
 
 impl App {
+    /// Offers `items` (argument, description) as a picker for `command`
+    /// ("/resume "): ↑/↓ choose, Enter runs the command with the choice,
+    /// Esc closes it. False when there is nothing to pick.
+    pub fn pick(&mut self, command: &str, items: Vec<(String, String)>) -> bool {
+        self.completion = crate::complete::Completion::pick(&mut self.input, command, items);
+        self.completion.is_some()
+    }
+
     pub(super) fn edit(&mut self, key: KeyEvent, ctrl: bool) -> Option<Action> {
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         match key.code {
@@ -41,6 +49,9 @@ impl App {
                 if let Some(completion) = self.completion.take() {
                     let command = completion.range.start == 0 && self.input.text().starts_with('/');
                     completion.accept(&mut self.input);
+                    if completion.runs {
+                        return self.submit();
+                    }
                     // A command that needs nothing more runs at once.
                     let name = self.input.text().trim();
                     let complete = COMMANDS.iter().any(|(n, arg, _)| {
