@@ -282,6 +282,11 @@ fn samples() -> Vec<AgentEvent> {
             model: "gpt-4.1-mini".into(),
             context_window: 1_047_576,
         },
+        AgentEvent::Models {
+            provider: "openai".into(),
+            current: "gpt-4.1".into(),
+            models: vec!["gpt-4.1".into(), "gpt-4.1-mini".into()],
+        },
         AgentEvent::TurnRestarted { reason: "the stream broke off".into() },
         AgentEvent::Prompt { text: "tidy the tests".into(), attachments: vec![] },
         AgentEvent::Prompt {

@@ -27,6 +27,7 @@ mod live_tools;
 pub mod local_model;
 pub mod mcp_host;
 pub mod mentions;
+mod model_switch;
 mod permissions;
 mod plan_mode;
 pub mod plan_text;

@@ -166,3 +166,20 @@ fn a_completed_plan_s_panel_goes_when_the_next_turn_starts() {
     let shown = screen(&mut app, 60, 12);
     assert!(!shown.contains("Write the notes file"), "the finished plan is gone:\n{shown}");
 }
+
+#[test]
+fn the_provider_s_models_are_offered_as_a_picker() {
+    let mut app = App::new(Theme::PLAIN);
+    app.on_agent_event(AgentEvent::Models {
+        provider: "openai".into(),
+        current: "gpt-4.1".into(),
+        models: vec!["gpt-4.1".into(), "gpt-4.1-mini".into(), "o3".into()],
+    });
+    let shown = screen(&mut app, 70, 14);
+    assert!(shown.contains("gpt-4.1-mini") && shown.contains("in use"), "{shown}");
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        Some(Action::Command { name: "model".into(), argument: "gpt-4.1-mini".into() })
+    );
+}
