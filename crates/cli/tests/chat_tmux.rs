@@ -205,6 +205,37 @@ fn the_ui_opens_with_a_welcome_and_leaves_saying_how_to_resume() {
 }
 
 #[test]
+fn a_completion_popup_leaves_nothing_behind() {
+    // Issue 31 §2: fragments of a closed or shrunk popup stayed on screen.
+    // Wide characters under the popup: a cell half covered is where a
+    // fragment would stay.
+    let wide = "Hello there: 你好世界，这是一个很长的回答 🎉🎉 ".repeat(4);
+    let setup = common::setup(vec![Reply::text(&vec![wide.as_str(); 12].join("\n\n"))]);
+    std::fs::write(setup.workspace.path().join("notes.md"), "x\n").unwrap();
+    let tmux = start(&setup);
+    tmux.keys(&["hi", "Enter"]);
+    tmux.wait_for(&["🎉🎉 Hello"]);
+    let popup = |screen: &str| screen.contains('┌') || screen.contains('│') || screen.contains('└');
+    tmux.keys(&["/"]);
+    tmux.wait_for(&["Tab/Enter accepts", "/rewind"]);
+    tmux.keys(&["r", "e"]);
+    let shrunk = tmux.wait_for(&["/resume"]);
+    assert!(!shrunk.contains("/skills"), "{shrunk}");
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for(&["› /re"]);
+    assert!(!popup(&screen), "the popup left fragments:\n{screen}");
+    tmux.keys(&["C-u", " @no"]);
+    tmux.wait_for(&["@notes.md"]);
+    tmux.keys(&["BSpace", "BSpace", "BSpace"]);
+    // The mention is gone, and with it the popup, whole.
+    assert!(common::eventually(|| !tmux.screen().contains("@no")), "{}", tmux.screen());
+    let screen = tmux.screen();
+    assert!(!popup(&screen), "the popup left fragments:\n{screen}");
+    tmux.keys(&["C-u", "/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}
+
+#[test]
 fn without_a_terminal_the_chat_points_to_axon_run() {
     let setup = common::setup(Vec::new());
     setup
