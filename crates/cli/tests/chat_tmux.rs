@@ -236,6 +236,29 @@ fn a_completion_popup_leaves_nothing_behind() {
 }
 
 #[test]
+fn a_call_refused_with_a_reason_tells_the_model_what_to_do_instead() {
+    let setup = common::setup(vec![
+        Reply::tool("write_file", json!({"path": "a.txt", "content": "x\n"})),
+        Reply::text("Understood, b.txt then."),
+    ]);
+    let tmux = start(&setup);
+    tmux.keys(&["write a", "Enter"]);
+    tmux.wait_for(&["Allow write_file?", "[t] deny, telling"]);
+    std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
+    tmux.keys(&["t"]);
+    tmux.wait_for(&["Tell axon what to do instead"]);
+    tmux.keys(&["use b.txt, not a.txt", "Enter"]);
+    tmux.wait_for(&["Understood, b.txt then."]);
+    assert!(!setup.workspace.path().join("a.txt").exists());
+    let told = setup.server.requests().last().unwrap().to_string();
+    assert!(told.contains("use b.txt, not a.txt"), "the model was told: {told}");
+    tmux.keys(&["/sessions", "Enter"]);
+    tmux.wait_for(&["No other sessions in this workspace yet."]);
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}
+
+#[test]
 fn without_a_terminal_the_chat_points_to_axon_run() {
     let setup = common::setup(Vec::new());
     setup
