@@ -210,7 +210,7 @@ fn a_completion_popup_leaves_nothing_behind() {
     // Wide characters under the popup: a cell half covered is where a
     // fragment would stay.
     let wide = "Hello there: 你好世界，这是一个很长的回答 🎉🎉 ".repeat(4);
-    let setup = common::setup(vec![Reply::text(&vec![wide.as_str(); 12].join("\n\n"))]);
+    let setup = common::setup(vec![Reply::text(&[wide.as_str(); 12].join("\n\n"))]);
     std::fs::write(setup.workspace.path().join("notes.md"), "x\n").unwrap();
     let tmux = start(&setup);
     tmux.keys(&["hi", "Enter"]);
