@@ -266,13 +266,18 @@ impl Mapper {
             match message.role {
                 // The text tool protocol's results, sent as a user message.
                 Role::User if message.text().starts_with(axon_protocol::TEXT_RESULTS_HEADER) => {}
+                // The runtime's replay leaves the user's words and the
+                // names of what went with them.
                 Role::User => {
                     for part in &message.content {
-                        if let ContentPart::Text { text } = part {
-                            updates.push(SessionUpdate::UserMessageChunk(ContentChunk::new(
-                                text.as_str().into(),
-                            )));
-                        }
+                        let ContentPart::Text { text } = part else { continue };
+                        let text = match axon_protocol::attachment::name_of(text) {
+                            Some(name) => format!("\n📎 {name}"),
+                            None => text.clone(),
+                        };
+                        updates.push(SessionUpdate::UserMessageChunk(ContentChunk::new(
+                            text.as_str().into(),
+                        )));
                     }
                 }
                 Role::Assistant => {

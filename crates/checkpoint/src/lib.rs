@@ -223,6 +223,17 @@ impl Checkpoints {
         restore::restore_changes(self, session, target, turns)
     }
 
+    /// The paths some turns changed, each of `turns` being (the snapshot
+    /// before it, the snapshot after it), sorted: what
+    /// [`Checkpoints::restore_changes`] with those turns may put back.
+    pub fn changed_paths(
+        &self,
+        turns: &[(String, String)],
+    ) -> Result<Vec<PathBuf>, CheckpointError> {
+        let _lock = self.lock()?;
+        restore::changed_paths(self, turns)
+    }
+
     /// What [`Checkpoints::restore`] of `id` would change now, by path.
     pub fn diff_stat(&self, id: &str) -> Result<Vec<Change>, CheckpointError> {
         let _lock = self.lock()?;

@@ -126,6 +126,21 @@ fn apply(
     })
 }
 
+pub(crate) fn changed_paths(
+    checkpoints: &Checkpoints,
+    turns: &[(String, String)],
+) -> Result<Vec<PathBuf>, CheckpointError> {
+    let git = &checkpoints.git;
+    let mut paths = std::collections::BTreeSet::new();
+    for (before, after) in turns {
+        let (before, after) = (repo::resolve(git, before)?, repo::resolve(git, after)?);
+        let out = git
+            .run(["diff-tree", "-r", "-z", "--no-renames", "--name-only", &before, &after], None)?;
+        paths.extend(split_z(&out).filter(|p| !p.is_empty()).map(path_of));
+    }
+    Ok(paths.into_iter().collect())
+}
+
 pub(crate) fn diff_stat(
     checkpoints: &Checkpoints,
     id: &str,

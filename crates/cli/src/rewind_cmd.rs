@@ -66,7 +66,7 @@ fn execute(args: RewindArgs) -> anyhow::Result<()> {
     }
     if let Some(snapshot) = &args.undo {
         let restored = undo(store.data_dir(), &session, snapshot)?;
-        for line in describe_undo(&restored) {
+        for line in describe_undo(&session.header.id, &restored) {
             say(&line);
         }
         say(&format!("session {}", session.header.id));

@@ -71,8 +71,12 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<(), StoreEr
             }
             for s in sessions {
                 let place = if all { format!("  {}", s.workspace) } else { String::new() };
+                let undone = match s.undone {
+                    0 => String::new(),
+                    n => format!("  ({n} undone by a rewind)"),
+                };
                 say(&format!(
-                    "{}  {}  {:>4} msgs  {:>8} tokens  {}{place}",
+                    "{}  {}  {:>4} msgs  {:>8} tokens  {}{undone}{place}",
                     s.id,
                     when(s.updated_at),
                     s.messages,

@@ -135,6 +135,130 @@ fn an_edit_shows_its_diff_on_the_card_before_the_answer() {
 }
 
 #[test]
+fn rewind_lists_turns_in_columns_and_asks_before_it_restores() {
+    // Issue 31 §1 and §2: `/rewind N` acted at once; its list's columns
+    // were out of line.
+    let setup = common::setup(vec![
+        Reply::tool("write_file", json!({"path": "a.txt", "content": "model\n"})),
+        Reply::text("Written."),
+        Reply::text("Talked."),
+    ]);
+    let file = setup.workspace.path().join("a.txt");
+    let tmux = start(&setup);
+    tmux.keys(&["write a", "Enter"]);
+    tmux.wait_for(&["Allow write_file?"]);
+    std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
+    tmux.keys(&["y"]);
+    tmux.wait_for(&["Written."]);
+    tmux.keys(&["just talk", "Enter"]);
+    tmux.wait_for(&["Talked."]);
+
+    tmux.keys(&["/rewind", "Enter"]);
+    let screen = tmux.wait_for(&["changed files", "just talk"]);
+    let column = |prompt: &str| {
+        let line =
+            screen.lines().find(|l| l.ends_with(prompt)).unwrap_or_else(|| panic!("{screen}"));
+        line.chars().count() - prompt.chars().count()
+    };
+    assert_eq!(column("write a"), column("just talk"), "the prompts line up:\n{screen}");
+
+    tmux.keys(&["/rewind 1", "Enter"]);
+    let screen = tmux.wait_for(&["Rewind to before turn 1", "Rewind? (y/n)"]);
+    assert!(screen.contains("files: 1 put back") && screen.contains("a.txt"), "{screen}");
+    assert!(screen.contains("6 messages taken back"), "{screen}");
+    assert!(file.exists(), "nothing is restored before the answer");
+    tmux.keys(&["n"]);
+    tmux.wait_for(&["Not rewound: nothing was changed."]);
+    assert!(file.exists());
+
+    tmux.keys(&["/rewind 1", "Enter"]);
+    tmux.wait_for(&["Rewind? (y/n)"]);
+    tmux.keys(&["y"]);
+    tmux.wait_for(&["rewound to before turn 1"]);
+    assert!(!file.exists(), "the turn's file is gone once the user said yes");
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}
+
+#[test]
+fn the_ui_opens_with_a_welcome_and_leaves_saying_how_to_resume() {
+    // Issue 31 §2: no word at start of where, with what and how to get
+    // help; nothing on quit about getting back.
+    let setup = common::setup(vec![Reply::text("Hello.")]);
+    let tmux = start(&setup);
+    let screen = tmux.wait_for(&["/help lists keys and commands"]);
+    let workspace = std::fs::canonicalize(setup.workspace.path()).unwrap();
+    assert!(screen.contains(&format!("axon in {}", workspace.display())), "{screen}");
+    assert!(screen.contains("model openai/"), "{screen}");
+    assert!(screen.contains("sandbox"), "{screen}");
+    tmux.keys(&["hi", "Enter"]);
+    tmux.wait_for(&["Hello."]);
+    let id = std::fs::read_dir(setup.home.path().join("data/sessions"))
+        .unwrap()
+        .flatten()
+        .find_map(|e| e.file_name().to_str()?.strip_suffix(".jsonl").map(str::to_string))
+        .expect("the session was saved");
+    // The pane stays after axon leaves, to read what it printed.
+    assert!(tmux.run(&["set-option", "-w", "-t", "axon", "remain-on-exit", "on"]).status.success());
+    tmux.keys(&["/quit", "Enter"]);
+    tmux.wait_for(&[&format!("resume this session with `axon --resume {id}`")]);
+}
+
+#[test]
+fn a_completion_popup_leaves_nothing_behind() {
+    // Issue 31 §2: fragments of a closed or shrunk popup stayed on screen.
+    // Wide characters under the popup: a cell half covered is where a
+    // fragment would stay.
+    let wide = "Hello there: 你好世界，这是一个很长的回答 🎉🎉 ".repeat(4);
+    let setup = common::setup(vec![Reply::text(&[wide.as_str(); 12].join("\n\n"))]);
+    std::fs::write(setup.workspace.path().join("notes.md"), "x\n").unwrap();
+    let tmux = start(&setup);
+    tmux.keys(&["hi", "Enter"]);
+    tmux.wait_for(&["🎉🎉 Hello"]);
+    let popup = |screen: &str| screen.contains('┌') || screen.contains('│') || screen.contains('└');
+    tmux.keys(&["/"]);
+    tmux.wait_for(&["Tab/Enter accepts", "/rewind"]);
+    tmux.keys(&["r", "e"]);
+    let shrunk = tmux.wait_for(&["/resume"]);
+    assert!(!shrunk.contains("/skills"), "{shrunk}");
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for(&["› /re"]);
+    assert!(!popup(&screen), "the popup left fragments:\n{screen}");
+    tmux.keys(&["C-u", " @no"]);
+    tmux.wait_for(&["@notes.md"]);
+    tmux.keys(&["BSpace", "BSpace", "BSpace"]);
+    // The mention is gone, and with it the popup, whole.
+    assert!(common::eventually(|| !tmux.screen().contains("@no")), "{}", tmux.screen());
+    let screen = tmux.screen();
+    assert!(!popup(&screen), "the popup left fragments:\n{screen}");
+    tmux.keys(&["C-u", "/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}
+
+#[test]
+fn a_call_refused_with_a_reason_tells_the_model_what_to_do_instead() {
+    let setup = common::setup(vec![
+        Reply::tool("write_file", json!({"path": "a.txt", "content": "x\n"})),
+        Reply::text("Understood, b.txt then."),
+    ]);
+    let tmux = start(&setup);
+    tmux.keys(&["write a", "Enter"]);
+    tmux.wait_for(&["Allow write_file?", "[t] deny, telling"]);
+    std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
+    tmux.keys(&["t"]);
+    tmux.wait_for(&["Tell axon what to do instead"]);
+    tmux.keys(&["use b.txt, not a.txt", "Enter"]);
+    tmux.wait_for(&["Understood, b.txt then."]);
+    assert!(!setup.workspace.path().join("a.txt").exists());
+    let told = setup.server.requests().last().unwrap().to_string();
+    assert!(told.contains("use b.txt, not a.txt"), "the model was told: {told}");
+    tmux.keys(&["/sessions", "Enter"]);
+    tmux.wait_for(&["No other sessions in this workspace yet."]);
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}
+
+#[test]
 fn without_a_terminal_the_chat_points_to_axon_run() {
     let setup = common::setup(Vec::new());
     setup

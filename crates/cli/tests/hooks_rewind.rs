@@ -300,14 +300,16 @@ fn a_rewind_restores_what_the_turn_changed_and_keeps_later_edits() {
     );
 
     // The undo the report names is an axon command.
-    let undo = report
-        .split("axon rewind --undo ")
+    let undo: Vec<&str> = report
+        .split("`axon ")
         .nth(1)
         .and_then(|rest| rest.split('`').next())
         .unwrap_or_else(|| panic!("no undo command in {report}"))
-        .to_string();
-    let undone = stdout(&s, &["rewind", "--undo", &undo]);
-    assert!(undone.contains("axon rewind --undo"), "an undo can be undone too: {undone}");
+        .split_whitespace()
+        .collect();
+    assert_eq!(undo[..1], ["rewind"], "{report}");
+    let undone = stdout(&s, &undo);
+    assert!(undone.contains("axon rewind --session "), "an undo can be undone too: {undone}");
     assert_eq!(std::fs::read_to_string(ws.join("src/app.txt")).unwrap(), "v2\n");
     assert_eq!(std::fs::read_to_string(ws.join("docs/notes.txt")).unwrap(), "new notes\n");
     assert_eq!(std::fs::read_to_string(ws.join("docs/new.txt")).unwrap(), "a new file\n");

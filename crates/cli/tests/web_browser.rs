@@ -836,3 +836,73 @@ fn a_resumed_session_shows_attachments_by_name_and_pairs_repeated_call_ids() {
     shot(&browser, "21-resumed-attachments-dark");
     console_is_clean(&browser);
 }
+
+#[test]
+fn a_resumed_session_shows_a_refused_call_as_refused_and_an_edit_as_its_diff() {
+    // Issue 31 §1: a denied call replayed as "Failed", an edit as its JSON.
+    use axon_protocol::Message;
+    use axon_store::{Record, Redactor, SessionStore};
+    let s = setup(vec![]);
+    let root = std::fs::canonicalize(s.workspace.path()).unwrap();
+    let store = SessionStore::new(&s.home.path().join("data"));
+    let mut writer =
+        store.create("refused", &root, "openai", "gpt-4.1", Redactor::default()).unwrap();
+    let messages = json!([
+        {"role": "user", "content": [{"type": "text", "text": "fix the greeting"}]},
+        {"role": "assistant", "content": [], "tool_calls": [
+            {"id": "call_0", "name": "write_file", "arguments": {"path": "x.txt", "content": "x\n"}}
+        ]},
+        {"role": "tool", "tool_call_id": "call_0", "is_error": true, "refused": true,
+         "content": [{"type": "text", "text": "The user did not allow write_file: no"}]},
+        {"role": "assistant", "content": [], "tool_calls": [
+            {"id": "call_1", "name": "edit_file", "arguments":
+                {"path": "src/hello.rs", "old_str": "    hello();\n    world();", "new_str": "    goodbye();"}}
+        ]},
+        {"role": "tool", "tool_call_id": "call_1", "content": [{"type": "text", "text": "Edited src/hello.rs"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Changed it."}]}
+    ]);
+    for message in messages.as_array().unwrap() {
+        let message: Message = serde_json::from_value(message.clone()).unwrap();
+        writer.append(&Record::message(message)).unwrap();
+    }
+    writer.sync().unwrap();
+    let id = writer.id().to_string();
+    drop(writer);
+    let web = Web::start(&s, &[]);
+    let browser = open(&web, 1280, false);
+    resume_from_sidebar(&browser, &id);
+    browser
+        .wait_for("document.body.dataset.ready === '1' && [...document.querySelectorAll('.msg.assistant .body')].some(e => e.textContent.includes('Changed it.'))", PATIENCE)
+        .unwrap();
+    assert_eq!(
+        items(&browser),
+        vec![
+            "user:fix the greeting".to_string(),
+            "card:call_0:write_file:refused".into(),
+            "card:call_1:edit_file:done".into(),
+            "assistant:Changed it.".into(),
+        ]
+    );
+    let label = browser
+        .execute("return document.querySelector('.card[data-call-id=\"call_0\"] .state-label').textContent", json!([]))
+        .unwrap();
+    assert_eq!(label, json!("Refused"));
+    let edit = browser
+        .execute(
+            "const card = document.querySelector('.card[data-call-id=\"call_1\"]');
+             return {
+               lines: [...card.querySelectorAll('.diff-lines > div')].map(d => d.className + ':' + d.textContent),
+               args: [...card.querySelectorAll('pre.args')].filter(p => p.offsetParent !== null).length,
+             }",
+            json!([]),
+        )
+        .unwrap();
+    assert_eq!(
+        edit["lines"],
+        json!(["del:-    hello();", "del:-    world();", "add:+    goodbye();"]),
+        "{edit}"
+    );
+    assert_eq!(edit["args"], json!(0), "the arguments are not shown again as JSON: {edit}");
+    shot(&browser, "22-resumed-refused-and-diff-light");
+    console_is_clean(&browser);
+}

@@ -115,6 +115,8 @@ pub struct Agent {
     pub(crate) allowed: HashSet<String>,
     /// Tools the user refused for the rest of the session.
     pub(crate) denied: HashSet<String>,
+    /// Ids of the calls of the turn's current batch that were refused.
+    pub(crate) refused: HashSet<String>,
     /// Where the request being worked on sits in the history.
     pub(crate) prompt_index: usize,
     /// The system prompt and tools every request carries, built once per
@@ -215,6 +217,7 @@ impl Agent {
             history,
             allowed: HashSet::new(),
             denied: HashSet::new(),
+            refused: HashSet::new(),
             prompt_index: 0,
             preamble: OnceLock::new(),
             shared_approval: None,

@@ -98,6 +98,8 @@ impl Agent {
                     }
                     Err(output) => {
                         if self.registry.contains(&planned.call.name) {
+                            // Shown as refused, live and when replayed.
+                            self.refused.insert(planned.call.id.clone());
                             emit(AgentEvent::Action {
                                 refused: true,
                                 preview: None,
@@ -304,6 +306,7 @@ impl Agent {
     }
 
     pub(crate) fn push_results(&mut self, calls: &[PlannedCall], mut outputs: Vec<ToolOutput>) {
+        let refused = std::mem::take(&mut self.refused);
         let reminder = crate::rules::reminder(self.config.rule_count);
         if let Some(last) = outputs.last_mut()
             && !reminder.is_empty()
@@ -313,7 +316,9 @@ impl Agent {
         match self.provider.info().tool_protocol {
             ToolProtocol::Native => {
                 for (planned, output) in calls.iter().zip(outputs) {
-                    self.history.push(Message::tool_result(planned.call.id.clone(), output));
+                    let mut message = Message::tool_result(planned.call.id.clone(), output);
+                    message.refused = refused.contains(&planned.call.id);
+                    self.history.push(message);
                 }
             }
             ToolProtocol::Text => {

@@ -349,10 +349,33 @@ impl StepCalls {
     }
 }
 
+/// How the request for one step of an approved plan begins: axon's own
+/// words, not the user's (a replay leaves such requests out).
+const STEP_PROMPT_LEAD: &str = "We are carrying out an approved plan.\n\n";
+
+/// What axon's request to carry out one step of an approved plan
+/// (`step_prompt`) asked: the step, and the plan's goal (the user's own
+/// request). `None` for any other text, such as what the user typed.
+pub fn step_of_prompt(text: &str) -> Option<(u32, String)> {
+    let rest = text.strip_prefix(STEP_PROMPT_LEAD)?.strip_prefix("Goal: ")?;
+    let (_, step) = rest.rsplit_once("\nNow do step ")?;
+    let (number, _) = step.split_once(" only: ")?;
+    let step = number.parse().ok()?;
+    if !text.contains(STEP_FAILED) {
+        return None;
+    }
+    // The goal ends where the first step's line begins: "\n[x] 1. ".
+    let goal_end = rest.match_indices("\n[").map(|(at, _)| at).find(|&at| {
+        let line = &rest[at + 2..];
+        line.get(1..3) == Some("] ") && line[3..].starts_with(|c: char| c.is_ascii_digit())
+    })?;
+    Some((step, rest[..goal_end].to_string()))
+}
+
 fn step_prompt(plan: &Plan, index: usize) -> String {
     let step = &plan.steps[index];
     format!(
-        "We are carrying out an approved plan.\n\n{}\nNow do step {} only: {}\nExpected outcome: {}\n\n\
+        "{STEP_PROMPT_LEAD}{}\nNow do step {} only: {}\nExpected outcome: {}\n\n\
          When the step is done, answer with a short report of what you did. If it cannot be done, \
          answer starting with `{STEP_FAILED}` and the reason.",
         describe(plan),
@@ -370,4 +393,20 @@ pub fn revision_request(plan: &Plan, step: u32, reason: &str) -> String {
          goal, taking the failure into account.",
         describe(plan)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_request_is_known_as_axon_s_and_the_user_s_text_is_not() {
+        let draft = |d: &str| StepDraft { description: d.into(), expected_outcome: "done".into() };
+        let goal = "fix it\n[ ] not a step, the user's words";
+        let plan = new_plan(goal, vec![draft("read"), draft("write")]);
+        assert_eq!(step_of_prompt(&step_prompt(&plan, 0)), Some((1, goal.to_string())));
+        assert_eq!(step_of_prompt(&step_prompt(&plan, 1)), Some((2, goal.to_string())));
+        assert_eq!(step_of_prompt("We are carrying out an approved plan."), None);
+        assert_eq!(step_of_prompt("please do step 2 only: write"), None);
+    }
 }

@@ -115,6 +115,7 @@ impl TurnAssembler {
                 tool_calls,
                 tool_call_id: None,
                 is_error: false,
+                refused: false,
                 timestamp_ms: None,
             },
             malformed,

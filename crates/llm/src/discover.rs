@@ -72,6 +72,28 @@ pub async fn discover_context_window(config: &ProviderConfig) -> Option<u64> {
     found
 }
 
+/// The models `config`'s server lists (`GET …/models`: the `id` of each
+/// entry, sorted); `None` when it does not answer with a list (the local
+/// provider has none to ask).
+pub async fn list_models(config: &ProviderConfig) -> Option<Vec<String>> {
+    let asker = Asker::new(config)?;
+    let base = config.base_url.trim_end_matches('/');
+    let url = match config.kind {
+        ProviderKind::OpenAi => join_url(base, "/models"),
+        ProviderKind::Anthropic => join_url(base, "/v1/models"),
+        ProviderKind::Local => return None,
+    };
+    let listed = asker.get(&url).await?;
+    let entries = listed.get("data").and_then(Value::as_array)?;
+    let mut ids: Vec<String> = entries
+        .iter()
+        .filter_map(|e| e.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    (!ids.is_empty()).then_some(ids)
+}
+
 async fn ask(config: &ProviderConfig) -> Option<u64> {
     let asker = Asker::new(config)?;
     let base = config.base_url.trim_end_matches('/');

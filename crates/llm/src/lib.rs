@@ -42,7 +42,7 @@ use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 
 pub use assemble::{AssembledTurn, TurnAssembler};
-pub use discover::{connect, discover_context_window};
+pub use discover::{connect, discover_context_window, list_models};
 pub use error::LlmError;
 pub use presets::{
     DEFAULT_CONTEXT_WINDOW, MAX_TOKENS_CAP, ProviderConfig, ProviderKind, build_provider,

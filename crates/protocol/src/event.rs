@@ -230,6 +230,14 @@ pub enum AgentEvent {
     History {
         messages: Vec<Message>,
     },
+    /// The models the session's provider offers, as its server lists them
+    /// (the answer to a `switch_model` without a model): front ends offer
+    /// them to pick from. `current` is the model in use.
+    Models {
+        provider: String,
+        current: String,
+        models: Vec<String>,
+    },
     /// The session's conversation is now saved under this id.
     SessionSaved {
         session_id: String,

@@ -8,6 +8,7 @@
 //! stream's published JSON Schema), so a front end or a test can use it
 //! without pulling in anything else.
 
+pub mod attachment;
 pub mod compaction;
 mod conversation;
 mod event;

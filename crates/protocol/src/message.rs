@@ -75,6 +75,11 @@ pub struct Message {
     /// For `Role::Tool`: whether the tool reported a failure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// For `Role::Tool`: the call never ran, because it was refused (by the
+    /// user, a rule, a hook or the approval policy); `is_error` is then
+    /// set too. A replay shows it as refused, not failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
     /// Milliseconds since the Unix epoch, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp_ms: Option<i64>,
@@ -88,6 +93,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             is_error: false,
+            refused: false,
             timestamp_ms: None,
         }
     }
@@ -112,6 +118,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
             is_error: output.is_error,
+            refused: false,
             timestamp_ms: None,
         }
     }

@@ -237,6 +237,7 @@ fn samples() -> Vec<AgentEvent> {
                     tool_calls: vec![],
                     tool_call_id: None,
                     is_error: false,
+                    refused: false,
                     timestamp_ms: Some(1_700_000_000_000),
                 },
                 Message {
@@ -248,6 +249,7 @@ fn samples() -> Vec<AgentEvent> {
                     tool_calls: vec![call("read_file", json!({"path": "a.txt"}))],
                     tool_call_id: None,
                     is_error: false,
+                    refused: false,
                     timestamp_ms: None,
                 },
                 Message::tool_result("call_1", ToolOutput::error("no such file")),
@@ -279,6 +281,11 @@ fn samples() -> Vec<AgentEvent> {
             provider: "openai".into(),
             model: "gpt-4.1-mini".into(),
             context_window: 1_047_576,
+        },
+        AgentEvent::Models {
+            provider: "openai".into(),
+            current: "gpt-4.1".into(),
+            models: vec!["gpt-4.1".into(), "gpt-4.1-mini".into()],
         },
         AgentEvent::TurnRestarted { reason: "the stream broke off".into() },
         AgentEvent::Prompt { text: "tidy the tests".into(), attachments: vec![] },

@@ -69,19 +69,22 @@ fn message() -> impl Strategy<Value = Message> {
         prop::collection::vec(content_part(), 0..4),
         prop::collection::vec(("[a-z0-9_]{1,8}", "[a-z_]{1,12}", any::<i64>()), 0..3),
         proptest::option::of("[a-z0-9_]{1,8}"),
-        any::<bool>(),
+        (any::<bool>(), any::<bool>()),
         proptest::option::of(any::<i64>()),
     )
-        .prop_map(|(role, content, calls, tool_call_id, is_error, timestamp_ms)| Message {
-            role,
-            content,
-            tool_calls: calls
-                .into_iter()
-                .map(|(id, name, n)| ToolCall { id, name, arguments: json!({"n": n}) })
-                .collect(),
-            tool_call_id,
-            is_error,
-            timestamp_ms,
+        .prop_map(|(role, content, calls, tool_call_id, (is_error, refused), timestamp_ms)| {
+            Message {
+                role,
+                content,
+                tool_calls: calls
+                    .into_iter()
+                    .map(|(id, name, n)| ToolCall { id, name, arguments: json!({"n": n}) })
+                    .collect(),
+                tool_call_id,
+                is_error,
+                refused,
+                timestamp_ms,
+            }
         })
 }
 

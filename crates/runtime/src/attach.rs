@@ -33,7 +33,4 @@ pub fn read_file(workspace: &Workspace, path: &str) -> Result<String, String> {
     Ok(text)
 }
 
-/// An attachment as the model sees it.
-pub fn quote(name: &str, body: &str) -> String {
-    format!("\n<attachment name={name:?}>\n{body}\n</attachment>")
-}
+pub use axon_protocol::attachment::quote;

@@ -68,10 +68,12 @@ impl SessionJournal {
         self.append(&Record::Checkpoint { turn, snapshot: snapshot.to_string(), skipped, at });
     }
 
-    /// Records the files as turn `turn` (which took a checkpoint) left them.
-    pub fn turn_changed(&self, turn: u32, snapshot: &str) {
+    /// Records the files as turn `turn` (which took a checkpoint) left them,
+    /// and how many paths differ from that checkpoint.
+    pub fn turn_changed(&self, turn: u32, snapshot: &str, changed: usize) {
         let at = now_ms();
-        self.append(&Record::TurnChanged { turn, snapshot: snapshot.to_string(), at });
+        let snapshot = snapshot.to_string();
+        self.append(&Record::TurnChanged { turn, snapshot, changed: Some(changed), at });
     }
 
     fn append(&self, record: &Record) {

@@ -119,7 +119,7 @@ impl SessionLifecycle {
         let taken =
             tokio::task::spawn_blocking(move || checkpoints.snapshot(&session, &label)).await;
         match taken {
-            Ok(Ok(snapshot)) => journal.turn_changed(turn, &snapshot.id),
+            Ok(Ok(snapshot)) => journal.turn_changed(turn, &snapshot.id, snapshot.changed),
             Ok(Err(e)) => self.after_turn_failed(turn, &e.to_string()),
             Err(e) => self.after_turn_failed(turn, &e.to_string()),
         }

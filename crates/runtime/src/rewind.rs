@@ -10,8 +10,10 @@
 //! them ended (the user's later edit), is left as it is and named. (A
 //! session whose turns lack the snapshot after them, recorded by an older
 //! axon, is restored whole, and the report says so.) The restore first
-//! snapshots the files as they are, so a rewind can itself be undone:
-//! `axon rewind --undo SNAPSHOT` ([`undo`]) with the id the report names. A conversation that cannot be cut back (a compaction
+//! snapshots the files as they are, so a rewind can itself be undone: the
+//! report names the whole command, `axon rewind --session ID --undo
+//! SNAPSHOT` ([`undo`]), which works from any folder. A conversation that
+//! cannot be cut back (a compaction
 //! summarised it) is refused with the reason, and with `Both` nothing is
 //! changed then: files and conversation move together or not at all.
 
@@ -26,6 +28,8 @@ pub use axon_protocol::RewindScope;
 /// What a rewind did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RewindReport {
+    /// The session rewound.
+    pub session: String,
     pub turn: u32,
     /// The request that began the turn.
     pub prompt: String,
@@ -101,7 +105,60 @@ pub fn rewind(
     if let Some(n) = cut {
         withdraw(n)?;
     }
-    Ok(RewindReport { turn, prompt: plan.prompt, files, withdrawn: cut, notes })
+    let session = session.header.id.clone();
+    Ok(RewindReport { session, turn, prompt: plan.prompt, files, withdrawn: cut, notes })
+}
+
+/// What [`rewind`] to just before `turn` would do, as lines to show before
+/// asking the user (nothing is changed): the turn, the files the rewound
+/// turns changed (those a rewind may put back), the messages taken back,
+/// and what cannot be undone. An error says why there is nothing to do.
+pub fn preview(
+    data: &Path,
+    session: &Session,
+    turn: u32,
+    scope: RewindScope,
+) -> Result<Vec<String>> {
+    let plan = session.rewind_to(turn).map_err(|why| anyhow!("{why}"))?;
+    let mut lines = vec![format!("Rewind to before turn {turn}: {}", first_line(&plan.prompt))];
+    if scope != RewindScope::Conversation {
+        lines.push(match (&plan.snapshot, &plan.changes) {
+            (None, _) => format!("files: no tool changed a file from turn {turn} on; none change"),
+            (Some(_), Some(changes)) => {
+                let workspace = PathBuf::from(&session.header.workspace);
+                let paths = checkpoints(data, &workspace)?
+                    .changed_paths(changes)
+                    .map_err(|e| anyhow!("cannot read the checkpoints of turn {turn}: {e}"))?;
+                let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                match names.len() {
+                    0 => "files: the turns changed none in the end; none change".to_string(),
+                    n => format!(
+                        "files: {n} put back as they were before turn {turn} (unless you changed \
+                         them since): {}",
+                        names.join(", ")
+                    ),
+                }
+            }
+            (Some(_), None) => format!(
+                "files: every file put back as it was before turn {turn}, later edits included \
+                 (this session's turns have no snapshot after them)"
+            ),
+        });
+    }
+    if scope != RewindScope::Files {
+        lines.push(match &plan.withdraw {
+            Ok(n) => format!(
+                "conversation: {n} messages taken back, turn {turn} to the latest (the session \
+                 file keeps them)"
+            ),
+            Err(why) if scope == RewindScope::Both => format!("cannot rewind: {why}"),
+            Err(why) => format!("conversation: cannot be taken back: {why}"),
+        });
+    }
+    lines.extend(plan.missed.iter().map(|(t, why)| {
+        format!("turn {t} changed files without a checkpoint ({why}); that is not undone")
+    }));
+    Ok(lines)
 }
 
 /// Undoes a rewind: every file back as snapshot `snapshot` (a rewind's
@@ -114,13 +171,19 @@ pub fn undo(data: &Path, session: &Session, snapshot: &str) -> Result<Restored> 
         .map_err(|e| anyhow!("cannot restore snapshot {snapshot}: {e}"))
 }
 
-/// What an undo did, as lines.
-pub fn describe_undo(restored: &Restored) -> Vec<String> {
+/// The command that puts the files back as `backup` holds them: whole,
+/// so it can be pasted in any folder.
+pub fn undo_command(session: &str, backup: &str) -> String {
+    format!("axon rewind --session {session} --undo {}", short(backup))
+}
+
+/// What an undo of a rewind of `session` did, as lines.
+pub fn describe_undo(session: &str, restored: &Restored) -> Vec<String> {
     let mut lines = vec![format!(
-        "files: {} restored, {} removed (undo this with `axon rewind --undo {}`)",
+        "files: {} restored, {} removed (undo this with `{}`)",
         restored.written.len(),
         restored.removed.len(),
-        short(&restored.backup)
+        undo_command(session, &restored.backup)
     )];
     lines.extend(skipped_lines(restored));
     lines
@@ -163,10 +226,10 @@ pub fn describe(report: &RewindReport) -> Vec<String> {
         vec![format!("rewound to before turn {}: {}", report.turn, first_line(&report.prompt))];
     if let Some(files) = &report.files {
         lines.push(format!(
-            "files: {} restored, {} removed (undo with `axon rewind --undo {}`)",
+            "files: {} restored, {} removed (undo with `{}`)",
             files.written.len(),
             files.removed.len(),
-            short(&files.backup)
+            undo_command(&report.session, &files.backup)
         ));
         lines.extend(skipped_lines(files));
     }

@@ -47,9 +47,10 @@ impl Task {
             match axon_store::load(&journal.path()) {
                 Ok(session) => {
                     let (history, tokens) = session.history_with_tokens();
-                    self.agent.replace_history(history.clone(), tokens);
+                    let messages = crate::replay::shown(history.clone());
+                    self.agent.replace_history(history, tokens);
                     self.info.context_tokens = self.agent.context_tokens();
-                    self.events.emit(AgentEvent::History { messages: history });
+                    self.events.emit(AgentEvent::History { messages });
                 }
                 Err(e) => self.events.emit(AgentEvent::Error {
                     message: format!("the session was rewound but cannot be read back: {e}"),

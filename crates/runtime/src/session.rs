@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::approver::Shared;
-use crate::config::{Effective, Overrides};
+use crate::config::Effective;
 use crate::events::Emitter;
 use crate::journal::{SessionChoice, SessionJournal, Sessions};
 use crate::lifecycle::SessionLifecycle;
@@ -366,49 +366,6 @@ impl Task {
         }
     }
 
-    async fn switch_model(&mut self, model: &str) {
-        let info = self.agent.provider().info().clone();
-        if model.trim().is_empty() {
-            self.events.emit(AgentEvent::Info {
-                message: format!(
-                    "model: {}/{} ({} token window)",
-                    info.name, info.model, info.context_window
-                ),
-            });
-            return;
-        }
-        let overrides = Overrides {
-            provider: Some(self.models.1.name.clone()),
-            model: Some(model.to_string()),
-        };
-        let connected = match self.models.0.provider(&overrides) {
-            Ok(config) => {
-                crate::local_model::connect(&config, &self.models.0).await.map(|p| (config, p))
-            }
-            Err(e) => Err(e),
-        };
-        match connected {
-            Ok((config, provider)) => {
-                let info = provider.info().clone();
-                self.agent.set_provider(Arc::clone(&provider));
-                self.mcp_host.set_provider(Arc::clone(&provider));
-                self.planner.set_provider(provider);
-                self.models.1 = config;
-                self.info.provider = info.name.clone();
-                self.info.model = info.model.clone();
-                self.info.context_window = info.context_window;
-                self.events.emit(AgentEvent::ModelChanged {
-                    provider: info.name,
-                    model: info.model,
-                    context_window: info.context_window,
-                });
-            }
-            Err(e) => self
-                .events
-                .emit(AgentEvent::Error { message: format!("cannot switch the model: {e:#}") }),
-        }
-    }
-
     fn mode_changed(&self) {
         self.events
             .emit(AgentEvent::ModeChanged { mode: self.info.mode, approval: self.info.approval });
@@ -474,7 +431,7 @@ impl Task {
         self.revisions = 0;
         self.info.session_id = Some(id.clone());
         self.info.context_tokens = self.agent.context_tokens();
-        self.events.emit(AgentEvent::History { messages: history });
+        self.events.emit(AgentEvent::History { messages: crate::replay::shown(history) });
         self.events.emit(AgentEvent::SessionStarted { session: self.info.clone() });
         self.plan = None;
         match opened.plan {

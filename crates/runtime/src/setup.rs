@@ -394,7 +394,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     if let Some(opened) = opened {
         session_info.session_id = Some(opened.journal.id());
         if let Some((messages, tokens)) = opened.resumed {
-            history = config.replay_history.then(|| messages.clone());
+            history = config.replay_history.then(|| crate::replay::shown(messages.clone()));
             agent.replace_history(messages, tokens);
         }
         agent.set_journal(opened.journal.clone());

@@ -1,5 +1,8 @@
 //! Sessions for people: Markdown with a heading per turn and tool calls as
-//! fenced blocks; and the protocol's `Conversation` as JSON.
+//! fenced blocks; and the protocol's `Conversation` as JSON. Messages a
+//! rewind took back are marked in both (a note before each run of them and
+//! "(undone)" on their turns; `metadata.undone_messages` in JSON), never
+//! shown as if the conversation still held them.
 
 use std::fmt::Write;
 
@@ -26,17 +29,32 @@ pub fn to_markdown(session: &Session) -> String {
         conversation.metadata.total_tokens
     );
     let mut turn = 0;
-    for message in &conversation.messages {
+    let undone = session.undone_messages();
+    let mut in_undone = false;
+    for (index, message) in conversation.messages.iter().enumerate() {
+        let taken_back = undone.get(index).copied().unwrap_or(false);
+        if taken_back && !in_undone {
+            let _ = writeln!(
+                out,
+                "> **Undone by a rewind** (`axon rewind`): the messages below were taken back; \
+                 the conversation goes on without them.\n"
+            );
+        } else if !taken_back && in_undone {
+            let _ = writeln!(out, "> **End of the undone messages.**\n");
+        }
+        in_undone = taken_back;
+        let mark = if taken_back { " (undone)" } else { "" };
         match message.role {
             Role::System => {
                 let _ = writeln!(out, "## System\n\n{}\n", message.text());
             }
             Role::User => {
                 turn += 1;
-                let _ = writeln!(out, "## Turn {turn}: user\n\n{}\n", message.text().trim_end());
+                let text = message.text();
+                let _ = writeln!(out, "## Turn {turn}: user{mark}\n\n{}\n", text.trim_end());
             }
             Role::Assistant => {
-                let _ = writeln!(out, "### Assistant\n");
+                let _ = writeln!(out, "### Assistant{mark}\n");
                 for part in &message.content {
                     match part {
                         ContentPart::Text { text } if !text.trim().is_empty() => {

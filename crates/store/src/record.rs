@@ -69,8 +69,17 @@ pub enum Record {
     CheckpointMissed { turn: u32, reason: String, at: i64 },
     /// Turn `turn`, which took a checkpoint, ended with the files
     /// snapshotted as `snapshot`: with the checkpoint before it, exactly
-    /// what the turn changed (a rewind leaves the rest alone).
-    TurnChanged { turn: u32, snapshot: String, at: i64 },
+    /// what the turn changed (a rewind leaves the rest alone). `changed`
+    /// counts the paths that differ from the checkpoint (0: the turn's
+    /// writes were all refused or changed nothing); `None` in files of an
+    /// older axon.
+    TurnChanged {
+        turn: u32,
+        snapshot: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        changed: Option<usize>,
+        at: i64,
+    },
 }
 
 impl Record {

@@ -41,7 +41,9 @@ pub struct Rewind {
 pub struct TurnSummary {
     pub turn: u32,
     pub prompt: String,
-    /// Whether a checkpoint was taken in this turn (its tools changed files).
+    /// Whether this turn's tools changed files: a checkpoint was taken and
+    /// the files after the turn differ from it (a turn whose only write was
+    /// refused took a checkpoint but changed nothing).
     pub changed_files: bool,
     pub at: i64,
 }
@@ -121,6 +123,11 @@ impl Session {
                         summary.changed_files = true;
                     }
                 }
+                Record::TurnChanged { turn, changed: Some(0), .. } => {
+                    if let Some(summary) = turns.iter_mut().find(|t| t.turn == *turn) {
+                        summary.changed_files = false;
+                    }
+                }
                 _ => {}
             }
         }
@@ -191,6 +198,36 @@ impl Session {
             Ok(self.history().len().saturating_sub(before.history().len()))
         };
         Ok(Rewind { turn, prompt, snapshot, withdraw, missed, changes })
+    }
+
+    /// For each recorded message ([`Session::messages`], in order): whether
+    /// it was taken back since (by a rewind, or a refused request), so
+    /// that showing and counting a session can leave it out or mark it.
+    pub fn undone_messages(&self) -> Vec<bool> {
+        let mut undone = Vec::new();
+        // The recorded messages the history holds now, by index.
+        let mut history: Vec<usize> = Vec::new();
+        for record in &self.records {
+            match record {
+                Record::Message { .. } => {
+                    history.push(undone.len());
+                    undone.push(false);
+                }
+                Record::Withdrawn { messages, .. } => {
+                    let keep = history.len().saturating_sub(*messages);
+                    for index in history.drain(keep..) {
+                        undone[index] = true;
+                    }
+                }
+                // What a summary replaced is still the conversation's.
+                Record::Compaction { kept, .. } => {
+                    let replaced = history.len().saturating_sub(*kept);
+                    history.drain(..replaced);
+                }
+                _ => {}
+            }
+        }
+        undone
     }
 
     /// Every checkpoint id the session recorded (to prune with it).
@@ -268,12 +305,12 @@ mod tests {
     fn the_snapshots_after_each_turn_say_what_the_turns_changed() {
         let mut records = turn(1, "first", "one");
         records.push(Record::Checkpoint { turn: 1, snapshot: "b1".into(), skipped: vec![], at: 0 });
-        records.push(Record::TurnChanged { turn: 1, snapshot: "a1".into(), at: 0 });
+        records.push(Record::TurnChanged { turn: 1, snapshot: "a1".into(), changed: None, at: 0 });
         records.extend(turn(2, "second", "two"));
         records.push(Record::Checkpoint { turn: 2, snapshot: "b2".into(), skipped: vec![], at: 0 });
         let s = session(records.clone());
         assert_eq!(s.rewind_to(2).unwrap().changes, None, "turn 2 has no snapshot after it");
-        records.push(Record::TurnChanged { turn: 2, snapshot: "a2".into(), at: 0 });
+        records.push(Record::TurnChanged { turn: 2, snapshot: "a2".into(), changed: None, at: 0 });
         let s = session(records);
         let back = s.rewind_to(1).unwrap();
         assert_eq!(back.snapshot.as_deref(), Some("b1"));
@@ -305,9 +342,33 @@ mod tests {
         assert_eq!(s.rewind_to(2).unwrap().withdraw, Ok(2));
         records.extend(turn(4, "fourth", "four"));
         let s = session(records);
+        let undone = s.undone_messages();
+        assert_eq!(undone, [false, false, false, false, true, true, false, false]);
         let left: Vec<u32> = s.turns().iter().map(|t| t.turn).collect();
         assert_eq!(left, [1, 2, 4]);
         assert_eq!(s.rewind_to(2).unwrap().withdraw, Ok(4));
+    }
+
+    #[test]
+    fn a_turn_whose_writes_changed_nothing_did_not_change_files() {
+        let mut records = turn(1, "refused write", "ok");
+        records.push(Record::Checkpoint { turn: 1, snapshot: "b1".into(), skipped: vec![], at: 0 });
+        records.push(Record::TurnChanged {
+            turn: 1,
+            snapshot: "a1".into(),
+            changed: Some(0),
+            at: 0,
+        });
+        records.extend(turn(2, "real write", "ok"));
+        records.push(Record::Checkpoint { turn: 2, snapshot: "b2".into(), skipped: vec![], at: 0 });
+        records.push(Record::TurnChanged {
+            turn: 2,
+            snapshot: "a2".into(),
+            changed: Some(1),
+            at: 0,
+        });
+        let changed: Vec<bool> = session(records).turns().iter().map(|t| t.changed_files).collect();
+        assert_eq!(changed, [false, true]);
     }
 
     #[test]

@@ -62,7 +62,12 @@ pub struct SessionSummary {
     pub created_at: i64,
     /// When the file was last written (milliseconds since the epoch).
     pub updated_at: i64,
+    /// Messages the conversation holds: those recorded, less those taken
+    /// back since (`undone`).
     pub messages: usize,
+    /// Messages a rewind (or a refused request) took back; the file keeps
+    /// them.
+    pub undone: usize,
     pub tokens: u64,
     pub path: PathBuf,
 }
@@ -322,10 +327,14 @@ fn summarize(path: &Path, redactor: &Redactor) -> Result<SessionSummary, StoreEr
     let first = lines.next().and_then(Result::ok).unwrap_or_default();
     let header: HeaderLine = serde_json::from_str(&first)
         .map_err(|e| LoadError::BadHeader { path: path.to_path_buf(), reason: e.to_string() })?;
-    let (mut messages, mut tokens) = (0, 0);
+    let (mut messages, mut undone, mut tokens) = (0usize, 0usize, 0);
     for line in lines.map_while(Result::ok) {
         if line.starts_with(r#"{"type":"message""#) {
             messages += 1;
+        } else if line.starts_with(r#"{"type":"withdrawn""#)
+            && let Ok(Record::Withdrawn { messages: taken, .. }) = serde_json::from_str(&line)
+        {
+            undone += taken;
         } else if line.starts_with(r#"{"type":"usage""#)
             && let Ok(Record::Usage { usage }) = serde_json::from_str(&line)
         {
@@ -340,7 +349,8 @@ fn summarize(path: &Path, redactor: &Redactor) -> Result<SessionSummary, StoreEr
         model: h.model,
         created_at: h.created_at,
         updated_at,
-        messages,
+        messages: messages.saturating_sub(undone),
+        undone: undone.min(messages),
         tokens,
         path: path.to_path_buf(),
     })
@@ -521,6 +531,13 @@ impl Session {
         let mut extra = serde_json::Map::new();
         extra.insert("workspace".into(), self.header.workspace.clone().into());
         extra.insert("provider".into(), self.model().0.into());
+        // Messages a rewind took back, by index into `messages`.
+        let undone: Vec<usize> = (self.undone_messages().into_iter().enumerate())
+            .filter_map(|(i, undone)| undone.then_some(i))
+            .collect();
+        if !undone.is_empty() {
+            extra.insert("undone_messages".into(), undone.into());
+        }
         Conversation {
             version: axon_protocol::CONVERSATION_VERSION,
             id: self.header.id.clone(),

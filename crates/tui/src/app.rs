@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use axon_protocol::{Message, Plan, Preview, Role, SessionInfo, ToolCall, ToolOutput};
+use axon_protocol::{Message, Plan, PlanStatus, Preview, Role, SessionInfo, ToolCall, ToolOutput};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::card::{CardState, ToolCard};
@@ -18,7 +18,13 @@ use crate::transcript::{Entry, Level, Transcript};
 /// How a request is handled: the session's own modes.
 pub use axon_protocol::Mode;
 
+mod confirm;
+mod deny;
+mod edit;
 mod events;
+mod welcome;
+
+pub use confirm::Confirm;
 
 /// The user's answer to a tool's approval prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +66,17 @@ pub enum Action {
     /// A slash command the front end carries out: name without `/`, and
     /// the rest of the line.
     Command {
+        name: String,
+        argument: String,
+    },
+    /// Refuse a call, telling the model `reason` (what to do instead).
+    DenyWithReason {
+        call_id: String,
+        reason: String,
+    },
+    /// A command the user said yes to after seeing what it would do
+    /// ([`App::ask_confirm`]).
+    Confirmed {
         name: String,
         argument: String,
     },
@@ -129,6 +146,10 @@ pub struct App {
     /// A hint under the input, e.g. "Ctrl-C again quits".
     pub hint: Option<String>,
     quit_armed: Option<Instant>,
+    /// A command waiting for the user's yes.
+    pub confirm: Option<Confirm>,
+    /// A call being refused with a reason the user is typing.
+    denying: Option<deny::Denying>,
     /// Where the current turn's entries start (to drop a broken attempt).
     turn_start: usize,
 }
@@ -154,6 +175,8 @@ impl App {
             page: 10,
             hint: None,
             quit_armed: None,
+            confirm: None,
+            denying: None,
             turn_start: 0,
         }
     }
@@ -162,8 +185,12 @@ impl App {
         self.busy.is_some()
     }
 
-    /// The front end started work on a request.
+    /// The front end started work on a request. A plan that was carried
+    /// out to the end has had its turn on screen: its panel goes.
     pub fn turn_started(&mut self) {
+        if self.plan.as_ref().is_some_and(|p| p.plan.status == PlanStatus::Completed) {
+            self.plan = None;
+        }
         self.busy = Some(Instant::now());
         self.turn_start = self.transcript.len();
     }
@@ -262,7 +289,9 @@ impl App {
         for message in history {
             match message.role {
                 Role::System => {}
-                Role::User => self.transcript.push(Entry::User(message.text())),
+                Role::User => {
+                    self.transcript.push(Entry::User(crate::transcript::user_text(message)))
+                }
                 Role::Assistant => {
                     let text = message.text();
                     if !text.trim().is_empty() {
@@ -384,8 +413,15 @@ impl App {
                 (!self.forms.is_empty() || !self.approvals.is_empty()).then(Instant::now);
             return Some(Action::Elicit { id, action, content });
         }
+        if let Some(answered) = self.denying_key(key, ctrl) {
+            return answered;
+        }
         if let Some(call_id) = self.approvals.front().cloned() {
             if self.asked_at.is_some_and(|at| at.elapsed() < ANSWER_GUARD) {
+                return None;
+            }
+            if let KeyCode::Char('t' | 'T') = key.code {
+                self.start_denying(call_id);
                 return None;
             }
             let answer = match key.code {
@@ -400,6 +436,9 @@ impl App {
                 card.awaiting_approval = false;
             }
             return Some(Action::Approve { call_id, answer });
+        }
+        if let Some(answered) = self.confirm_key(key) {
+            return answered;
         }
         if self.plan.as_ref().is_some_and(|p| p.awaiting) {
             if self.is_busy() {
@@ -439,108 +478,6 @@ impl App {
         }
         self.input.clear();
         None
-    }
-
-    fn edit(&mut self, key: KeyEvent, ctrl: bool) -> Option<Action> {
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        match key.code {
-            KeyCode::Esc => {
-                if self.completion.take().is_some() {
-                    return None;
-                }
-                if self.is_busy() {
-                    return Some(Action::Cancel);
-                }
-                self.scroll = 0;
-            }
-            KeyCode::BackTab => {
-                self.mode = match self.mode {
-                    Mode::React => Mode::Plan,
-                    Mode::Plan => Mode::React,
-                };
-            }
-            KeyCode::Tab => {
-                if let Some(completion) = self.completion.take() {
-                    completion.accept(&mut self.input);
-                } else {
-                    self.refresh_completion();
-                }
-            }
-            KeyCode::Enter if alt || key.modifiers.contains(KeyModifiers::SHIFT) => {
-                self.input.insert("\n");
-                self.refresh_completion();
-            }
-            KeyCode::Enter => {
-                if let Some(completion) = self.completion.take() {
-                    let command = completion.range.start == 0 && self.input.text().starts_with('/');
-                    completion.accept(&mut self.input);
-                    // A command that needs nothing more runs at once.
-                    let name = self.input.text().trim();
-                    let complete = COMMANDS.iter().any(|(n, arg, _)| {
-                        *n == name && !arg.starts_with(|c: char| c.is_ascii_uppercase())
-                    });
-                    if !(command && complete) {
-                        return None;
-                    }
-                }
-                if self.input.text()[..self.input.cursor()].ends_with('\\') {
-                    self.input.backspace();
-                    self.input.insert("\n");
-                    return None;
-                }
-                return self.submit();
-            }
-            KeyCode::Char('j') if ctrl => self.input.insert("\n"),
-            KeyCode::Char('a') if ctrl => self.input.home(),
-            KeyCode::Char('e') if ctrl => self.input.end(),
-            KeyCode::Char('u') if ctrl => self.input.kill_to_start(),
-            KeyCode::Char('k') if ctrl => self.input.kill_to_end(),
-            KeyCode::Char('w') if ctrl => self.input.delete_word(),
-            KeyCode::Char('l') if ctrl => self.scroll = 0,
-            KeyCode::Char(c) if !ctrl => {
-                let mut buffer = [0; 4];
-                self.input.insert(c.encode_utf8(&mut buffer));
-            }
-            KeyCode::Backspace if alt || ctrl => self.input.delete_word(),
-            KeyCode::Backspace => self.input.backspace(),
-            KeyCode::Delete => self.input.delete(),
-            KeyCode::Left => self.input.left(),
-            KeyCode::Right => self.input.right(),
-            KeyCode::Home => self.input.home(),
-            KeyCode::End => self.input.end(),
-            KeyCode::Up => match &mut self.completion {
-                Some(completion) => completion.previous(),
-                None => self.input.up(),
-            },
-            KeyCode::Down => match &mut self.completion {
-                Some(completion) => completion.next(),
-                None => self.input.down(),
-            },
-            _ => {}
-        }
-        None
-    }
-
-    /// Expands or collapses tool output and reasoning, or scrolls; true
-    /// if `key` was one of those.
-    fn view_key(&mut self, key: KeyEvent, ctrl: bool) -> bool {
-        match key.code {
-            KeyCode::Char('o') if ctrl => {
-                let on = !self.transcript.expand_tools();
-                self.transcript.set_expand_tools(on);
-            }
-            KeyCode::Char('t') if ctrl => {
-                let on = !self.transcript.expand_reasoning();
-                self.transcript.set_expand_reasoning(on);
-            }
-            KeyCode::PageUp => {
-                let max = self.last_total.saturating_sub(self.page);
-                self.scroll = (self.scroll + self.page.max(2) / 2).min(max);
-            }
-            KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(self.page.max(2) / 2),
-            _ => return false,
-        }
-        true
     }
 
     fn refresh_completion(&mut self) {

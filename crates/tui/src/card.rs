@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
+use crate::card_body::{output_lines, plan_lines};
 use crate::steps::Steps;
 use crate::theme::Theme;
 use crate::wrap::{truncate, wrap};
@@ -138,9 +139,15 @@ impl ToolCard {
             push_body(&mut lines, body, limit, expanded, width, theme);
             let question = match &self.rule {
                 Some(rule) => {
-                    format!("Allow {name}?  [y] once  [a] always: {}  [n] deny", rule.always_text())
+                    format!(
+                        "Allow {name}?  [y] once  [a] always: {}  [n] deny  [t] deny, telling it \
+                         what to do instead",
+                        rule.always_text()
+                    )
                 }
-                None => format!("Allow {name}?  [y] once  [n] deny"),
+                None => format!(
+                    "Allow {name}?  [y] once  [n] deny  [t] deny, telling it what to do instead"
+                ),
             };
             let head = if first { gutter() } else { vec![Span::raw("    ")] };
             lines.extend(wrap(
@@ -165,7 +172,11 @@ impl ToolCard {
             }
             return lines;
         };
-        let body = if output.is_error { Vec::new() } else { self.diff(theme) };
+        let body = match (output.is_error, self.call.name.as_str()) {
+            (true, _) => Vec::new(),
+            (false, "submit_plan") => plan_lines(&self.call.arguments, theme),
+            (false, _) => self.kept_diff(theme),
+        };
         let mut body = if body.is_empty() { output_lines(output, theme) } else { body };
         if let (true, Some(steps)) = (expanded, &self.steps) {
             // Expanded, a subagent's card shows its steps above its report.
@@ -248,6 +259,21 @@ impl ToolCard {
     /// The change a finished edit made as `-`/`+` lines, `old_str`
     /// against `new_str`: only what changed, which a collapsed card has
     /// room for (a previewed diff starts with its hunk's context).
+    /// What an edit changed, once it ran: the diff its approval showed
+    /// (lines whole, with the file's indentation and context) when it was
+    /// asked, else its replaced and new text.
+    fn kept_diff(&self, theme: Theme) -> Vec<Vec<Span<'static>>> {
+        let edited = self.diff(theme);
+        match self.preview.as_deref() {
+            // The changed lines with one line of context each side, so a
+            // collapsed card shows the change, not the hunk's context.
+            Some(Preview::Diff { diff, .. }) if !edited.is_empty() => {
+                unified_diff(&near_changes(diff), true, theme)
+            }
+            _ => edited,
+        }
+    }
+
     fn diff(&self, theme: Theme) -> Vec<Vec<Span<'static>>> {
         let args = &self.call.arguments;
         let (Some(old), Some(new)) = (
@@ -272,6 +298,20 @@ fn diff_line(tag: ChangeTag, text: &str, theme: Theme) -> Vec<Span<'static>> {
     };
     let text = text.trim_end_matches(['\n', '\r']).replace('\t', "    ");
     vec![Span::styled(format!("{sign}{text}"), style)]
+}
+
+/// `diff` with only its changed lines and the context line right before
+/// and after each run of them (hunk headers kept, file header dropped).
+fn near_changes(diff: &str) -> String {
+    let lines: Vec<&str> = diff.lines().skip_while(|l| !l.starts_with("@@")).collect();
+    let changed = |i: usize| lines.get(i).is_some_and(|l| l.starts_with(['+', '-']));
+    let kept: Vec<&str> = (0..lines.len())
+        .filter(|&i| {
+            lines[i].starts_with("@@") || changed(i) || (i > 0 && changed(i - 1)) || changed(i + 1)
+        })
+        .map(|i| lines[i])
+        .collect();
+    kept.join("\n")
 }
 
 /// A unified diff's hunks styled as [`diff_line`]s; the `---`/`+++` file
@@ -344,25 +384,16 @@ fn argument_lines(arguments: &Value, room: usize) -> Vec<String> {
     }
 }
 
-fn output_lines(output: &ToolOutput, theme: Theme) -> Vec<Vec<Span<'static>>> {
-    let style = if output.is_error { theme.error() } else { Style::new() };
-    let text = output.text_content();
-    let mut lines: Vec<Vec<Span<'static>>> =
-        text.lines().map(|l| vec![Span::styled(l.replace('\t', "    "), style)]).collect();
-    while lines.last().is_some_and(|l| l.iter().all(|s| s.content.trim().is_empty())) {
-        lines.pop();
-    }
-    let media = output.content.iter().filter(|p| p.as_text().is_none()).count();
-    if media > 0 {
-        lines.push(vec![Span::styled(format!("[{media} non-text part(s)]"), theme.dim())]);
-    }
-    lines
-}
-
 /// What identifies a call at a glance: the command, path or pattern, else
 /// `key=value` pairs, on one line.
 pub fn key_arguments(arguments: &Value) -> String {
     let Value::Object(map) = arguments else { return String::new() };
+    // A plan is listed in the card's body, not as JSON here.
+    if let Some(Value::Array(steps)) = map.get("steps")
+        && map.len() == 1
+    {
+        return format!("{} step{}", steps.len(), if steps.len() == 1 { "" } else { "s" });
+    }
     let one_line = |v: &Value| match v {
         Value::String(s) => s.lines().next().unwrap_or("").to_string(),
         other => other.to_string(),

@@ -9,7 +9,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/clear", "", "start a new session"),
     ("/plan", "[GOAL]", "plan first (toggles Plan mode without a goal)"),
     ("/compact", "", "summarise the older turns to free the context window"),
-    ("/sessions", "", "this workspace's sessions"),
+    ("/sessions", "", "pick a session to resume"),
     ("/resume", "ID", "continue a session"),
     ("/rewind", "[N]", "back to before turn N (add files|conversation); lists turns"),
     ("/mcp", "", "MCP servers and their state"),
@@ -29,6 +29,9 @@ pub struct Completion {
     /// (replacement, description)
     pub items: Vec<(String, String)>,
     pub selected: usize,
+    /// A picker's list ([`Completion::pick`]): accepting a choice also
+    /// runs the command it completes.
+    pub runs: bool,
 }
 
 const MAX_ITEMS: usize = 8;
@@ -71,7 +74,20 @@ impl Completion {
             .char_indices()
             .find(|(_, c)| c.is_whitespace())
             .map_or(text.len(), |(i, _)| cursor + i);
-        Some(Completion { range: start..end, items, selected: 0 })
+        Some(Completion { range: start..end, items, selected: 0, runs: false })
+    }
+
+    /// A picker: `command` (with its trailing space) put into `input`,
+    /// and `items` (argument, description) offered for its argument; the
+    /// one accepted runs at once. `None` when there is nothing to pick.
+    pub fn pick(input: &mut Input, command: &str, items: Vec<(String, String)>) -> Option<Self> {
+        if items.is_empty() {
+            return None;
+        }
+        input.clear();
+        input.insert(command);
+        let at = command.len();
+        Some(Completion { range: at..at, items, selected: 0, runs: true })
     }
 
     pub fn next(&mut self) {

@@ -16,6 +16,7 @@
 pub mod ansi;
 mod app;
 mod card;
+mod card_body;
 mod complete;
 mod form;
 pub mod highlight;
@@ -28,7 +29,7 @@ mod view;
 mod wrap;
 
 pub use app::{
-    ANSWER_GUARD, Action, Answer, App, Mode, PlanDecision, PlanPanel, ServerStatus, Status,
+    ANSWER_GUARD, Action, Answer, App, Confirm, Mode, PlanDecision, PlanPanel, ServerStatus, Status,
 };
 pub use card::{CardState, ToolCard, key_arguments};
 pub use complete::{COMMANDS, Completion, mentions};

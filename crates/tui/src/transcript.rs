@@ -2,6 +2,8 @@
 //! to wrapped lines once per width and kept until it changes, so a frame
 //! costs the lines it shows, not the length of the session.
 
+use axon_protocol::{ContentPart, Message};
+
 use ratatui::text::{Line, Span};
 
 use crate::card::ToolCard;
@@ -292,4 +294,42 @@ fn reasoning(
         lines.extend(wrap(&[Span::styled(line.to_string(), style)], width, &indent, &indent));
     }
     lines
+}
+
+/// A replayed user message as the user sent it: the text typed, then the
+/// names of what went with it (the runtime's replay keeps only those).
+pub(crate) fn user_text(message: &Message) -> String {
+    let mut typed = String::new();
+    let mut names = Vec::new();
+    for part in &message.content {
+        match part {
+            ContentPart::Text { text } => match axon_protocol::attachment::name_of(text) {
+                Some(name) => names.push(name),
+                None => typed.push_str(text),
+            },
+            ContentPart::Image { media_type, .. } | ContentPart::Audio { media_type, .. } => {
+                names.push(media_type.clone())
+            }
+            ContentPart::Thinking { .. } => {}
+        }
+    }
+    if !names.is_empty() {
+        typed.push_str(&format!("\n📎 {}", names.join(", ")));
+    }
+    typed
+}
+
+#[cfg(test)]
+mod replay_tests {
+    use super::*;
+
+    #[test]
+    fn a_replayed_request_shows_its_attachments_by_name() {
+        let mut message = Message::user("look at this");
+        message.content.push(ContentPart::text(axon_protocol::attachment::quote("a.txt", "")));
+        message
+            .content
+            .push(ContentPart::Image { media_type: "image/png".into(), data: "".into() });
+        assert_eq!(user_text(&message), "look at this\n📎 a.txt, image/png");
+    }
 }

@@ -298,7 +298,7 @@ fn status_parts(app: &App, compact: bool) -> Vec<String> {
 
 /// Where commands run: the sandbox's mode and network, or that there is
 /// none (and, when one was wanted but cannot be enforced, that commands ask).
-fn sandbox_label(sandbox: &axon_protocol::SandboxInfo, compact: bool) -> String {
+pub(crate) fn sandbox_label(sandbox: &axon_protocol::SandboxInfo, compact: bool) -> String {
     use axon_protocol::SandboxMode;
     let mode = match (sandbox.mode, compact) {
         (SandboxMode::Off, _) => return "sandbox off".to_string(),
@@ -350,8 +350,13 @@ fn draw_completion(frame: &mut Frame<'_>, app: &App, input: Rect) {
         return;
     }
     let area = Rect { x: input.x, y: input.y - height, width, height };
+    // A list taller than the room scrolls to keep the selected row shown.
+    let rows = usize::from(height - 2);
+    let first = completion.selected.saturating_sub(rows.saturating_sub(1));
     let lines: Vec<Line<'static>> = lines
         .into_iter()
+        .skip(first)
+        .take(rows)
         .flat_map(|l| {
             wrap(&l.spans, usize::from(width.saturating_sub(2)), &[], &[]).into_iter().take(1)
         })

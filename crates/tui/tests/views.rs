@@ -597,7 +597,7 @@ fn a_command_or_a_call_that_would_fail_waits_with_what_it_would_do() {
     let invalid = Preview::Invalid { message: "old_str was not found in src/x.rs".into() };
     asked(&mut app, broken, invalid);
     assert_eq!(app.awaiting_approval(), Some("s1"), "the first asked is answered first");
-    assert_snapshot!(screen(&mut app, 70, 15));
+    assert_snapshot!(screen(&mut app, 70, 17));
 }
 
 #[test]

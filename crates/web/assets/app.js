@@ -9,6 +9,7 @@ import * as header from './header.js';
 import * as sidebar from './sidebar.js';
 import * as plan from './plan.js';
 import * as todos from './todos.js';
+import * as attention from './attention.js';
 import * as input from './input.js';
 import * as complete from './complete.js';
 import * as events from './events.js';
@@ -35,6 +36,7 @@ function onGlobalKey(e) {
 
 function main() {
   transcript.init();
+  attention.init();
   header.init();
   sidebar.init();
   plan.init();

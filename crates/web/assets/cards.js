@@ -19,6 +19,7 @@ import { sendOp } from './api.js';
 import { serverOfTool } from './state.js';
 import * as transcript from './transcript.js';
 import * as todos from './todos.js';
+import * as attention from './attention.js';
 
 const ARG_LINES = 6;
 const RESULT_LINES = 8;
@@ -33,6 +34,7 @@ let open = new Set();
 export function reset() {
   cards = new Map();
   open = new Set();
+  attention.reset();
 }
 
 const STATE_LABEL = {
@@ -141,12 +143,14 @@ function showPreview(card, preview, call) {
   else if (card.result) card.result.before(el);
   else card.body.append(el);
   card.preview = el;
-  // A diff or command says it better than the raw arguments.
-  if (card.args && preview && (preview.kind === 'diff' || preview.kind === 'command')) card.args.hidden = true;
+  // A diff or command says it better than the raw arguments, and the
+  // other previews show the arguments themselves: never twice.
+  if (card.args && preview) card.args.hidden = true;
 }
 
 function removeApproval(card, answered) {
   if (!card.approval) return;
+  attention.answered(card.approval);
   if (answered) card.approval.replaceWith(h('div', { class: 'approval-answer', text: answered }));
   else card.approval.remove();
   card.approval = null;
@@ -188,6 +192,7 @@ function showApproval(card, rule) {
   card.approval = el;
   if (card.result) card.result.before(el);
   else card.body.append(el);
+  attention.waitingOn(el);
 }
 
 /** `approval_requested {call, preview, rule?}` */
@@ -299,9 +304,18 @@ function finish(card, output) {
   if (card.state !== 'refused') setState(card, isError ? 'error' : 'done');
 }
 
+/** A result's text without the diff it repeats when the card shows one. */
+function withoutDiff(card, text, isError) {
+  const diff = card.preview && (card.preview.matches('.diff') || card.preview.querySelector('.diff'));
+  if (isError || !diff) return text;
+  const at = text.search(/\n(--- |@@ )/);
+  return at < 0 ? text : text.slice(0, at);
+}
+
 function showResult(card, output, isError) {
   const parts = output && Array.isArray(output.content) ? output.content : [];
-  const text = parts.filter((p) => p && p.type === 'text').map((p) => String(p.text ?? '')).join('\n');
+  const all = parts.filter((p) => p && p.type === 'text').map((p) => String(p.text ?? '')).join('\n');
+  const text = withoutDiff(card, all, isError);
   const images = parts.filter((p) => p && p.type === 'image' && IMAGE_TYPES.test(p.media_type) && BASE64.test(p.data ?? ''));
   const pre = h('pre', { class: isError ? 'result error' : 'result', text: text || (images.length ? '' : '(no output)') });
   if (!text && !images.length) pre.classList.add('empty');
@@ -326,13 +340,38 @@ export function settle() {
 }
 
 /**
+ * The diff an edit's arguments say it made, as a `diff` preview, for a
+ * call replayed from `history` (its live preview is gone): the replaced
+ * text's lines as removed, the new text's as added, without line numbers
+ * (the file may have changed since). null for any other call.
+ */
+export function diffOfArguments(call) {
+  const a = call && call.arguments;
+  if (!a || typeof a !== 'object' || typeof a.path !== 'string') return null;
+  const lines = (text, sign) => (text === '' ? [] : text.replace(/\n$/, '').split('\n').map((l) => sign + l));
+  let body;
+  if (call.name === 'edit_file' && typeof a.old_str === 'string' && typeof a.new_str === 'string') {
+    body = [...lines(a.old_str, '-'), ...lines(a.new_str, '+')];
+  } else if (call.name === 'write_file' && typeof a.content === 'string') {
+    body = lines(a.content, '+');
+  } else {
+    return null;
+  }
+  return { kind: 'diff', path: a.path, diff: ['@@ @@', ...body].join('\n') + '\n', created: false };
+}
+
+/**
  * A finished call from `history`: always a card of its own (an id may
- * repeat), holding the tool message that answered it.
+ * repeat), holding the tool message that answered it; a refused call is
+ * "Refused", an edit shows its diff instead of its arguments.
  */
 export function fromHistory(call, toolMessage) {
   if (!call || call.id == null) return;
   const card = create(call);
   if (call.name === 'todo' && call.arguments && Array.isArray(call.arguments.items)) todos.set(call.arguments.items);
+  const diff = diffOfArguments(call);
+  if (diff) showPreview(card, diff, call);
+  if (toolMessage && toolMessage.refused) setState(card, 'refused');
   if (toolMessage) {
     finish(card, { content: toolMessage.content, is_error: Boolean(toolMessage.is_error) });
   } else {

@@ -9,9 +9,17 @@
 import { h, icon, clamp, prettyJson } from './dom.js';
 
 const HUNK = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/;
+/** A hunk without line numbers (an edit replayed from its arguments). */
+const BARE_HUNK = '@@ @@';
 const SHOWN_LINES = 40;
 
-/** The `.diff` element of a `diff` preview ({path, diff, created}). */
+/** A diff line's line number, when its hunk has them. */
+function numbered(n) {
+  return n === null ? {} : { n: String(n) };
+}
+
+/** The `.diff` element of a `diff` preview ({path, diff, created}); a
+ * hunk header `@@ @@` starts lines without numbers. */
 export function renderDiff(preview) {
   const text = String(preview.diff ?? '');
   const lines = text.split('\n');
@@ -24,6 +32,12 @@ export function renderDiff(preview) {
   let oldLine = 0;
   let newLine = 0;
   for (const line of lines) {
+    if (line === BARE_HUNK) {
+      inHunk = true;
+      oldLine = null;
+      newLine = null;
+      continue;
+    }
     const hunk = HUNK.exec(line);
     if (hunk) {
       inHunk = true;
@@ -40,15 +54,18 @@ export function renderDiff(preview) {
     const first = line[0];
     if (first === '+') {
       adds++;
-      body.append(h('div', { class: 'add', dataset: { n: String(newLine++) }, text: line }));
+      body.append(h('div', { class: 'add', dataset: numbered(newLine), text: line }));
+      if (newLine !== null) newLine++;
     } else if (first === '-') {
       dels++;
-      body.append(h('div', { class: 'del', dataset: { n: String(oldLine++) }, text: line }));
+      body.append(h('div', { class: 'del', dataset: numbered(oldLine), text: line }));
+      if (oldLine !== null) oldLine++;
     } else if (first === '\\') {
       body.append(h('div', { class: 'meta', text: line }));
     } else {
-      oldLine++;
-      body.append(h('div', { class: 'ctx', dataset: { n: String(newLine++) }, text: line }));
+      if (oldLine !== null) oldLine++;
+      body.append(h('div', { class: 'ctx', dataset: numbered(newLine), text: line }));
+      if (newLine !== null) newLine++;
     }
   }
 

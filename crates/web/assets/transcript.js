@@ -8,7 +8,8 @@
 //   batch (so at most once per animation frame), and a finished message is
 //   never rendered again (old history messages are rendered once, when they
 //   first come near the viewport; until then they show as plain text);
-// - the view follows new content only while the reader is at the bottom;
+// - the view follows new content only while the reader is at the bottom,
+//   and goes back to the bottom for each new request (new activity);
 // - user text, reasoning and notices are textContent; only markdown.js makes
 //   markup, from assistant text.
 
@@ -358,6 +359,10 @@ export function user(text, names = []) {
   const bubble = clamp(body, String(text), 14, 'bubble');
   add(h('article', { class: 'msg user' }, String(text) ? bubble : null,
     chips.length ? h('div', { class: 'attachments' }, chips) : null));
+  // A new request is new activity: the view goes to it and follows.
+  stick = true;
+  toBottom.hidden = true;
+  pin();
 }
 
 /** An info / warning / error notice. */

@@ -1,6 +1,9 @@
 //! The UI's slash commands: those that change the session become its
 //! operations; those that only show something (sessions, rules, skills,
 //! saved permissions) or write the transcript out are answered here.
+//! `/rewind N` asks first, showing what it would restore and take back
+//! (the runtime's preview), and becomes its operation only on the user's
+//! yes.
 
 use std::path::PathBuf;
 
@@ -10,7 +13,7 @@ use axon_runtime::guidance::{NO_SKILLS, skill_line};
 use axon_runtime::saved_rules;
 use axon_store::{SessionStore, to_markdown};
 use axon_tools::Workspace;
-use axon_tui::{App, Level};
+use axon_tui::{App, Confirm, Level};
 
 /// What the chat needs to answer commands itself.
 pub struct Local {
@@ -32,11 +35,28 @@ impl Local {
             }
             "model" => return Some(Op::SwitchModel { model: argument.to_string() }),
             "rewind" => match rewind_op(argument) {
+                Ok(Some(Op::Rewind { turn: Some(turn), scope })) => {
+                    match self.rewind_preview(&app.status.session, turn, scope) {
+                        Ok(lines) => {
+                            let confirm = Confirm {
+                                name: name.to_string(),
+                                argument: argument.to_string(),
+                                declined: "Not rewound: nothing was changed.".to_string(),
+                            };
+                            app.ask_confirm(
+                                format!("{}\nRewind? (y/n)", lines.join("\n")),
+                                confirm,
+                            );
+                            return None;
+                        }
+                        Err(message) => (Level::Warning, message),
+                    }
+                }
                 Ok(Some(op)) => return Some(op),
                 Ok(None) => self.turns(&app.status.session),
                 Err(message) => (Level::Warning, message),
             },
-            "sessions" => self.sessions(),
+            "sessions" => self.sessions(app),
             "export" => self.export(&app.status.session, argument),
             "skills" => {
                 let skills = app.info.as_ref().map(|i| i.skills.clone()).unwrap_or_default();
@@ -74,18 +94,58 @@ impl Local {
         }
     }
 
-    fn sessions(&self) -> (Level, String) {
+    /// Carries out a command the user said yes to: the operation to send.
+    pub fn confirmed(&self, app: &mut App, name: &str, argument: &str) -> Option<Op> {
+        match (name, rewind_op(argument.trim())) {
+            ("rewind", Ok(Some(op))) => Some(op),
+            (_, Err(message)) => {
+                app.notice(Level::Warning, message);
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// What rewinding the saved session `id` to before `turn` would do.
+    fn rewind_preview(
+        &self,
+        id: &str,
+        turn: u32,
+        scope: RewindScope,
+    ) -> Result<Vec<String>, String> {
+        if id.is_empty() {
+            return Err("Nothing to rewind: the session has no turns yet.".to_string());
+        }
+        let session = SessionStore::new(&self.data)
+            .open(id)
+            .map_err(|e| format!("Cannot read the session: {e}"))?;
+        axon_runtime::rewind::preview(&self.data, &session, turn, scope)
+            .map_err(|e| format!("Cannot rewind: {e:#}"))
+    }
+
+    /// This workspace's sessions as a picker: the one chosen is resumed.
+    fn sessions(&self, app: &mut App) -> (Level, String) {
         let store = SessionStore::new(&self.data);
         match store.list(Some(self.workspace.root())) {
             Ok(list) if list.is_empty() => {
                 (Level::Info, "No sessions in this workspace yet.".to_string())
             }
             Ok(list) => {
-                let mut text = String::from("Sessions (newest first; /resume ID continues one):");
-                for s in list.iter().take(20) {
-                    text.push_str(&format!("\n  {}  {:>4} msgs  {}", s.id, s.messages, s.title));
+                let items = list
+                    .iter()
+                    .filter(|s| s.id != app.status.session)
+                    .take(20)
+                    .map(|s| (s.id.clone(), format!("{:>4} msgs  {}", s.messages, s.title)))
+                    .collect();
+                if app.pick("/resume ", items) {
+                    (
+                        Level::Info,
+                        "Pick a session to resume: ↑/↓, Enter resumes it, Esc closes the list."
+                            .to_string(),
+                    )
+                } else {
+                    (Level::Info, "No other sessions in this workspace yet.".to_string())
                 }
-                (Level::Info, text)
             }
             Err(e) => (Level::Error, format!("Cannot list sessions: {e}")),
         }
@@ -108,11 +168,13 @@ impl Local {
             "Turns (/rewind N goes back to before turn N: files and conversation; add `files` or \
              `conversation` for one of them):",
         );
-        for turn in turns.iter().rev().take(20) {
-            let files = if turn.changed_files { "changed files" } else { "              " };
+        let shown: Vec<_> = turns.iter().rev().take(20).collect();
+        let width = shown.iter().map(|t| t.turn.to_string().len()).max().unwrap_or(1);
+        for turn in shown {
+            let files = if turn.changed_files { "changed files" } else { "no file changes" };
             let prompt: String =
                 turn.prompt.lines().next().unwrap_or_default().chars().take(60).collect();
-            text.push_str(&format!("\n  {:>3}  {files}  {prompt}", turn.turn));
+            text.push_str(&format!("\n  {:>width$}  {files:<15}  {prompt}", turn.turn));
         }
         (Level::Info, text)
     }

@@ -72,13 +72,17 @@ pub async fn run(args: ChatArgs) -> u8 {
     while let Ok(event) = events.try_recv() {
         app.on_agent_event(event);
     }
+    app.welcome();
     let (files_tx, files) = oneshot::channel();
     let root = local.workspace.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
         let _ = files_tx.send(axon_runtime::mentions::index(&root));
     });
-    let result = ui(app, &session, events, files, &local).await;
+    let result = ui(&mut app, &session, events, files, &local).await;
     terminal::leave();
+    if !app.status.session.is_empty() {
+        crate::say(&format!("resume this session with `axon --resume {}`", app.status.session));
+    }
     // A turn still running was cancelled on the way out.
     let _ = tokio::time::timeout(Duration::from_secs(3), session.shutdown()).await;
     match result {
@@ -129,7 +133,7 @@ async fn start(args: &ChatArgs, emitter: axon_runtime::Emitter) -> Result<(Sessi
 
 /// Draws, reads keys and applies events until the user leaves.
 async fn ui(
-    mut app: App,
+    app: &mut App,
     session: &Session,
     mut events: Events,
     mut files: oneshot::Receiver<Vec<String>>,
@@ -142,7 +146,7 @@ async fn ui(
     let mut mode = Mode::React;
     let mut indexed = false;
     loop {
-        terminal.draw(|frame| axon_tui::draw(frame, &mut app))?;
+        terminal.draw(|frame| axon_tui::draw(frame, app))?;
         let animate = app.is_busy() || app.hint.is_some();
         let action = tokio::select! {
             key = keys.next() => match key {
@@ -202,6 +206,10 @@ async fn ui(
                 };
                 session.submit(Op::Approve { call_id, decision });
             }
+            Action::DenyWithReason { call_id, reason } => {
+                let decision = ApprovalDecision::Deny { reason: Some(reason) };
+                session.submit(Op::Approve { call_id, decision });
+            }
             Action::Elicit { id, action, content } => {
                 session.submit(Op::Elicit { id, action, content });
             }
@@ -224,7 +232,7 @@ async fn ui(
                     Err(e) => app.notice(Level::Error, e),
                 }
             }
-            Action::Command { name, argument } => match local.command(&mut app, &name, &argument) {
+            Action::Command { name, argument } => match local.command(app, &name, &argument) {
                 Some(Op::Compact) => {
                     app.turn_started();
                     session.submit(Op::Compact);
@@ -232,6 +240,11 @@ async fn ui(
                 Some(op) => session.submit(op),
                 None => {}
             },
+            Action::Confirmed { name, argument } => {
+                if let Some(op) = local.confirmed(app, &name, &argument) {
+                    session.submit(op);
+                }
+            }
         }
     }
 }

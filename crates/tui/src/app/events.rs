@@ -31,6 +31,22 @@ impl App {
                 // A plan belongs to the conversation that was replaced.
                 self.plan = None;
             }
+            // The provider's models, to pick from (`/model` without a name).
+            AgentEvent::Models { provider, current, models } => {
+                let items = models
+                    .into_iter()
+                    .map(|m| {
+                        let note = if m == current { "in use" } else { "" }.to_string();
+                        (m, note)
+                    })
+                    .collect();
+                if self.pick("/model ", items) {
+                    self.notice(
+                        Level::Info,
+                        format!("Models of {provider}: ↑/↓, Enter switches, Esc closes the list."),
+                    );
+                }
+            }
             AgentEvent::SessionSaved { session_id } => {
                 if let Some(info) = &mut self.info {
                     info.session_id = Some(session_id.clone());
