@@ -125,7 +125,9 @@ peer_row() { # SPEC BIN
     console.log([...seen].join("\n"));' "$dest/npm/lib/node_modules" > "$work/tgz-$bin.list"
   tgz=0
   while read -r pkg; do
-    (cd "$work/tgz-$bin" && npm pack --offline --silent --cache "$cache" "$pkg" > /dev/null 2>&1) || true
+    # Packing asks for the full package document, which the install (abbreviated
+    # documents) did not cache: --prefer-offline, untimed.
+    (cd "$work/tgz-$bin" && npm pack --prefer-offline --silent --cache "$cache" "$pkg" > /dev/null 2>&1) || true
   done < "$work/tgz-$bin.list"
   tgz=$(du_b "$work/tgz-$bin"/*.tgz 2>/dev/null || echo 0)
   row "$spec (npm)" "$(mb "$tgz")" "$(mb "$installed")" "$t"
