@@ -149,9 +149,9 @@ fn rewind_lists_turns_in_columns_and_asks_before_it_restores() {
     tmux.wait_for(&["Allow write_file?"]);
     std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
     tmux.keys(&["y"]);
-    tmux.wait_for(&["Written."]);
+    tmux.wait_idle(&["Written."]);
     tmux.keys(&["just talk", "Enter"]);
-    tmux.wait_for(&["Talked."]);
+    tmux.wait_idle(&["Talked."]);
 
     tmux.keys(&["/rewind", "Enter"]);
     let screen = tmux.wait_for(&["changed files", "just talk"]);

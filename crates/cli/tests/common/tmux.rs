@@ -42,6 +42,22 @@ impl Tmux {
         }
     }
 
+    /// Waits until the screen shows every one of `texts` and the turn has
+    /// ended (no "Working…" line): the next prompt is then taken, not
+    /// refused as arriving while the turn still runs (its checkpoint can
+    /// take a while on a busy machine after the answer is on screen).
+    pub fn wait_idle(&self, texts: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let screen = self.screen();
+            if texts.iter().all(|t| screen.contains(t)) && !screen.contains("Working…") {
+                return screen;
+            }
+            assert!(Instant::now() < deadline, "the turn never ended showing {texts:?}:\n{screen}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     pub fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "axon"];
         args.extend(keys);
