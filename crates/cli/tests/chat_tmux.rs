@@ -99,7 +99,7 @@ fn an_edit_is_approved_on_its_card_and_the_session_exported() {
     // Keys in the first moments of a question do not answer it.
     std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
     tmux.keys(&["y"]);
-    tmux.wait_for(&["✓ write_file out.md", "Written."]);
+    tmux.wait_idle(&["✓ write_file out.md", "Written."]);
     assert_eq!(std::fs::read_to_string(setup.workspace.path().join("out.md")).unwrap(), "hi\n");
 
     tmux.keys(&["/export notes.md", "Enter"]);
@@ -248,7 +248,7 @@ fn a_call_refused_with_a_reason_tells_the_model_what_to_do_instead() {
     tmux.keys(&["t"]);
     tmux.wait_for(&["Tell axon what to do instead"]);
     tmux.keys(&["use b.txt, not a.txt", "Enter"]);
-    tmux.wait_for(&["Understood, b.txt then."]);
+    tmux.wait_idle(&["Understood, b.txt then."]);
     assert!(!setup.workspace.path().join("a.txt").exists());
     let told = setup.server.requests().last().unwrap().to_string();
     assert!(told.contains("use b.txt, not a.txt"), "the model was told: {told}");
@@ -283,7 +283,7 @@ fn always_says_it_saves_the_rule_and_slash_permissions_lists_it_with_how_to_remo
     assert!(unwrapped.contains("saved for this workspace's later sessions too"), "{screen}");
     std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
     tmux.keys(&["a"]);
-    tmux.wait_for(&["✓ write_file out.md", "Written."]);
+    tmux.wait_idle(&["✓ write_file out.md", "Written."]);
 
     tmux.keys(&["/permissions", "Enter"]);
     let screen = tmux.wait_for(&["Saved by \"always\"", "1  allow  write_file(out.md)"]);

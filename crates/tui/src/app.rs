@@ -540,7 +540,9 @@ impl App {
                 Some(Action::Submit { text: argument, mode: Mode::Plan })
             }
             _ if self.is_busy() => {
-                self.hint = Some(format!("/{name} waits until the turn ends (Esc stops it)"));
+                self.hint = Some(format!(
+                    "The turn is still running: press Enter again after it ends to run /{name} (Esc stops the turn)"
+                ));
                 self.input.set(format!("/{name} {argument}").trim_end());
                 None
             }

@@ -464,7 +464,12 @@ fn commands_that_need_the_agent_wait_for_the_turn() {
     typed(&mut app, "/sessions");
     assert_eq!(app.on_key(key(KeyCode::Enter)), None);
     assert_eq!(app.input.text(), "/sessions");
-    assert_eq!(app.hint.as_deref(), Some("/sessions waits until the turn ends (Esc stops it)"));
+    assert_eq!(
+        app.hint.as_deref(),
+        Some(
+            "The turn is still running: press Enter again after it ends to run /sessions (Esc stops the turn)"
+        )
+    );
     assert_eq!(app.on_key(key(KeyCode::Esc)), Some(Action::Cancel));
 }
 
