@@ -37,6 +37,17 @@ fn shot(browser: &Browser, name: &str) {
     browser.screenshot(&dir.join(format!("{name}.png"))).unwrap();
 }
 
+/// No script error and no CSP violation was logged.
+fn console_is_clean(browser: &Browser) {
+    let problems: Vec<String> = browser
+        .console()
+        .unwrap()
+        .into_iter()
+        .filter(|line| line.starts_with("SEVERE") || line.contains("Content Security Policy"))
+        .collect();
+    assert!(problems.is_empty(), "the console has problems: {problems:#?}");
+}
+
 /// Waits until the turn has ended with `text` in the transcript.
 fn wait_answer(browser: &Browser, text: &str) {
     browser
@@ -115,6 +126,20 @@ fn rewind_lists_the_turns_previews_and_acts_only_on_confirm() {
     let users = browser.execute(USER_MESSAGES, json!([])).unwrap();
     assert_eq!(users, json!(["write made.txt", "say more"]));
 
+    // The list's button previews its turn the same way.
+    browser.click(".rewind-list tr[data-turn=\"2\"] button").unwrap();
+    browser
+        .wait_for(
+            "[...document.querySelectorAll('.rewind-preview .rewind-lines')].pop()?.textContent.startsWith('Rewind to before turn 2: say more')",
+            PATIENCE,
+        )
+        .unwrap();
+    browser.click(".rewind-preview .rewind-cancel").unwrap();
+    browser
+        .wait_for("!document.querySelector('.rewind-preview .rewind-cancel')", PATIENCE)
+        .unwrap();
+    console_is_clean(&browser);
+
     // Again, and confirmed: the file goes, turn 1 and all after it leave
     // the transcript, and the rewind's notice says what was done.
     send(&browser, "/rewind 1");
@@ -168,6 +193,7 @@ fn rewind_lists_the_turns_previews_and_acts_only_on_confirm() {
             PATIENCE,
         )
         .unwrap();
+    console_is_clean(&browser);
 }
 
 #[test]
