@@ -1,6 +1,7 @@
 //! `Op::Rewind` in a live session: the saved session is rewound (see
 //! `rewind`), then the agent goes on from the conversation as it now
-//! stands, and front ends get it again as a `history` event.
+//! stands, and front ends get it again as a `history` event followed by
+//! `session_started` (as after a resume).
 
 use std::sync::Arc;
 
@@ -51,6 +52,10 @@ impl Task {
                     self.agent.replace_history(history, tokens);
                     self.info.context_tokens = self.agent.context_tokens();
                     self.events.emit(AgentEvent::History { messages });
+                    // As after a resume: front ends that replace what they
+                    // know on `history` (the web panel's log) learn the
+                    // session again, its context now smaller.
+                    self.events.emit(AgentEvent::SessionStarted { session: self.info.clone() });
                 }
                 Err(e) => self.events.emit(AgentEvent::Error {
                     message: format!("the session was rewound but cannot be read back: {e}"),

@@ -83,6 +83,29 @@ export async function listFiles() {
   return Array.isArray(list) ? list.filter((p) => typeof p === 'string') : [];
 }
 
+/** The open session's turns, newest first: `{turns: [{turn, changed_files, prompt}], total}`. */
+export async function listTurns() {
+  const res = await request('api/rewind');
+  const body = await res.json();
+  const turns = body && Array.isArray(body.turns) ? body.turns.filter((t) => t && Number.isInteger(t.turn)) : [];
+  return { turns, total: Number(body?.total) || turns.length };
+}
+
+/**
+ * What rewinding to before `turn` would do (the server reads and checks
+ * `turn` and `scope` as typed): `{turn, scope, lines}`.
+ */
+export async function rewindPreview(turn, scope) {
+  const query = scope ? `?scope=${encodeURIComponent(scope)}` : '';
+  const res = await request(`api/rewind/${encodeURIComponent(turn)}${query}`);
+  const body = await res.json();
+  return {
+    turn: Number(body?.turn),
+    scope: String(body?.scope ?? 'both'),
+    lines: Array.isArray(body?.lines) ? body.lines.map(String) : [],
+  };
+}
+
 export function exportUrl(id) {
   return `api/sessions/${encodeURIComponent(id)}/export`;
 }

@@ -2,7 +2,9 @@
 //
 // Guarantees: a command either sends the Op(s) the spec names or shows a
 // local notice built from what session_started said (no model call for
-// /help, /mcp, /skills, /rules, /model without a name); `/NAME task` for a
+// /help, /mcp, /skills, /rules, /model without a name); `/rewind` shows
+// the server's list of turns or its preview, and sends its Op only once
+// the user confirms (rewind.js); `/NAME task` for a
 // loaded skill sends "Use the skill NAME: task". An unknown command is
 // reported and not sent to the model.
 
@@ -12,6 +14,7 @@ import { toast } from './notify.js';
 import * as transcript from './transcript.js';
 import * as header from './header.js';
 import * as sidebar from './sidebar.js';
+import * as rewind from './rewind.js';
 
 const BUILTIN = [
   { name: 'help', args: '', hint: 'List the commands' },
@@ -19,6 +22,7 @@ const BUILTIN = [
   { name: 'plan', args: '[goal]', hint: 'Plan mode; propose a plan for the goal' },
   { name: 'react', args: '', hint: 'ReAct mode: work on prompts at once' },
   { name: 'compact', args: '', hint: 'Summarise the oldest part of the conversation' },
+  { name: 'rewind', args: '[N [files|conversation]]', hint: 'List the turns, or go back to before turn N (asks first)' },
   { name: 'sessions', args: '', hint: 'Open the saved sessions' },
   { name: 'resume', args: 'ID', hint: 'Continue a saved session' },
   { name: 'mcp', args: '', hint: 'Show the MCP servers' },
@@ -63,6 +67,10 @@ export async function run(line) {
       return header.chooseMode('react');
     case 'compact':
       return sendOp({ op: 'compact' });
+    case 'rewind': {
+      const [turn, scope] = rest.split(/\s+/).filter(Boolean);
+      return turn === undefined ? rewind.list() : rewind.preview(turn, scope ?? '');
+    }
     case 'sessions':
       sidebar.setOpen(true);
       return true;

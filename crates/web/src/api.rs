@@ -184,7 +184,7 @@ fn owned(shared: &Shared, id: &str) -> Result<(), String> {
 }
 
 /// File work off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, String> {
     tokio::task::spawn_blocking(work).await.map_err(|e| format!("the work failed: {e}"))?

@@ -15,6 +15,7 @@ mod assets;
 pub mod auth;
 mod fit;
 mod log;
+mod rewind;
 mod server;
 mod stream;
 

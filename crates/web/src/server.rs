@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Gate, guard, refuse};
 use crate::log::EventLog;
-use crate::{Options, api, assets, stream};
+use crate::{Options, api, assets, rewind, stream};
 
 /// What every request handler shares.
 pub struct Shared {
@@ -167,6 +167,8 @@ fn router(shared: Arc<Shared>, gate: Arc<Gate>) -> Router {
         .route(&at("/api/sessions/{id}"), delete(api::delete))
         .route(&at("/api/sessions/{id}/export"), get(api::export))
         .route(&at("/api/files"), get(api::files))
+        .route(&at("/api/rewind"), get(rewind::turns))
+        .route(&at("/api/rewind/{turn}"), get(rewind::preview))
         .fallback(|| async { refuse(StatusCode::NOT_FOUND, "nothing here") })
         .layer(DefaultBodyLimit::max(api::MAX_OP))
         .with_state(shared)

@@ -1,0 +1,125 @@
+//! The page's `/rewind`: the open session's turns, and what rewinding to
+//! before one of them would do, both read from the saved session by the
+//! runtime's own functions (`Session::turns`, `axon_runtime::rewind::preview`).
+//!
+//! Guarantees: nothing here changes anything: the rewind itself is the
+//! runtime's `Op::Rewind`, which the page sends through `POST /api/op` only
+//! after the user confirmed the preview. Only the session open now is read
+//! (the page names a turn, never a session). A bad turn number or scope is
+//! refused with what was wrong and what is accepted, like the terminal
+//! UI's `/rewind`.
+
+use std::sync::Arc;
+
+use axon_protocol::RewindScope;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::api::blocking;
+use crate::auth::refuse;
+use crate::server::Shared;
+
+/// The most turns listed, newest first (as the terminal UI lists them).
+const LISTED: usize = 20;
+
+const NOTHING: &str = "Nothing to rewind: the session has no turns yet.";
+
+/// `GET /api/rewind`: the open session's turns, newest first, at most
+/// [`LISTED`]: `{"turns": [{"turn", "changed_files", "prompt"}], "total"}`.
+pub async fn turns(State(shared): State<Arc<Shared>>) -> Response {
+    let Some(id) = shared.current() else {
+        return axum::Json(json!({ "turns": [], "total": 0 })).into_response();
+    };
+    let listed = blocking(move || {
+        let session =
+            shared.store.open(&id).map_err(|e| format!("cannot read the session {id}: {e}"))?;
+        let turns = session.turns();
+        let total = turns.len();
+        let shown: Vec<_> = turns
+            .iter()
+            .rev()
+            .take(LISTED)
+            .map(|t| {
+                let prompt = t.prompt.lines().next().unwrap_or_default();
+                json!({ "turn": t.turn, "changed_files": t.changed_files, "prompt": prompt })
+            })
+            .collect();
+        Ok(json!({ "turns": shown, "total": total }))
+    })
+    .await;
+    match listed {
+        Ok(list) => axum::Json(list).into_response(),
+        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &e),
+    }
+}
+
+/// `GET /api/rewind/{turn}?scope=both|files|conversation`: what rewinding
+/// the open session to before `turn` would do, as lines to show before
+/// asking: `{"turn", "scope", "lines"}`. Nothing is changed.
+pub async fn preview(
+    State(shared): State<Arc<Shared>>,
+    Path(turn): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    // The page sends only `scope=WORD`, a plain word (no escapes to undo).
+    let scope = query.as_deref().and_then(|q| q.split('&').find_map(|p| p.strip_prefix("scope=")));
+    let (turn, scope) = match parse(&turn, scope) {
+        Ok(parsed) => parsed,
+        Err(message) => return refuse(StatusCode::BAD_REQUEST, &message),
+    };
+    let Some(id) = shared.current() else {
+        return refuse(StatusCode::CONFLICT, NOTHING);
+    };
+    let previewed = blocking(move || {
+        let session =
+            shared.store.open(&id).map_err(|e| format!("cannot read the session {id}: {e}"))?;
+        if session.turns().is_empty() {
+            return Err(NOTHING.to_string());
+        }
+        axon_runtime::rewind::preview(shared.store.data_dir(), &session, turn, scope)
+            .map_err(|e| format!("Cannot rewind: {e:#}"))
+    })
+    .await;
+    match previewed {
+        Ok(lines) => {
+            axum::Json(json!({ "turn": turn, "scope": scope, "lines": lines })).into_response()
+        }
+        Err(e) => refuse(StatusCode::CONFLICT, &e),
+    }
+}
+
+/// `/rewind N [files|conversation|both]`'s turn and scope.
+fn parse(turn: &str, scope: Option<&str>) -> Result<(u32, RewindScope), String> {
+    let turn: u32 =
+        turn.trim().parse().map_err(|_| format!("/rewind takes a turn number, not `{turn}`"))?;
+    let scope = match scope.map(str::trim) {
+        None | Some("" | "both") => RewindScope::Both,
+        Some("files") => RewindScope::Files,
+        Some("conversation") => RewindScope::Conversation,
+        Some(other) => {
+            return Err(format!(
+                "/rewind {turn} takes `files`, `conversation` or `both`, not `{other}`"
+            ));
+        }
+    };
+    Ok((turn, scope))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turn_and_scope_are_read_as_the_terminal_ui_reads_them() {
+        assert_eq!(parse("3", None), Ok((3, RewindScope::Both)));
+        assert_eq!(parse("3", Some("files")), Ok((3, RewindScope::Files)));
+        assert_eq!(parse("3", Some("conversation")), Ok((3, RewindScope::Conversation)));
+        assert_eq!(parse("3", Some("")), Ok((3, RewindScope::Both)));
+        let bad = parse("x", None).unwrap_err();
+        assert!(bad.contains("turn number, not `x`"), "{bad}");
+        let bad = parse("2", Some("all")).unwrap_err();
+        assert!(bad.contains("`files`, `conversation` or `both`, not `all`"), "{bad}");
+    }
+}
