@@ -10,30 +10,12 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use axon_testkit::Reply;
 use axon_testkit::webdriver::Browser;
+use common::browser::{open, send, shot};
 use common::setup;
 use common::web::{PATIENCE, Web};
 use serde_json::json;
-
-fn open(web: &Web) -> Browser {
-    let browser = Browser::start(1280, 700, false).unwrap();
-    browser.goto(&web.url()).unwrap();
-    browser.wait_for("document.body && document.body.dataset.ready === '1'", PATIENCE).unwrap();
-    browser
-}
-
-fn send(browser: &Browser, text: &str) {
-    browser.click("#prompt").unwrap();
-    browser.type_into("#prompt", &format!("{text}\u{E007}")).unwrap();
-}
-
-fn shot(browser: &Browser, name: &str) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/web-screenshots");
-    browser.screenshot(&dir.join(format!("{name}.png"))).unwrap();
-}
 
 /// Whether the element `selector` names is inside the transcript's view.
 const IN_VIEW: &str = "const el = document.querySelector(arguments[0]);
@@ -54,7 +36,7 @@ fn a_waiting_approval_is_shown_and_flagged_while_scrolled_away() {
         Reply::text("Written."),
     ]);
     let web = Web::start(&s, &[]);
-    let browser = open(&web);
+    let browser = open(&web, 1280, 700, false);
     send(&browser, "tell me a lot");
     browser
         .wait_for("document.querySelector('#stop').hidden && document.querySelector('#transcript').textContent.includes('Line 120 of')", PATIENCE)
@@ -122,7 +104,7 @@ fn an_approved_edit_shows_its_diff_once_and_no_repeated_arguments() {
     ]);
     std::fs::write(s.workspace.path().join("app.txt"), "name = demo\ncolour = red\n").unwrap();
     let web = Web::start(&s, &[]);
-    let browser = open(&web);
+    let browser = open(&web, 1280, 700, false);
     send(&browser, "make it blue");
     browser
         .wait_for("document.querySelector('.card[data-state=\"waiting\"] .diff')", PATIENCE)

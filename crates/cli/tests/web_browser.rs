@@ -8,24 +8,14 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use axon_testkit::Reply;
 use axon_testkit::webdriver::Browser;
+use common::browser::{console_is_clean, open, send, shot};
 use common::setup;
 use common::web::{PATIENCE, Web};
 use serde_json::json;
 
 /// A browser on the panel, waited until its first replay is shown.
-fn open(web: &Web, width: u32, dark: bool) -> Browser {
-    let browser = Browser::start(width, 900, dark).unwrap();
-    browser.goto(&web.url()).unwrap();
-    browser.wait_for("document.body && document.body.dataset.ready === '1'", PATIENCE).unwrap();
-    browser
-}
-
-/// A server that answers every request with "ok" and hands over each
-/// request's head.
 fn record_requests(listener: std::net::TcpListener) -> std::sync::mpsc::Receiver<String> {
     use std::io::{Read, Write};
     let (sender, heads) = std::sync::mpsc::channel();
@@ -49,25 +39,6 @@ fn record_requests(listener: std::net::TcpListener) -> std::sync::mpsc::Receiver
         }
     });
     heads
-}
-
-fn shot(browser: &Browser, name: &str) {
-    // A picture taken mid fade-in shows a half-drawn page; spinners loop
-    // for ever and are not waited for.
-    browser
-        .wait_for(
-            "document.getAnimations().every(a => a.effect && a.effect.getTiming().iterations === Infinity)",
-            PATIENCE,
-        )
-        .unwrap();
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/web-screenshots");
-    browser.screenshot(&dir.join(format!("{name}.png"))).unwrap();
-}
-
-/// Types a prompt and sends it with Enter, as a user does.
-fn send(browser: &Browser, text: &str) {
-    browser.click("#prompt").unwrap();
-    browser.type_into("#prompt", &format!("{text}\u{E007}")).unwrap();
 }
 
 /// Opens the sidebar if it is closed and waits until it has slid fully in.
@@ -102,17 +73,6 @@ fn resume_from_sidebar(browser: &Browser, id: &str) {
     browser.click(&resume).unwrap();
 }
 
-/// No script error and no CSP violation was logged.
-fn console_is_clean(browser: &Browser) {
-    let problems: Vec<String> = browser
-        .console()
-        .unwrap()
-        .into_iter()
-        .filter(|line| line.starts_with("SEVERE") || line.contains("Content Security Policy"))
-        .collect();
-    assert!(problems.is_empty(), "the console has problems: {problems:#?}");
-}
-
 #[test]
 fn a_prompt_streams_into_the_page_and_a_read_tool_card_completes() {
     let s = setup(vec![
@@ -123,7 +83,7 @@ fn a_prompt_streams_into_the_page_and_a_read_tool_card_completes() {
     ]);
     std::fs::write(s.workspace.path().join("notes.txt"), "hello\n").unwrap();
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     shot(&browser, "01-empty-light");
     send(&browser, "what do my notes say?");
     browser
@@ -167,7 +127,7 @@ fn an_edit_is_approved_after_its_diff_is_seen() {
     ]);
     std::fs::write(s.workspace.path().join("app.txt"), "name = demo\ncolour = red\n").unwrap();
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, true);
+    let browser = open(&web, 1280, 900, true);
     send(&browser, "make it blue");
     let diff = browser
         .wait_for(
@@ -204,7 +164,7 @@ fn a_command_outside_the_sandbox_says_so_and_always_names_its_rule() {
         Reply::text("Said hi."),
     ]);
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     send(&browser, "say hi outside the sandbox, then note it");
     let workdir = browser
         .wait_for(
@@ -257,7 +217,7 @@ fn a_command_outside_the_sandbox_says_so_and_always_names_its_rule() {
 fn stop_ends_a_stalled_answer_and_keeps_its_text() {
     let s = setup(vec![Reply::Stall("Here is the first half of".into())]);
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     send(&browser, "tell me a long story");
     browser
         .wait_for("document.querySelector('.msg.assistant.streaming .body')?.textContent.includes('first half of')", PATIENCE)
@@ -280,7 +240,7 @@ fn a_session_is_resumed_from_the_sidebar() {
         Reply::text("A second session."),
     ]);
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     send(&browser, "first question");
     browser
         .wait_for("document.querySelector('#stop').hidden && [...document.querySelectorAll('.msg.assistant .body')].some(e => e.textContent.includes('first session'))", PATIENCE)
@@ -324,7 +284,7 @@ fn plan_mode_proposes_a_plan_that_runs_once_approved() {
         Reply::text("wrote it"),
     ]);
     let web = Web::start(&s, &["--yes"]);
-    let browser = open(&web, 1280, true);
+    let browser = open(&web, 1280, 900, true);
     browser.click("#mode-plan").unwrap();
     browser
         .wait_for(
@@ -366,7 +326,7 @@ fn mcp_servers_show_their_state_and_a_failed_ones_error() {
     )
     .unwrap();
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     let state = browser
         .wait_for("document.querySelector('#servers .server[data-name=\"broken\"]')?.dataset.state === 'error' && document.querySelector('#servers .server[data-name=\"broken\"]').textContent", PATIENCE)
         .unwrap();
@@ -394,7 +354,7 @@ fn a_hostile_answer_runs_nothing() {
     )
     .unwrap();
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     send(&browser, "read evil.html");
     browser
         .wait_for("document.querySelector('#stop').hidden && [...document.querySelectorAll('.msg.assistant .body')].some(e => e.textContent.includes('click me'))", PATIENCE)
@@ -479,7 +439,7 @@ fn the_input_completes_files_and_commands_and_recalls_history() {
     std::fs::create_dir(s.workspace.path().join("src")).unwrap();
     std::fs::write(s.workspace.path().join("src/lib.rs"), "pub fn f() {}\n").unwrap();
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     // `@` offers the workspace's files; Tab picks one.
     browser.click("#prompt").unwrap();
     browser.type_into("#prompt", "summarise @note").unwrap();
@@ -530,7 +490,7 @@ fn reasoning_folds_away_and_errors_are_visible() {
         Reply::error(400, r#"{"error":{"message":"the model refuses this request"}}"#),
     ]);
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, true);
+    let browser = open(&web, 1280, 900, true);
     send(&browser, "what is the answer?");
     browser
         .wait_for("document.querySelector('#stop').hidden && document.querySelector('.msg.assistant .body')?.textContent.includes('Forty-two.')", PATIENCE)
@@ -565,7 +525,7 @@ fn a_session_of_5000_messages_is_all_there() {
     let id = writer.id().to_string();
     drop(writer);
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     resume_from_sidebar(&browser, &id);
     browser
         .wait_for("document.body.dataset.ready === '1' && document.querySelectorAll('#transcript .msg').length === 5000", PATIENCE)
@@ -624,7 +584,7 @@ fn a_call_id_used_again_by_the_next_model_call_gets_its_own_card_and_approval() 
     .unwrap();
     std::fs::write(s.workspace.path().join("notes.txt"), "hello from the notes\n").unwrap();
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     send(&browser, "copy my notes");
     // The second block_1 is a new card, waiting, with its diff and buttons.
     let diff = browser
@@ -687,7 +647,7 @@ fn a_prompt_sent_during_a_turn_shows_when_its_own_turn_starts() {
     ]);
     std::fs::write(s.workspace.path().join("notes.txt"), "a note\n").unwrap();
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     send(&browser, "first @notes.txt");
     // The turn waits on the approval: it is surely running.
     browser.wait_for("document.querySelector('.card[data-state=\"waiting\"] button[data-decision=\"once\"]')", PATIENCE).unwrap();
@@ -732,7 +692,7 @@ fn a_prompt_sent_during_a_turn_shows_when_its_own_turn_starts() {
 fn the_mode_and_approval_follow_the_runtime_whoever_switched_them() {
     let s = setup(vec![]);
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     let shown = "[document.querySelector('#mode-plan').getAttribute('aria-pressed'), document.querySelector('#mode-react').getAttribute('aria-pressed'), document.querySelector('#approval').value].join(' ')";
     assert_eq!(browser.execute(&format!("return {shown}"), json!([])).unwrap(), "false true ask");
     // Another front end (a tab, a script) switches both.
@@ -800,7 +760,7 @@ fn a_resumed_session_shows_attachments_by_name_and_pairs_repeated_call_ids() {
     let id = writer.id().to_string();
     drop(writer);
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, true);
+    let browser = open(&web, 1280, 900, true);
     resume_from_sidebar(&browser, &id);
     browser
         .wait_for("document.body.dataset.ready === '1' && [...document.querySelectorAll('.msg.assistant .body')].some(e => e.textContent.includes('They differ.'))", PATIENCE)
@@ -869,7 +829,7 @@ fn a_resumed_session_shows_a_refused_call_as_refused_and_an_edit_as_its_diff() {
     let id = writer.id().to_string();
     drop(writer);
     let web = Web::start(&s, &[]);
-    let browser = open(&web, 1280, false);
+    let browser = open(&web, 1280, 900, false);
     resume_from_sidebar(&browser, &id);
     browser
         .wait_for("document.body.dataset.ready === '1' && [...document.querySelectorAll('.msg.assistant .body')].some(e => e.textContent.includes('Changed it.'))", PATIENCE)

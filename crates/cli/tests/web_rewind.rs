@@ -12,43 +12,13 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use axon_testkit::Reply;
 use axon_testkit::webdriver::Browser;
+use common::browser::{console_is_clean, open, send, shot};
 use common::setup;
 use common::web::{PATIENCE, Web};
 use serde_json::json;
 
-fn open(web: &Web) -> Browser {
-    let browser = Browser::start(1280, 800, false).unwrap();
-    browser.goto(&web.url()).unwrap();
-    browser.wait_for("document.body && document.body.dataset.ready === '1'", PATIENCE).unwrap();
-    browser
-}
-
-fn send(browser: &Browser, text: &str) {
-    browser.click("#prompt").unwrap();
-    browser.type_into("#prompt", &format!("{text}\u{E007}")).unwrap();
-}
-
-fn shot(browser: &Browser, name: &str) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/web-screenshots");
-    browser.screenshot(&dir.join(format!("{name}.png"))).unwrap();
-}
-
-/// No script error and no CSP violation was logged.
-fn console_is_clean(browser: &Browser) {
-    let problems: Vec<String> = browser
-        .console()
-        .unwrap()
-        .into_iter()
-        .filter(|line| line.starts_with("SEVERE") || line.contains("Content Security Policy"))
-        .collect();
-    assert!(problems.is_empty(), "the console has problems: {problems:#?}");
-}
-
-/// Waits until the turn has ended with `text` in the transcript.
 fn wait_answer(browser: &Browser, text: &str) {
     browser
         .wait_for(
@@ -73,7 +43,7 @@ fn rewind_lists_the_turns_previews_and_acts_only_on_confirm() {
     ]);
     let made = s.workspace.path().join("made.txt");
     let web = Web::start(&s, &[]);
-    let browser = open(&web);
+    let browser = open(&web, 1280, 800, false);
     send(&browser, "write made.txt");
     browser
         .wait_for("document.querySelector('.card[data-state=\"waiting\"] .approval')", PATIENCE)

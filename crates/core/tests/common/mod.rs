@@ -136,13 +136,12 @@ impl Harness {
         }
         let agent =
             Agent::new(provider, Arc::new(profile.registry()), ToolContext::new(workspace), config);
-        Harness {
-            server,
-            dir,
-            agent,
-            events: Arc::new(Mutex::new(Vec::new())),
-            received: Arc::default(),
-        }
+        Harness::of(server, dir, agent)
+    }
+
+    fn of(server: ScriptedServer, dir: tempfile::TempDir, agent: Agent) -> Self {
+        let events = Arc::new(Mutex::new(Vec::new()));
+        Harness { server, dir, agent, events, received: Arc::default() }
     }
 
     /// An OpenAI-format agent whose model has a `window`-token context.
@@ -152,13 +151,7 @@ impl Harness {
             provider_config(&server, ProviderKind::OpenAi, ToolProtocol::Native);
         provider_config.context_window = Some(window);
         let (agent, dir) = agent_on(provider_config, config);
-        Harness {
-            server,
-            dir,
-            agent,
-            events: Arc::new(Mutex::new(Vec::new())),
-            received: Arc::default(),
-        }
+        Harness::of(server, dir, agent)
     }
 
     pub async fn run(&mut self, prompt: &str) -> RunOutcome {
