@@ -278,3 +278,42 @@ pub fn remove_session(
         .and_then(|c| c.prune_session(&removed).map_err(|e| anyhow!("{e}")));
     Ok((removed, pruned.err().map(|e| format!("its checkpoints could not be pruned: {e:#}"))))
 }
+
+/// A `/rewind N [files|conversation|both]` argument as every front end
+/// reads it: the turn and the scope (`both` when none is named), or what
+/// was wrong and what is accepted.
+pub fn parse_turn_and_scope(turn: &str, scope: Option<&str>) -> Result<(u32, RewindScope), String> {
+    let turn: u32 =
+        turn.trim().parse().map_err(|_| format!("/rewind takes a turn number, not `{turn}`"))?;
+    let scope = match scope.map(str::trim) {
+        None | Some("" | "both") => RewindScope::Both,
+        Some("files") => RewindScope::Files,
+        Some("conversation") => RewindScope::Conversation,
+        Some(other) => {
+            return Err(format!(
+                "/rewind {turn} takes `files`, `conversation` or `both`, not `{other}`"
+            ));
+        }
+    };
+    Ok((turn, scope))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turn_and_scope_are_read_alike_by_every_front_end() {
+        assert_eq!(parse_turn_and_scope("3", None), Ok((3, RewindScope::Both)));
+        assert_eq!(parse_turn_and_scope("3", Some("files")), Ok((3, RewindScope::Files)));
+        assert_eq!(
+            parse_turn_and_scope("3", Some("conversation")),
+            Ok((3, RewindScope::Conversation))
+        );
+        assert_eq!(parse_turn_and_scope("3", Some("")), Ok((3, RewindScope::Both)));
+        let bad = parse_turn_and_scope("x", None).unwrap_err();
+        assert!(bad.contains("turn number, not `x`"), "{bad}");
+        let bad = parse_turn_and_scope("2", Some("all")).unwrap_err();
+        assert!(bad.contains("`files`, `conversation` or `both`, not `all`"), "{bad}");
+    }
+}

@@ -1,6 +1,7 @@
 //! The page's `/rewind`: the open session's turns, and what rewinding to
 //! before one of them would do, both read from the saved session by the
-//! runtime's own functions (`Session::turns`, `axon_runtime::rewind::preview`).
+//! runtime's own functions (`Session::turns`, `axon_runtime::rewind::preview`,
+//! `parse_turn_and_scope`).
 //!
 //! Guarantees: nothing here changes anything: the rewind itself is the
 //! runtime's `Op::Rewind`, which the page sends through `POST /api/op` only
@@ -11,7 +12,6 @@
 
 use std::sync::Arc;
 
-use axon_protocol::RewindScope;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -65,7 +65,7 @@ pub async fn preview(
 ) -> Response {
     // The page sends only `scope=WORD`, a plain word (no escapes to undo).
     let scope = query.as_deref().and_then(|q| q.split('&').find_map(|p| p.strip_prefix("scope=")));
-    let (turn, scope) = match parse(&turn, scope) {
+    let (turn, scope) = match axon_runtime::rewind::parse_turn_and_scope(&turn, scope) {
         Ok(parsed) => parsed,
         Err(message) => return refuse(StatusCode::BAD_REQUEST, &message),
     };
@@ -87,39 +87,5 @@ pub async fn preview(
             axum::Json(json!({ "turn": turn, "scope": scope, "lines": lines })).into_response()
         }
         Err(e) => refuse(StatusCode::CONFLICT, &e),
-    }
-}
-
-/// `/rewind N [files|conversation|both]`'s turn and scope.
-fn parse(turn: &str, scope: Option<&str>) -> Result<(u32, RewindScope), String> {
-    let turn: u32 =
-        turn.trim().parse().map_err(|_| format!("/rewind takes a turn number, not `{turn}`"))?;
-    let scope = match scope.map(str::trim) {
-        None | Some("" | "both") => RewindScope::Both,
-        Some("files") => RewindScope::Files,
-        Some("conversation") => RewindScope::Conversation,
-        Some(other) => {
-            return Err(format!(
-                "/rewind {turn} takes `files`, `conversation` or `both`, not `{other}`"
-            ));
-        }
-    };
-    Ok((turn, scope))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn turn_and_scope_are_read_as_the_terminal_ui_reads_them() {
-        assert_eq!(parse("3", None), Ok((3, RewindScope::Both)));
-        assert_eq!(parse("3", Some("files")), Ok((3, RewindScope::Files)));
-        assert_eq!(parse("3", Some("conversation")), Ok((3, RewindScope::Conversation)));
-        assert_eq!(parse("3", Some("")), Ok((3, RewindScope::Both)));
-        let bad = parse("x", None).unwrap_err();
-        assert!(bad.contains("turn number, not `x`"), "{bad}");
-        let bad = parse("2", Some("all")).unwrap_err();
-        assert!(bad.contains("`files`, `conversation` or `both`, not `all`"), "{bad}");
     }
 }

@@ -209,17 +209,6 @@ impl Local {
 fn rewind_op(argument: &str) -> Result<Option<Op>, String> {
     let mut words = argument.split_whitespace();
     let Some(turn) = words.next() else { return Ok(None) };
-    let turn: u32 =
-        turn.parse().map_err(|_| format!("/rewind takes a turn number, not `{turn}`"))?;
-    let scope = match words.next() {
-        None | Some("both") => RewindScope::Both,
-        Some("files") => RewindScope::Files,
-        Some("conversation") => RewindScope::Conversation,
-        Some(other) => {
-            return Err(format!(
-                "/rewind {turn} takes `files`, `conversation` or `both`, not `{other}`"
-            ));
-        }
-    };
+    let (turn, scope) = axon_runtime::rewind::parse_turn_and_scope(turn, words.next())?;
     Ok(Some(Op::Rewind { turn: Some(turn), scope }))
 }
