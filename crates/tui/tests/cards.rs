@@ -7,22 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use axon_protocol::{AgentEvent, Preview, ToolCall, ToolOutput};
-use axon_tui::{Action, App, Theme, draw};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use axon_tui::{Action, App, Theme};
+use common::{key, screen};
+use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| draw(frame, app)).unwrap();
-    terminal.backend().to_string()
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
 
 fn call(id: &str, name: &str, arguments: serde_json::Value) -> ToolCall {
     ToolCall { id: id.into(), name: name.into(), arguments }

@@ -4,12 +4,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use axon_protocol::{
     AgentEvent, ApprovalMode, ContentPart, McpServerInfo, McpState, Message, Plan, PlanStatus,
     PlanStep, Preview, RuleSuggestion, SandboxInfo, SandboxMode, SessionInfo, SkillInfo,
     SkillState, StepStatus, StopReason, ToolCall, ToolOutput, Usage,
 };
 use axon_tui::{Action, Answer, App, Level, Mode, PlanDecision, Theme, draw};
+use common::{ctrl, key, screen};
 use insta::assert_snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -25,20 +28,6 @@ fn app() -> App {
     app.status.tokens = 12_345;
     app.status.session = "20261122-101500-abcd".into();
     app
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| draw(frame, app)).unwrap();
-    terminal.backend().to_string()
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
 fn typed(app: &mut App, text: &str) {
