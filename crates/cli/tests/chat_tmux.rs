@@ -201,7 +201,7 @@ fn the_ui_opens_with_a_welcome_and_leaves_saying_how_to_resume() {
     // The pane stays after axon leaves, to read what it printed.
     assert!(tmux.run(&["set-option", "-w", "-t", "axon", "remain-on-exit", "on"]).status.success());
     tmux.keys(&["/quit", "Enter"]);
-    tmux.wait_for(&[&format!("resume this session with `axon --resume {id}`")]);
+    tmux.wait_printed(&format!("resume this session with `axon --resume {id}`"));
 }
 
 #[test]

@@ -42,6 +42,27 @@ impl Tmux {
         }
     }
 
+    /// The screen and the lines scrolled off it: what a program printed
+    /// just before it ended may be there, pushed up by tmux's "Pane is
+    /// dead" line.
+    pub fn history(&self) -> String {
+        let capture = self.run(&["capture-pane", "-p", "-S", "-", "-t", "axon"]);
+        String::from_utf8_lossy(&capture.stdout).into_owned()
+    }
+
+    /// Waits until the screen or the lines scrolled off it show `text`.
+    pub fn wait_printed(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let history = self.history();
+            if history.contains(text) {
+                return history;
+            }
+            assert!(Instant::now() < deadline, "axon never printed {text:?}:\n{history}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits until the screen shows every one of `texts` and the turn has
     /// ended (no "Working…" line): the next prompt is then taken, not
     /// refused as arriving while the turn still runs (its checkpoint can
