@@ -310,7 +310,9 @@ impl Effective {
         let mut config = match (preset(&name), layer.kind) {
             (Some(preset), _) => preset,
             (None, Some(kind)) => custom(&name, kind),
-            (None, None) if name == axon_local::PROVIDER => custom(&name, ProviderKind::Local),
+            (None, None) if name == crate::local_model::LOCAL_PROVIDER => {
+                custom(&name, ProviderKind::Local)
+            }
             (None, None) => bail!(
                 "unknown provider '{name}'. Use one of {}, local (a GGUF model run by axon), or \
                  define it with `kind` and `base_url` under [providers.{name}]",
@@ -411,7 +413,9 @@ fn detect_provider(data: &Path, config_file: &Path) -> Result<String> {
         .collect();
     match candidates.as_slice() {
         [one] => Ok((*one).to_string()),
-        [] if crate::local_model::any_pulled(data) => Ok(axon_local::PROVIDER.to_string()),
+        [] if crate::local_model::IN_THIS_BUILD && crate::local_model::any_pulled(data) => {
+            Ok(crate::local_model::LOCAL_PROVIDER.to_string())
+        }
         [] => Err(anyhow::Error::new(NoProvider { config_file: config_file.to_path_buf() })),
         several => bail!(
             "API keys for several providers are set ({}); choose one with --provider, AXON_PROVIDER or `provider = \"...\"` in the config",

@@ -214,8 +214,16 @@ fn models(data: &Path, local: bool) -> Vec<Finding> {
 }
 
 fn cpu(local: bool) -> Finding {
-    let summary = axon_local::cpu::summary();
-    if axon_local::cpu::missing().is_empty() {
+    let summary = crate::local_model::cpu_summary();
+    if !crate::local_model::IN_THIS_BUILD {
+        return Finding::with(
+            "cpu",
+            if local { Status::Problem } else { Status::Note },
+            summary,
+            crate::local_model::how_to_get_it(),
+        );
+    }
+    if crate::local_model::cpu_supported() {
         return Finding::ok("cpu", format!("local model built for {summary}"));
     }
     Finding::with(

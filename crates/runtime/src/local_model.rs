@@ -6,17 +6,41 @@
 //! a failure inside the C++ loader; it is loaded once per process and
 //! settings and shared by every session that uses it (the web panel's and
 //! the editor's sessions do not each hold a copy); loading runs off the
-//! async runtime.
+//! async runtime. In a build without the `local-model` feature (no
+//! llama.cpp), asking for the local model is an error saying how to get it,
+//! never a provider that is missing at the first turn.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Weak};
+use std::path::Path;
+#[cfg(feature = "local-model")]
+use std::path::PathBuf;
+use std::sync::Arc;
+#[cfg(feature = "local-model")]
+use std::sync::Weak;
 
-use anyhow::{Context, Result, bail};
+#[cfg(feature = "local-model")]
+use anyhow::Context;
+use anyhow::{Result, bail};
 use axon_llm::{Provider, ProviderConfig, ProviderKind};
+#[cfg(feature = "local-model")]
 use axon_local::{LocalConfig, LocalProvider};
-use axon_models::{DEFAULT_SOURCE, ModelStore};
+#[cfg(feature = "local-model")]
+use axon_models::DEFAULT_SOURCE;
+use axon_models::ModelStore;
 
 use crate::config::Effective;
+
+/// The provider name of the in-process model (`--provider local`).
+pub const LOCAL_PROVIDER: &str = "local";
+
+/// Whether this build carries the in-process model (the `local-model`
+/// cargo feature, on by default).
+pub const IN_THIS_BUILD: bool = cfg!(feature = "local-model");
+
+/// What a user without the local model in their build can do instead.
+const NOT_BUILT: &str = "this axon was built without the local model (cargo feature `local-model`). \
+     Build it with the default features (`cargo build --release`; scripts/setup installs the cmake \
+     and C++ compiler llama.cpp needs), install a release package, or use a provider over HTTP \
+     (--provider openai, anthropic, deepseek, ...)";
 
 /// Whether any model has been pulled into the store under `data`.
 pub fn any_pulled(data: &Path) -> bool {
@@ -28,6 +52,16 @@ pub async fn connect(config: &ProviderConfig, effective: &Effective) -> Result<A
     if config.kind != ProviderKind::Local {
         return Ok(axon_llm::connect(config).await?);
     }
+    load(config, effective).await
+}
+
+#[cfg(not(feature = "local-model"))]
+async fn load(_config: &ProviderConfig, _effective: &Effective) -> Result<Arc<dyn Provider>> {
+    bail!("{NOT_BUILT}")
+}
+
+#[cfg(feature = "local-model")]
+async fn load(config: &ProviderConfig, effective: &Effective) -> Result<Arc<dyn Provider>> {
     let layer = effective.file.providers.get(&config.name).cloned().unwrap_or_default();
     let (model_path, model_name) = resolve(&effective.data, &config.model)?;
     let window = config.context_window.map(|w| u32::try_from(w).unwrap_or(u32::MAX));
@@ -47,9 +81,11 @@ pub async fn connect(config: &ProviderConfig, effective: &Effective) -> Result<A
 
 /// Every local model this process has loaded and still uses. The lock is
 /// held across a load, so two sessions opening at once load one copy.
+#[cfg(feature = "local-model")]
 static LOADED: tokio::sync::Mutex<Vec<(LocalConfig, Weak<LocalProvider>)>> =
     tokio::sync::Mutex::const_new(Vec::new());
 
+#[cfg(feature = "local-model")]
 async fn load_shared(local: LocalConfig) -> Result<Arc<LocalProvider>> {
     let mut loaded = LOADED.lock().await;
     loaded.retain(|(_, weak)| weak.strong_count() > 0);
@@ -71,6 +107,7 @@ async fn load_shared(local: LocalConfig) -> Result<Arc<LocalProvider>> {
 
 /// The file and display name of the configured model: a pulled model's
 /// name, a `.gguf` path, or (empty) the default one.
+#[cfg(feature = "local-model")]
 fn resolve(data: &Path, model: &str) -> Result<(PathBuf, String)> {
     let store = ModelStore::new(data);
     if model.is_empty() {
@@ -108,11 +145,35 @@ fn resolve(data: &Path, model: &str) -> Result<(PathBuf, String)> {
 
 /// The CPU level the local model was compiled for and whether this CPU has
 /// it, in one line (`axon --version`, `axon doctor`).
+#[cfg(feature = "local-model")]
 pub fn cpu_summary() -> String {
     axon_local::cpu::summary()
 }
 
-/// Whether this CPU can run the local model in this build.
+/// What `axon --version` and `axon doctor` say in a build without it.
+#[cfg(not(feature = "local-model"))]
+pub fn cpu_summary() -> String {
+    "no local model in this build (built without the `local-model` feature)".to_string()
+}
+
+/// Whether this CPU can run the local model in this build (never, in a
+/// build without it).
 pub fn cpu_supported() -> bool {
-    axon_local::cpu::missing().is_empty()
+    #[cfg(feature = "local-model")]
+    return axon_local::cpu::missing().is_empty();
+    #[cfg(not(feature = "local-model"))]
+    return false;
+}
+
+/// [`NOT_BUILT`]'s advice, for `axon doctor`.
+pub fn how_to_get_it() -> &'static str {
+    NOT_BUILT
+}
+
+#[cfg(all(test, feature = "local-model"))]
+mod tests {
+    #[test]
+    fn the_provider_name_is_the_local_crates() {
+        assert_eq!(super::LOCAL_PROVIDER, axon_local::PROVIDER);
+    }
 }
