@@ -155,7 +155,7 @@ async fn run_command(dir: &std::path::Path, flag: Option<SandboxMode>, argv: &[S
     // that reads the terminal (python3, a test asking y/n) would be stopped
     // by SIGTTIN in a group of its own. Ctrl-C reaches it directly.
     command.kill_on_drop(true);
-    axon_tools::process::die_with_parent(&mut command);
+    axon_process::die_with_parent(&mut command);
     if let Some(tool) = &setup.tool {
         match axon_sandbox::prepare(tool.policy()) {
             Ok(prepared) => prepared.apply_tokio(&mut command),

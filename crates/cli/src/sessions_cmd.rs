@@ -116,6 +116,6 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<(), StoreEr
 
 /// `2026-11-22 14:05` (UTC) for a time in milliseconds since the epoch.
 fn when(ms: i64) -> String {
-    let axon_store::Utc { year, month, day, hour, minute, .. } = axon_store::Utc::from_ms(ms);
+    let axon_protocol::Utc { year, month, day, hour, minute, .. } = axon_protocol::Utc::from_ms(ms);
     format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}")
 }

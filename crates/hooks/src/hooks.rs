@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axon_process::EnvPolicy;
 use axon_tools::CommandSandbox;
-use axon_tools::env_policy::EnvPolicy;
 
 use crate::config::{ConfigError, DEFAULT_TIMEOUT_SECS, HooksConfig};
 use crate::event::HookEvent;

@@ -14,7 +14,7 @@
 //! cannot be set up. A hook runs in its own process group, which is killed when
 //! the hook ends (what it left running goes with it), when its timeout
 //! passes, and when the run's future is dropped; the guardian in
-//! `axon_tools::process` kills it should axon die. A hook's stdout and
+//! `axon_process` kills it should axon die. A hook's stdout and
 //! stderr are kept up to [`OUTPUT_CAP`] bytes each and the rest is read and
 //! dropped, so a chatty hook neither fills memory nor blocks on a full
 //! pipe. A hook that cannot start, times out, or fails is a warning in the
@@ -22,12 +22,11 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axon_tools::process::{GroupChild, die_with_parent};
+use axon_process::{Capture, GroupChild, Keep, die_with_parent};
 use futures_util::future::join_all;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
 use crate::event::HookInput;
@@ -37,6 +36,8 @@ use crate::outcome::{Exit, HookOutcome};
 
 /// Bytes of a hook's stdout (and of its stderr) that are kept.
 pub const OUTPUT_CAP: usize = 64 * 1024;
+/// The first [`OUTPUT_CAP`] bytes kept, the rest read and dropped.
+const KEEP: Keep = Keep { head: OUTPUT_CAP, tail: 0 };
 /// How long output is still read after the hook's group is killed (a
 /// process that left the group may hold the pipe open).
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
@@ -153,8 +154,8 @@ impl Hooks {
                 ));
             }
         };
-        let stdout = Capture::spawn(child.stdout.take());
-        let stderr = Capture::spawn(child.stderr.take());
+        let stdout = Capture::spawn(child.stdout.take(), KEEP);
+        let stderr = Capture::spawn(child.stderr.take(), KEEP);
         let feeder = child.stdin.take().map(|mut pipe| {
             let input = stdin.to_vec();
             // A hook need not read its input: a closed pipe is fine.
@@ -168,7 +169,8 @@ impl Hooks {
         if let Some(feeder) = feeder {
             feeder.abort();
         }
-        let (stdout, stderr) = (stdout.finish().await, stderr.finish().await);
+        let (stdout, stderr) = (stdout.finish(DRAIN_GRACE).await, stderr.finish(DRAIN_GRACE).await);
+        let (stdout, stderr) = (stdout.head, stderr.head);
         match status {
             Err(_) => {
                 let _ = running.wait().await;
@@ -194,45 +196,4 @@ fn label(hook: &Hook) -> String {
         command.push('…');
     }
     format!("`{command}` (from {})", hook.source.path.display())
-}
-
-/// One output stream read in the background: the first [`OUTPUT_CAP`]
-/// bytes kept, the rest read and dropped.
-struct Capture {
-    kept: Arc<Mutex<Vec<u8>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Capture {
-    fn spawn(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Capture {
-        let kept = Arc::new(Mutex::new(Vec::new()));
-        let shared = Arc::clone(&kept);
-        let task = tokio::spawn(async move {
-            let Some(mut stream) = stream else { return };
-            let mut buf = vec![0u8; 8192];
-            while let Ok(n) = stream.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                let mut kept = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                let room = OUTPUT_CAP.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-            }
-        });
-        Capture { kept, task }
-    }
-
-    /// Waits briefly for the stream's end, then returns what was kept.
-    async fn finish(mut self) -> String {
-        let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.task).await;
-        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        String::from_utf8_lossy(&kept).into_owned()
-    }
-}
-
-/// A cancelled run drops its captures; their readers must not outlive it.
-impl Drop for Capture {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }

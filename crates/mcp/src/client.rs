@@ -239,7 +239,7 @@ pub(crate) async fn connect(
                     .map_err(StartError::permanent)?;
             let process_group = started.group;
             if let Some(group) = process_group {
-                axon_tools::process::guard_group(group);
+                axon_process::guard_group(group);
             }
             let reader = started.stderr.map(|pipe| tokio::spawn(drain_stderr(pipe, stderr)));
             {

@@ -27,15 +27,12 @@ pub mod host;
 mod http_client;
 mod manager;
 pub mod naming;
-mod process;
 mod requests;
 mod resource_tool;
 pub mod server;
 mod server_state;
 mod spawn;
 mod startup;
-
-pub use process::kill_all;
 
 pub use errors::McpErrorKind;
 pub use manager::{McpManager, ServerState, ServerStatus, StatusObserver};

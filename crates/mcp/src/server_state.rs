@@ -336,7 +336,7 @@ impl Server {
     pub(crate) fn kill(&self) {
         let group = self.spawned.lock().unwrap_or_else(PoisonError::into_inner).group.take();
         if let Some(group) = group {
-            crate::process::kill(group);
+            axon_process::kill_server_group(group);
         }
     }
 }

@@ -8,7 +8,7 @@
 //!   commands run in); if that sandbox cannot be set up it does not start,
 //!   rather than run unconfined.
 //! - It runs in its own process group, dies with axon
-//!   ([`axon_tools::process::die_with_parent`]), and its group is handed to
+//!   ([`axon_process::die_with_parent`]), and its group is handed to
 //!   the guardian, so even `kill -9` of axon takes it along.
 //! - The first line on its stdout must be a JSON-RPC message. One that is
 //!   not (a banner, a log line, another protocol) fails the start at once
@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Stdio;
 
-use axon_tools::env_policy::EnvPolicy;
+use axon_process::EnvPolicy;
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -83,7 +83,7 @@ pub(crate) fn start(
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        axon_tools::process::die_with_parent(c);
+        axon_process::die_with_parent(c);
         if let Some(prepared) = prepared {
             prepared.apply_tokio(c);
         }
@@ -94,7 +94,7 @@ pub(crate) fn start(
     let mut child = wrapped.spawn().map_err(|e| format!("cannot start `{command}`: {e}"))?;
     let group = child.id();
     if let Some(group) = group {
-        crate::process::track(group);
+        axon_process::track_server_group(group);
     }
     let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
         return Err(format!("cannot talk to `{command}`: its stdin or stdout is not a pipe"));

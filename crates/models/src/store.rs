@@ -231,7 +231,7 @@ pub(crate) fn now_rfc3339() -> String {
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let t = axon_store::Utc::from_ms(ms);
+    let t = axon_protocol::Utc::from_ms(ms);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
         t.year, t.month, t.day, t.hour, t.minute, t.second

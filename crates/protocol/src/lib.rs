@@ -16,6 +16,7 @@ mod message;
 mod op;
 mod plan;
 mod preview;
+mod time;
 mod tool;
 
 pub use conversation::{CONVERSATION_VERSION, Conversation, ConversationMetadata};
@@ -27,4 +28,5 @@ pub use message::{ContentPart, Message, Role, TEXT_RESULTS_HEADER};
 pub use op::{ApprovalDecision, ApprovalMode, Attachment, ElicitAction, Mode, Op, RewindScope};
 pub use plan::{Plan, PlanStatus, PlanStep, StepStatus};
 pub use preview::Preview;
+pub use time::{Utc, civil_from_days};
 pub use tool::{ToolAnnotations, ToolCall, ToolOutput, ToolSpec};

@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use axon_llm::{ProviderConfig, ProviderKind, ToolProtocol, preset};
 use axon_mcp::config::{ServerConfig, TomlServer, Transport, parse_mcp_json};
-use axon_tools::env_policy::{EnvPolicy, EnvPolicyConfig};
+use axon_process::env_policy::{EnvPolicy, EnvPolicyConfig};
 use serde::Deserialize;
 
 pub use crate::safety_config::{PermissionsFile, SandboxFile};

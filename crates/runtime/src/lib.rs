@@ -61,5 +61,6 @@ pub use axon_llm::{
     KnownProvider, LlmError, PROVIDERS, known_provider, provider_names, takes_images,
 };
 pub use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
-pub use axon_store::{SessionStore, SessionSummary, Utc, new_session_id, to_markdown};
+pub use axon_protocol::Utc;
+pub use axon_store::{SessionStore, SessionSummary, new_session_id, to_markdown};
 pub use axon_tools::{Buffers, Profile, Workspace};

@@ -37,6 +37,5 @@ pub use record::{Header, Record, SESSION_VERSION};
 pub use redact::Redactor;
 pub use rewind::{Rewind, TurnSummary};
 pub use store::{
-    Session, SessionStore, SessionSummary, SessionWriter, StoreError, Utc, civil_from_days,
-    new_session_id, private_dir,
+    Session, SessionStore, SessionSummary, SessionWriter, StoreError, new_session_id, private_dir,
 };

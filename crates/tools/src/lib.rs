@@ -19,14 +19,11 @@
 mod atomic;
 mod buffers;
 mod edit;
-pub mod env_policy;
 mod error;
 mod glob;
 mod list_dir;
 mod notes;
-mod orphans;
 mod preview;
-pub mod process;
 mod read;
 mod registry;
 mod resolved;
@@ -41,7 +38,6 @@ pub use atomic::{atomic_replace, atomic_write, atomic_write_path};
 pub use buffers::Buffers;
 pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
-pub use process::kill_process_group;
 pub use registry::{
     CallEvents, Progress, ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool,
 };
@@ -63,12 +59,12 @@ impl Profile {
     /// The registry of built-in tools for this profile; `shell` commands
     /// get the default environment policy (everything but secrets).
     pub fn registry(self) -> ToolRegistry {
-        self.registry_with_env(env_policy::EnvPolicy::default())
+        self.registry_with_env(axon_process::EnvPolicy::default())
     }
 
     /// The registry of built-in tools for this profile, `shell` commands
     /// getting the environment `env` allows.
-    pub fn registry_with_env(self, env: env_policy::EnvPolicy) -> ToolRegistry {
+    pub fn registry_with_env(self, env: axon_process::EnvPolicy) -> ToolRegistry {
         self.registry_with(env, None)
     }
 
@@ -76,7 +72,7 @@ impl Profile {
     /// getting the environment `env` allows, inside `sandbox` if given.
     pub fn registry_with(
         self,
-        env: env_policy::EnvPolicy,
+        env: axon_process::EnvPolicy,
         sandbox: Option<std::sync::Arc<shell::CommandSandbox>>,
     ) -> ToolRegistry {
         let mut registry = ToolRegistry::new();

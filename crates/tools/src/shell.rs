@@ -3,7 +3,7 @@
 //! The command runs in its own process group, so a timeout, a cancelled call
 //! (the future dropped) or the command's end kills everything it started,
 //! grandchildren included; what detached itself with `setsid` is killed when
-//! axon leaves (see [`crate::process`]), and the whole group dies with axon
+//! axon leaves (see `axon_process`), and the whole group dies with axon
 //! even when axon is killed. The command sees axon's environment filtered by
 //! an [`EnvPolicy`]: never the user's API keys. Output is read concurrently
 //! from both pipes into buffers that keep the head and tail of very long
@@ -22,26 +22,24 @@
 //! after the same checks the run makes before starting anything.
 
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axon_protocol::{Preview, ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
-use crate::env_policy::EnvPolicy;
 use crate::error::ToolError;
 use crate::preview::invalid;
-use crate::process::{GroupChild, die_with_parent};
 use crate::registry::{ToolContext, TypedTool};
+use axon_process::EnvPolicy;
+use axon_process::{Capture, GroupChild, Keep, die_with_parent};
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Bytes kept from the start and from the end of each stream.
-const KEEP_HEAD: usize = 24 * 1024;
-const KEEP_TAIL: usize = 24 * 1024;
+const KEEP: Keep = Keep { head: 24 * 1024, tail: 24 * 1024 };
 /// How long output from the killed group is still read after the command ends.
 const DRAIN_GRACE: Duration = Duration::from_millis(300);
 
@@ -219,14 +217,15 @@ impl TypedTool for Shell {
         let started = Instant::now();
         let mut child =
             command.spawn().map_err(|e| ToolError::failed(format!("Failed to start `sh`: {e}")))?;
-        let stdout = Capture::spawn_reader(child.stdout.take());
-        let stderr = Capture::spawn_reader(child.stderr.take());
+        let stdout = Capture::spawn(child.stdout.take(), KEEP);
+        let stderr = Capture::spawn(child.stderr.take(), KEEP);
         let mut running = GroupChild::new(child);
 
         let status = tokio::time::timeout(timeout, running.wait()).await;
         // Whatever the command left running goes with it.
         running.kill_group();
-        let (stdout_text, stderr_text) = (stdout.finish().await, stderr.finish().await);
+        let (stdout, stderr) = (stdout.finish(DRAIN_GRACE).await, stderr.finish(DRAIN_GRACE).await);
+        let (stdout_text, stderr_text) = (stdout.joined(), stderr.joined());
         let elapsed = started.elapsed();
 
         match status {
@@ -319,78 +318,6 @@ fn describe_status(status: &std::process::ExitStatus) -> String {
     "exit status unknown".to_string()
 }
 
-/// One output stream, read in the background, keeping its first and last
-/// bytes and counting what was dropped between them.
-struct Capture {
-    state: Arc<Mutex<Kept>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-#[derive(Default)]
-struct Kept {
-    head: Vec<u8>,
-    tail: std::collections::VecDeque<u8>,
-    dropped: u64,
-}
-
-impl Kept {
-    fn push(&mut self, mut bytes: &[u8]) {
-        let room = KEEP_HEAD.saturating_sub(self.head.len());
-        let take = room.min(bytes.len());
-        self.head.extend_from_slice(&bytes[..take]);
-        bytes = &bytes[take..];
-        self.tail.extend(bytes);
-        let excess = self.tail.len().saturating_sub(KEEP_TAIL);
-        if excess > 0 {
-            self.tail.drain(..excess);
-            self.dropped += excess as u64;
-        }
-    }
-
-    fn text(&self) -> String {
-        let mut text = String::from_utf8_lossy(&self.head).into_owned();
-        if self.dropped > 0 {
-            text.push_str(&format!("\n… [{} bytes of output omitted] …\n", self.dropped));
-        }
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
-        text.push_str(&String::from_utf8_lossy(&tail));
-        text
-    }
-}
-
-impl Capture {
-    fn spawn_reader(stream: Option<impl AsyncRead + Unpin + Send + 'static>) -> Capture {
-        let state = Arc::new(Mutex::new(Kept::default()));
-        let shared = Arc::clone(&state);
-        let task = tokio::spawn(async move {
-            let Some(mut stream) = stream else { return };
-            let mut buf = vec![0u8; 8192];
-            while let Ok(n) = stream.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                shared.lock().unwrap_or_else(PoisonError::into_inner).push(&buf[..n]);
-            }
-        });
-        Capture { state, task }
-    }
-
-    /// Waits briefly for the stream's end (a detached process may hold the
-    /// pipe open forever), then returns what was read.
-    async fn finish(mut self) -> String {
-        let _ = tokio::time::timeout(DRAIN_GRACE, &mut self.task).await;
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).text()
-    }
-}
-
-/// A cancelled call drops its captures; their readers must not outlive it
-/// (a detached daemon could hold the pipe open for days).
-impl Drop for Capture {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
 /// The working folder, held open while the command starts.
 struct Workdir {
     dir: cap_std::fs::Dir,
@@ -433,20 +360,9 @@ fn open_workdir(
 mod tests {
     use super::*;
 
-    #[test]
-    fn capture_keeps_head_and_tail() {
-        let mut kept = Kept::default();
-        let big = vec![b'x'; KEEP_HEAD + KEEP_TAIL + 100];
-        kept.push(&big);
-        kept.push(b"END");
-        let text = kept.text();
-        assert!(text.contains("[103 bytes of output omitted]"), "{}", &text[..100]);
-        assert!(text.ends_with("END"));
-    }
-
     #[tokio::test]
     async fn commands_get_the_environment_the_policy_builds() {
-        use crate::env_policy::{EnvPolicyConfig, Inherit};
+        use axon_process::env_policy::{EnvPolicyConfig, Inherit};
         let dir = tempfile::tempdir().unwrap();
         let config = EnvPolicyConfig {
             inherit: Some(Inherit::None),

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
+use axon_process::EnvPolicy;
 use axon_protocol::ToolOutput;
-use axon_tools::env_policy::EnvPolicy;
 use axon_tools::{CommandSandbox, Profile, ToolContext, ToolRegistry, Workspace};
 use serde_json::json;
 

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axon_tools::env_policy::EnvPolicy;
+use axon_process::EnvPolicy;
 use axon_tools::{CommandSandbox, Profile, ToolContext, ToolRegistry, Workspace};
 use serde_json::json;
 

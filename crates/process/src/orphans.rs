@@ -59,7 +59,7 @@ fn watched_groups() -> HashSet<u32> {
 }
 
 /// Starts the thread that reaps adopted zombies; once per process, with
-/// [`crate::process::become_subreaper`].
+/// [`crate::group::become_subreaper`].
 #[cfg(target_os = "linux")]
 pub(crate) fn start_reaper() {
     static STARTED: std::sync::Once = std::sync::Once::new();
@@ -188,7 +188,7 @@ fn stat(pid: u32) -> Option<(u32, Proc)> {
 #[allow(unsafe_code)]
 fn signal_orphan(child: &Proc) {
     if child.pgid == child.pid {
-        crate::process::kill_process_group(child.pgid);
+        crate::group::kill_process_group(child.pgid);
     }
     let Ok(pid) = i32::try_from(child.pid) else { return };
     if pid > 1 {
@@ -220,7 +220,7 @@ mod tests {
     use std::process::{Command, Stdio};
 
     use super::*;
-    use crate::process::{become_subreaper, guard_group, kill_process_group, release_group};
+    use crate::group::{become_subreaper, guard_group, kill_process_group, release_group};
 
     /// Waits until `/proc/PID` is gone (reaped), 30 s at most.
     fn wait_reaped(pid: u32, what: &str) {

@@ -1,29 +1,30 @@
 //! The process groups of running stdio servers, so each is killed exactly
 //! once however axon ends: shutdown, a dropped manager, or a front end that
-//! must exit at once (`kill_all`).
+//! must exit at once ([`crate::kill_all`]).
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};
 
 static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 
-pub(crate) fn track(group: u32) {
+/// Lists `group` (a server's) to be killed once, by
+/// [`kill_server_group`] or [`crate::kill_all`].
+pub fn track_server_group(group: u32) {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner).insert(group);
 }
 
 /// Kills `group` if it is still ours; a group killed before is left alone,
 /// since its id may since belong to someone else.
-pub(crate) fn kill(group: u32) {
+pub fn kill_server_group(group: u32) {
     let ours = LIVE.lock().unwrap_or_else(PoisonError::into_inner).remove(&group);
     if ours {
         kill_group(group);
-        axon_tools::process::release_group(group);
+        crate::group::release_group(group);
     }
 }
 
-/// Kills every server process group still running. For front ends that
-/// leave with `process::exit`, which runs no destructors.
-pub fn kill_all() {
+/// Kills every server process group still running.
+pub(crate) fn kill_all_servers() {
     let groups = std::mem::take(&mut *LIVE.lock().unwrap_or_else(PoisonError::into_inner));
     for group in groups {
         kill_group(group);
@@ -33,6 +34,6 @@ pub fn kill_all() {
 fn kill_group(group: u32) {
     // Never the init or session-wide groups, whatever the id says.
     if group > 1 {
-        axon_tools::kill_process_group(group);
+        crate::group::kill_process_group(group);
     }
 }

@@ -1,4 +1,5 @@
-//! The lifetime of the processes axon starts: nothing it started outlives it.
+//! Process groups: the lifetime of the processes axon starts, so nothing
+//! it started outlives it.
 //!
 //! Three nets, from the narrowest:
 //! - [`die_with_parent`]: a child gets `SIGKILL` when axon dies, even by
@@ -15,8 +16,6 @@
 //!   `orphans.rs`, which also reaps what axon adopts while it runs).
 //!
 //! [`kill_process_group`] is the workspace's one place that signals a group.
-
-pub use crate::orphans::kill_orphans;
 
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};

@@ -1,0 +1,40 @@
+//! The processes axon starts, in one place: nothing axon started outlives
+//! it, and none sees a secret it was not given.
+//!
+//! - `group`: every child runs in a process group of its own, dies with
+//!   axon (`PR_SET_PDEATHSIG`), and is listed with the guardian, a small `sh`
+//!   that kills every listed group when axon dies however it dies.
+//!   [`kill_process_group`] is the one place that signals a group.
+//! - `orphans`: what left its group (`setsid`, a daemon) is re-parented
+//!   to axon (a child subreaper), reaped while axon runs and killed when it
+//!   leaves.
+//! - `servers`: the groups of long-lived children (MCP servers), killed
+//!   exactly once however they end.
+//! - `capture`: a child's output read in the background, bounded (head
+//!   and tail kept), never outliving the call.
+//! - `env_policy`: the environment a child sees, built from scratch
+//!   without axon's secrets.
+//! - [`kill_all`]: the one call for a front end that leaves with
+//!   `process::exit` (which runs no destructors).
+
+pub mod capture;
+pub mod env_policy;
+mod group;
+mod orphans;
+mod servers;
+
+pub use capture::{Capture, Captured, Keep};
+pub use env_policy::EnvPolicy;
+pub use group::{
+    GroupChild, become_subreaper, die_with_parent, guard_group, hide_environment,
+    kill_process_group, release_group,
+};
+pub use orphans::kill_orphans;
+pub use servers::{kill_server_group, track_server_group};
+
+/// Kills everything axon started that is still running: every server
+/// group, then every orphan axon adopted. For the moment axon leaves.
+pub fn kill_all() {
+    servers::kill_all_servers();
+    orphans::kill_orphans();
+}
