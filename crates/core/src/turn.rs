@@ -22,6 +22,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, EventSink, PlannedCall, TurnEnd};
 
+/// How one streamed model call ended.
+enum Streamed {
+    /// The model finished its turn.
+    Done(AssembledTurn),
+    /// The provider failed (it may be retried).
+    Failed(LlmError),
+    /// The user cancelled; the text received so far is kept.
+    Cancelled(String),
+}
+
 impl Agent {
     /// The next model call; `answer_only` when the tools are withheld.
     pub(crate) fn request(&self, answer_only: bool) -> ProviderRequest<'_> {
@@ -59,9 +69,9 @@ impl Agent {
             let estimate =
                 self.preamble().tokens(&self.history.counter) + self.history.raw_tokens();
             let error = match self.stream_turn(&request, estimate, emit, cancel).await {
-                Ok(turn) => return Ok(turn),
-                Err(Err(partial)) => return Err(TurnEnd::Cancelled(partial)),
-                Err(Ok(error)) => error,
+                Streamed::Done(turn) => return Ok(turn),
+                Streamed::Cancelled(partial) => return Err(TurnEnd::Cancelled(partial)),
+                Streamed::Failed(error) => error,
             };
             match error {
                 LlmError::ContextLength { .. } if !trimmed => {
@@ -103,15 +113,14 @@ impl Agent {
         }
     }
 
-    /// Streams one model call. `Err(Ok(e))` is a provider error,
-    /// `Err(Err(partial))` a cancellation with the text received so far.
+    /// Streams one model call.
     async fn stream_turn(
         &self,
         request: &ProviderRequest<'_>,
         estimate: u64,
         emit: EventSink<'_>,
         cancel: &CancellationToken,
-    ) -> Result<AssembledTurn, Result<LlmError, String>> {
+    ) -> Streamed {
         let mut stream = self.provider.stream(request);
         let mut turn = TurnAssembler::new();
         // With the text protocol, tool blocks are shown as calls once parsed,
@@ -121,17 +130,17 @@ impl Agent {
         loop {
             let item = tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Err(Err(turn.received_text())),
+                () = cancel.cancelled() => return Streamed::Cancelled(turn.received_text()),
                 item = stream.next() => item,
             };
             let event = match item {
                 Some(Ok(event)) => event,
-                Some(Err(e)) => return Err(Ok(e)),
+                Some(Err(e)) => return Streamed::Failed(e),
                 None => {
-                    return Err(Ok(LlmError::Stream {
+                    return Streamed::Failed(LlmError::Stream {
                         provider: self.provider.info().name.clone(),
                         message: "the stream closed before the model finished".to_string(),
-                    }));
+                    });
                 }
             };
             match &event {
@@ -171,7 +180,7 @@ impl Agent {
             let finished = matches!(event, ProviderEvent::Finish(_));
             turn.push(&event);
             if finished {
-                return Ok(turn.finish());
+                return Streamed::Done(turn.finish());
             }
         }
     }
