@@ -24,6 +24,7 @@ mod assemble;
 mod discover;
 mod error;
 mod http;
+mod json_end;
 pub mod openai;
 mod openai_wire;
 pub mod overflow;

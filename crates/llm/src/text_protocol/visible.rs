@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use crate::json_end::ValueEnd;
 use crate::work::Work;
 
 use super::{CLOSE, FENCE};
@@ -122,11 +123,8 @@ impl VisibleText {
 /// Each byte is thus looked at a bounded number of times.
 #[derive(Debug, Default)]
 struct BlockScan {
-    /// Bytes of the body the structure scan has read.
-    scanned: usize,
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
+    /// The structure scan of the body's first value.
+    structure: ValueEnd,
     /// The scan saw the first value close; it reads no further.
     closed: bool,
     /// The first ``` of the body, once seen, and where to look for it next
@@ -206,37 +204,8 @@ impl BlockScan {
         if self.closed {
             return false;
         }
-        let new = &body.as_bytes()[self.scanned.min(body.len())..];
-        for (i, &byte) in new.iter().enumerate() {
-            if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                } else if byte == b'\\' {
-                    self.escaped = true;
-                } else if byte == b'"' {
-                    self.in_string = false;
-                    self.closed = self.depth == 0;
-                }
-            } else {
-                match byte {
-                    b'"' => self.in_string = true,
-                    b'{' | b'[' => self.depth += 1,
-                    b'}' | b']' => {
-                        self.closed = self.depth <= 1;
-                        self.depth = self.depth.saturating_sub(1);
-                    }
-                    _ => {}
-                }
-            }
-            if self.closed {
-                self.scanned += i + 1;
-                work.add(i + 1);
-                return true;
-            }
-        }
-        self.scanned += new.len();
-        work.add(new.len());
-        false
+        self.closed = self.structure.feed(body.as_bytes(), work).is_some();
+        self.closed
     }
 
     /// Asks serde, keeping its answer when more text cannot change it.

@@ -6,22 +6,19 @@
 use serde_json::{Map, Value};
 
 use super::Work;
+use crate::json_end::ValueEnd;
 
 /// A call: its name and its arguments object.
 pub(super) type Call = (String, Value);
 
 /// The reading of a JSON value that starts with `{` or `[`, resumed as it
-/// grows. A bracket-and-string scan finds where the value closes, reading
-/// each byte once; serde then reads the value once. For JSON valid so far
-/// the scan sees exactly what serde does; for invalid JSON that the scan
-/// misreads, serde is asked again each time the text doubles, so the
-/// error is found in linear work too.
+/// grows: [`ValueEnd`] finds where the value closes, reading each byte
+/// once; serde then reads the value once. For invalid JSON that the scan
+/// misreads, serde is asked again each time the text doubles, so the error
+/// is found in linear work too.
 #[derive(Debug, Default)]
 pub(super) struct JsonScan {
-    scanned: usize,
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
+    end: ValueEnd,
     /// The length serde last read.
     checked: usize,
 }
@@ -38,37 +35,13 @@ impl JsonScan {
     /// `text` starts at the value's first byte.
     pub(super) fn read(&mut self, text: &str, at_end: bool, work: &mut Work) -> Json {
         let bytes = text.as_bytes();
-        for (i, &byte) in bytes.iter().enumerate().skip(self.scanned) {
-            if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                } else if byte == b'\\' {
-                    self.escaped = true;
-                } else if byte == b'"' {
-                    self.in_string = false;
-                }
-                continue;
-            }
-            match byte {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => self.depth += 1,
-                b'}' | b']' => {
-                    self.depth = self.depth.saturating_sub(1);
-                    if self.depth == 0 {
-                        let end = i + 1;
-                        work.add(end - self.scanned + end);
-                        self.scanned = end;
-                        return match serde_json::from_str(&text[..end]) {
-                            Ok(value) => Json::Value(value, end),
-                            Err(_) => Json::Invalid,
-                        };
-                    }
-                }
-                _ => {}
-            }
+        if let Some(end) = self.end.feed(bytes, work) {
+            work.add(end);
+            return match serde_json::from_str(&text[..end]) {
+                Ok(value) => Json::Value(value, end),
+                Err(_) => Json::Invalid,
+            };
         }
-        work.add(bytes.len().saturating_sub(self.scanned));
-        self.scanned = bytes.len();
         if at_end {
             return Json::Invalid;
         }
