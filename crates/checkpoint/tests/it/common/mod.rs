@@ -1,7 +1,7 @@
 //! Shared test helpers: a workspace and data folder in temp dirs, and a
 //! byte-and-mode picture of a tree to compare before and after.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::fs;

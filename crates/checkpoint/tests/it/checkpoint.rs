@@ -5,14 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::{Fixture, set_exec, shadow_git, user_git};
 use axon_checkpoint::{ChangeKind, CheckpointError, Checkpoints, SkipReason};
-use common::{Fixture, set_exec, shadow_git, user_git};
 
 const S: &str = "20260101-000000-abcd";
 

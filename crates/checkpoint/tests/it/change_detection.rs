@@ -8,13 +8,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::fs;
 use std::path::PathBuf;
 
+use crate::common::{Fixture, shadow_git, user_git};
 use axon_checkpoint::{Checkpoints, SkipReason};
-use common::{Fixture, shadow_git, user_git};
 
 const S: &str = "20260102-000000-cdef";
 

@@ -6,13 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{Fixture, set_exec};
+use crate::common::{Fixture, set_exec};
 
 const S: &str = "20260101-000000-many";
 
