@@ -5,12 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::Harness;
 use axon_core::AgentConfig;
 use axon_core::tokens::TokenCounter;
 use axon_testkit::Reply;
-use common::Harness;
 use serde_json::Value;
 
 /// The tokens of the request's system prompt and tool definitions, and

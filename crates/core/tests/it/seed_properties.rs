@@ -3,16 +3,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::collections::HashSet;
 
+use crate::common::{Harness, cancel_when, received_is, runtime};
 use axon_core::{AgentConfig, RunOutcome};
 use axon_llm::{ProviderKind, ToolProtocol};
 use axon_protocol::{AgentEvent, Role};
 use axon_testkit::Reply;
 use axon_tools::Profile;
-use common::{Harness, cancel_when, received_is, runtime};
 use proptest::prelude::*;
 use serde_json::json;
 

@@ -2,17 +2,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
+use crate::common::{Harness, runtime};
 use axon_core::plan::{StepDraft, SubmitPlan, execute, new_plan, revise};
 use axon_core::{AgentConfig, CancellationToken};
 use axon_llm::{ProviderKind, ToolProtocol};
 use axon_protocol::{AgentEvent, PlanStatus, StepStatus};
 use axon_testkit::Reply;
 use axon_tools::{Profile, ToolContext, ToolRegistry, Workspace};
-use common::{Harness, runtime};
 use proptest::prelude::*;
 use serde_json::json;
 

@@ -3,8 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::{Harness, runtime};
 use axon_core::context::{CLEARED_NOTICE, budget, trim_messages, trim_to_budget};
 use axon_core::tokens::TokenCounter;
 use axon_core::{AgentConfig, RunOutcome};
@@ -12,7 +11,6 @@ use axon_llm::{ProviderKind, ToolProtocol};
 use axon_protocol::{Message, Role, ToolCall, ToolOutput};
 use axon_testkit::Reply;
 use axon_tools::Profile;
-use common::{Harness, runtime};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -5,16 +5,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 
+use crate::common::Harness;
 use axon_core::{AgentConfig, HookPermission, Lifecycle, LifecycleFuture, RunOutcome, Verdict};
 use axon_llm::{ProviderKind, ToolProtocol};
 use axon_protocol::{AgentEvent, ToolCall, ToolOutput, ToolSpec};
 use axon_testkit::Reply;
 use axon_tools::Profile;
-use common::Harness;
 use serde_json::json;
 
 /// Refuses `shell`, adds context to every result, refuses prompts that

@@ -7,16 +7,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
+use crate::common::{Harness, agent_on, provider_config, run_collecting};
 use axon_core::{AgentConfig, Journal, RunOutcome};
 use axon_llm::{ProviderKind, ToolProtocol, build_provider, connect};
 use axon_protocol::{AgentEvent, Message, Role, Usage};
 use axon_testkit::{ModelInfo, Reply, ScriptedServer};
 use axon_tools::Profile;
-use common::{Harness, agent_on, provider_config, run_collecting};
 use serde_json::Value;
 
 const LLAMA_CPP_OVERFLOW: &str = r#"{"error":{"code":400,"message":"request (4113 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4113,"n_ctx":4096}}"#;

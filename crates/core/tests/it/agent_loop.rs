@@ -3,17 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common::{Harness, cancel_when, received_is, shown_text_is};
 use axon_core::{AgentConfig, ApprovalPolicy, RunOutcome};
 use axon_llm::{ProviderKind, ToolProtocol};
 use axon_protocol::{AgentEvent, Role};
 use axon_testkit::Reply;
 use axon_tools::Profile;
-use common::{Harness, cancel_when, received_is, shown_text_is};
 use serde_json::json;
 
 const KINDS: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Anthropic];

@@ -6,16 +6,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::process::Command;
 use std::time::Duration;
 
+use crate::common::peers::{Peer, http, peer_path};
+use crate::common::{agent_on, fast_retries, run_collecting};
 use axon_core::{AgentConfig, RunOutcome};
 use axon_llm::{ProviderConfig, ProviderKind, ToolProtocol, preset};
 use axon_protocol::Role;
-use common::peers::{Peer, http, peer_path};
-use common::{agent_on, fast_retries, run_collecting};
 use serde_json::{Value, json};
 
 fn llmock() -> Peer {

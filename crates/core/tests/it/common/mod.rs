@@ -1,6 +1,6 @@
 //! An agent wired to a scripted model server, with fast retries.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod peers;
 
