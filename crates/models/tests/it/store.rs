@@ -5,10 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::{bounded, sha256_hex, tiny_gguf};
 use axon_models::{ModelError, ModelStore, PullOptions, Source, StoredModel};
-use common::{bounded, sha256_hex, tiny_gguf};
 
 async fn pull_path(store: &ModelStore, path: &std::path::Path) -> Result<StoredModel, ModelError> {
     let mut stages = Vec::new();

@@ -3,7 +3,7 @@
 //! `axon run --json` output, every line checked against the published
 //! event schema ([`events`]).
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod browser;
 mod events;
@@ -14,10 +14,7 @@ use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::{Reply, ScriptedServer};
-// Each test binary compiles this module; those that read no events
-// would otherwise warn.
-#[allow(unused_imports)]
-pub use events::{event_line, events};
+pub use events::events;
 
 /// How long a test waits for anything: generous, the machine may be busy
 /// with other tests.

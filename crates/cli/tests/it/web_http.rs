@@ -13,13 +13,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::time::{Duration, Instant};
 
+use crate::common::web::{Frame, PATIENCE, Response, Web};
+use crate::common::{Setup, eventually, setup};
 use axon_testkit::Reply;
-use common::web::{Frame, PATIENCE, Response, Web};
-use common::{Setup, eventually, setup};
 use serde_json::{Value, json};
 
 /// The headers every answer must carry, whatever its status.

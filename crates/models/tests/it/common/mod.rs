@@ -2,9 +2,9 @@
 //! byte, a wheel (zip) carrying one, and a loopback file server that
 //! speaks Range / If-Range / ETag, can cut a download after K bytes, can
 //! ignore ranges, and logs every request. Also used by the CLI's tests
-//! (`crates/cli/tests/models_cli.rs` includes this file).
+//! (`crates/cli/tests/it/models_cli.rs` includes this file).
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
 use std::io::Write;

@@ -4,14 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::common::tmux::Tmux;
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::Reply;
-use common::tmux::Tmux;
 use serde_json::json;
 
 fn quote(path: &Path) -> String {

@@ -7,11 +7,11 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 
+use crate::common::setup;
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::Reply;
-use common::setup;
 use predicates::prelude::PredicateBooleanExt;
 use serde_json::{Value, json};
 

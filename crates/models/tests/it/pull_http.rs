@@ -6,12 +6,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::{FileServer, Served, bounded, hf_path, sha256_hex, tiny_gguf, wheel};
 use axon_models::{ModelError, ModelStore, Progress, PullOptions, Source, StoredModel};
-use common::{FileServer, Served, bounded, hf_path, sha256_hex, tiny_gguf, wheel};
 
 fn options(server: &FileServer) -> PullOptions {
     PullOptions {

@@ -6,15 +6,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
 
+use crate::common::{PATIENCE, Setup, eventually, setup};
 use axon_testkit::Reply;
-use common::{PATIENCE, Setup, eventually, setup};
 use serde_json::{Value, json};
 
 /// `axon acp` with raw lines in and parsed lines out.

@@ -5,11 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
+use crate::common::{Setup, setup};
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::Reply;
-use common::{Setup, setup};
 use serde_json::json;
 
 fn quote(path: &std::path::Path) -> String {

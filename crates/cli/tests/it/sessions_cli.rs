@@ -4,13 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::common::{Setup, setup};
 use axon_testkit::Reply;
-use common::{Setup, setup};
 use serde_json::{Value, json};
 
 fn stdout(s: &Setup, args: &[&str]) -> String {

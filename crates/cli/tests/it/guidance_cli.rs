@@ -3,10 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::setup;
 use axon_testkit::Reply;
-use common::setup;
 use serde_json::json;
 
 #[test]

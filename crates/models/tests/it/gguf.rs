@@ -5,12 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::{CHAT_TEMPLATE, tiny_gguf, tiny_gguf_with};
 use axon_models::{ModelError, check_gguf, ggml_block};
-use common::{CHAT_TEMPLATE, tiny_gguf, tiny_gguf_with};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let path = dir.join(name);

@@ -3,10 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::{events, setup};
 use axon_testkit::Reply;
-use common::{events, setup};
 use serde_json::{Value, json};
 
 #[test]

@@ -6,15 +6,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::common::setup;
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::{ModelInfo, Reply};
-use common::setup;
 use serde_json::Value;
 
 fn text_protocol(home: &Path) {

@@ -6,13 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::browser::{console_is_clean, open, send, shot};
+use crate::common::setup;
+use crate::common::web::{PATIENCE, Web};
 use axon_testkit::Reply;
 use axon_testkit::webdriver::Browser;
-use common::browser::{console_is_clean, open, send, shot};
-use common::setup;
-use common::web::{PATIENCE, Web};
 use serde_json::json;
 
 /// A browser on the panel, waited until its first replay is shown.

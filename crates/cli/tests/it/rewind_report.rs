@@ -6,10 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::{Setup, setup};
 use axon_testkit::Reply;
-use common::{Setup, setup};
 use serde_json::json;
 
 fn stdout(s: &Setup, args: &[&str]) -> String {

@@ -5,8 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// The model store's own test server and GGUF writer.
-#[path = "../../models/tests/common/mod.rs"]
+// The model store's own test server and GGUF writer (of which these tests
+// use a part).
+#[path = "../../../models/tests/it/common/mod.rs"]
+#[allow(dead_code)]
 mod files;
 
 use std::time::Duration;

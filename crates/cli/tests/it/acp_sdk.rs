@@ -8,15 +8,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::{Setup, setup};
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::Reply;
-use common::{Setup, setup};
 use serde_json::{Value, json};
 
 fn repo() -> PathBuf {

@@ -8,13 +8,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::common::browser::{open, send, shot};
+use crate::common::setup;
+use crate::common::web::{PATIENCE, Web};
 use axon_testkit::Reply;
 use axon_testkit::webdriver::Browser;
-use common::browser::{open, send, shot};
-use common::setup;
-use common::web::{PATIENCE, Web};
 use serde_json::json;
 
 /// Whether the element `selector` names is inside the transcript's view.
