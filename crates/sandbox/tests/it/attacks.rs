@@ -9,12 +9,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::os::fd::AsRawFd;
 
+use crate::common::{
+    Sandbox, assert_ok, assert_refused, no_namespaces, python_errno, stderr, stdout,
+};
 use axon_sandbox::Mode;
-use common::{Sandbox, assert_ok, assert_refused, no_namespaces, python_errno, stderr, stdout};
 
 /// Both confinements: the default (a namespace where the kernel has one)
 /// and the Landlock-only fallback.

@@ -7,10 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
+use crate::common::{Sandbox, assert_ok, assert_refused, no_namespaces};
 use axon_sandbox::{Confinement, Mode, prepare};
-use common::{Sandbox, assert_ok, assert_refused, no_namespaces};
 
 const EVERYDAY: &str = "set -e
 echo junk > junk.txt && rm junk.txt

@@ -6,13 +6,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::process::Command;
 
+use crate::common::{Sandbox, assert_ok, assert_refused, python_errno, stderr, stdout};
 use axon_sandbox::{Mode, Policy, Prepared, SandboxError, prepare, probe, self_test};
-use common::{Sandbox, assert_ok, assert_refused, python_errno, stderr, stdout};
 
 #[test]
 fn read_only_refuses_workspace_writes_but_not_tmpdir() {

@@ -8,13 +8,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::os::unix::fs::symlink;
 
+use crate::common::{Sandbox, assert_refused, python_errno, stderr, stdout};
 use axon_sandbox::Mode;
-use common::{Sandbox, assert_refused, python_errno, stderr, stdout};
 
 #[test]
 fn writing_to_home_is_refused() {

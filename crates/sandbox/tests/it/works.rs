@@ -5,10 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
+use crate::common::{Sandbox, assert_ok, stderr, stdout};
 use axon_sandbox::Mode;
-use common::{Sandbox, assert_ok, stderr, stdout};
 
 #[test]
 fn python_runs() {

@@ -2,7 +2,7 @@
 //! `git init`ed one), a private temp folder, and helpers that run real
 //! commands under `prepare` + `apply`, with the workspace as working folder.
 
-#![allow(dead_code)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -17,8 +17,8 @@ use tempfile::TempDir;
 #[macro_export]
 macro_rules! require_landlock {
     () => {
-        if let Some(reason) = common::no_landlock() {
-            if common::sandbox_required() {
+        if let Some(reason) = $crate::common::no_landlock() {
+            if $crate::common::sandbox_required() {
                 panic!(
                     "this test needs Landlock and CI or AXON_REQUIRE_SANDBOX is set, so it may \
                      not skip: {reason}"
@@ -59,8 +59,10 @@ pub fn landlock_abi() -> i32 {
 }
 
 pub struct Sandbox {
-    pub workspace: TempDir,
-    pub temp: TempDir,
+    /// Held (and removed with the sandbox); the policy names its path.
+    _workspace: TempDir,
+    /// Held (and removed with the sandbox); the policy names its path.
+    _temp: TempDir,
     pub policy: Policy,
 }
 
@@ -73,7 +75,7 @@ impl Sandbox {
         let temp = tempfile::tempdir().unwrap();
         let root = workspace.path().canonicalize().unwrap();
         let policy = Policy::new(mode, root, temp.path().canonicalize().unwrap());
-        Sandbox { workspace, temp, policy }
+        Sandbox { _workspace: workspace, _temp: temp, policy }
     }
 
     /// A `git init`ed workspace with one commit (`README.md`, `src/lib.rs`).

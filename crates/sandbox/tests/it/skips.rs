@@ -6,8 +6,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::process::{Command, Output, Stdio};
 
 /// Guarded like every escape test; run by the test below in a child.
@@ -34,7 +32,7 @@ fn needs_landlock_without_landlock(env: &[(&str, &str)]) -> Output {
     .unwrap();
     let program = BpfProgram::try_from(filter).unwrap();
     let mut command = Command::new(std::env::current_exe().unwrap());
-    command.args(["needs_landlock", "--exact", "--nocapture", "--test-threads=1"]);
+    command.args(["skips::needs_landlock", "--exact", "--nocapture", "--test-threads=1"]);
     command.env_remove("CI").env_remove("AXON_REQUIRE_SANDBOX").stdin(Stdio::null());
     for (name, value) in env {
         command.env(name, value);
