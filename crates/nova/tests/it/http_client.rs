@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/postgres.rs"]
-mod postgres;
+use crate::support::postgres;
 
 use std::time::Duration;
 

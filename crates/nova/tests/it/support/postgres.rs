@@ -7,7 +7,7 @@
 //! second of the test binary's exit, so no process outlives the run;
 //! folders left by earlier runs whose binary is gone are removed.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 pub struct Postgres {
     pub port: u16,
     bin: PathBuf,
-    base: PathBuf,
 }
 
 static SERVER: OnceLock<Postgres> = OnceLock::new();
@@ -160,7 +159,7 @@ fn start() -> Postgres {
                 .status()
                 .unwrap();
             if ready.success() {
-                return Postgres { port, bin, base };
+                return Postgres { port, bin };
             }
             let text = std::fs::read_to_string(base.join(format!("postgres-{port}.log")))
                 .unwrap_or_default();
