@@ -8,7 +8,7 @@
 // the agent runs there), plus whatever axon itself needs (AXON_HOME,
 // AXON_PROVIDER, AXON_BASE_URL, OPENAI_API_KEY), inherited by the agent.
 // The model is scripted by the Rust test that runs this file
-// (crates/cli/tests/acp_sdk.rs); each scenario below says which script and
+// (crates/cli/tests/it/acp_sdk.rs); each scenario below says which script and
 // which workspace files it expects.
 //
 // What it guarantees: every message the agent writes is a JSON-RPC 2.0

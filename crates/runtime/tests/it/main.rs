@@ -1,0 +1,13 @@
+//! The integration tests of `axon-runtime`, one binary: each module was a
+//! `tests/<module>.rs` binary of its own (issue 32: one link per crate, not
+//! one per file). Tests run side by side in this one process, so none may
+//! change process-wide state (environment, current directory).
+
+mod common;
+mod mcp_startup;
+mod model_switch;
+mod replay;
+mod sandbox_events;
+mod session_events;
+mod subagents;
+mod workspace_config;
