@@ -289,21 +289,6 @@ pub(crate) fn nul_list<'a>(paths: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8>
 /// git gets SIGKILL when the thread that started it dies (axon killed):
 /// a git left running would hold files of the shadow repository that the
 /// next axon, holding the workspace lock, takes for stale and removes.
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
 fn die_with_parent(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: prctl(2) with integer arguments only, between fork and exec;
-    // it allocates nothing and touches no lock.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    axon_process::die_with_parent_std(command);
 }
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_command: &mut Command) {}

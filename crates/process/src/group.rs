@@ -46,9 +46,15 @@ pub fn kill_process_group(_pgid: u32) {}
 /// delivers it when the thread that spawned the child ends, so children are
 /// spawned from the runtime's long-lived threads (never a blocking-pool
 /// thread, which ends when idle); the guardian covers the rest.
+pub fn die_with_parent(command: &mut tokio::process::Command) {
+    die_with_parent_std(command.as_std_mut());
+}
+
+/// [`die_with_parent`] for a blocking `std` command (checkpoint's git).
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-pub fn die_with_parent(command: &mut tokio::process::Command) {
+pub fn die_with_parent_std(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
     let parent = i32::try_from(std::process::id()).unwrap_or(0);
     // SAFETY: the hook runs in the forked child before exec and calls only
     // async-signal-safe functions (prctl, getppid, _exit); it allocates
@@ -69,7 +75,7 @@ pub fn die_with_parent(command: &mut tokio::process::Command) {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn die_with_parent(_command: &mut tokio::process::Command) {}
+pub fn die_with_parent_std(_command: &mut std::process::Command) {}
 
 /// Makes orphaned descendants re-parent to axon rather than init, so
 /// [`kill_orphans`] can find them. Called once, at the start of `main`.
