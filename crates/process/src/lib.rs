@@ -26,8 +26,8 @@ mod servers;
 pub use capture::{Capture, Captured, Keep};
 pub use env_policy::EnvPolicy;
 pub use group::{
-    GroupChild, become_subreaper, die_with_parent, die_with_parent_std, guard_group, hide_environment,
-    kill_process_group, release_group,
+    GroupChild, become_subreaper, die_with_parent, die_with_parent_std, guard_group,
+    hide_environment, kill_process_group, release_group,
 };
 pub use orphans::kill_orphans;
 pub use servers::{kill_server_group, track_server_group};
