@@ -15,8 +15,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::rules::is_regular_file;
-
 /// Longest `name` and `description` the format allows.
 pub const MAX_NAME: usize = 64;
 pub const MAX_DESCRIPTION: usize = 1024;
@@ -341,6 +339,11 @@ fn fold(lines: &[&str]) -> String {
         }
     }
     out.trim().to_string()
+}
+
+/// A file that is not a symlink.
+pub(crate) fn is_regular_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {

@@ -81,7 +81,7 @@ pub fn git_skills(config: &Effective) -> Vec<GitSkill> {
 
 /// The rules only, as the model sees them numbered, and what could not be read.
 pub fn rules(config: &Effective, workspace: &Path) -> (Vec<Rule>, Vec<String>) {
-    rules::collect(&config.file.rules, workspace)
+    crate::guidance_files::collect(&config.file.rules, workspace)
 }
 
 pub fn load(config: &Effective, dirs: &Dirs, workspace: &Path) -> Guidance {

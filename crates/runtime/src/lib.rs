@@ -14,12 +14,14 @@
 //! store (`axon-store`) and the config files. `axon-core` stays the agent
 //! loop, testable with a provider and a tool registry alone.
 
+pub mod agent_files;
 mod approver;
 pub mod attach;
 pub mod config;
 pub mod doctor;
 mod events;
 pub mod guidance;
+pub mod guidance_files;
 pub mod hook_files;
 mod journal;
 mod lifecycle;

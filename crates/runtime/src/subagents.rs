@@ -12,13 +12,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use axon_core::subagents::{
-    AgentDefinition, ConnectModel, SubagentSettings, definition_roots, load_definitions,
-    register_subagents,
-};
+use axon_core::subagents::{AgentDefinition, ConnectModel, SubagentSettings, register_subagents};
 use axon_llm::{Provider, ProviderConfig};
 use axon_tools::{Profile, ToolRegistry};
 
+use crate::agent_files::{definition_roots, load_definitions};
 use crate::config::Effective;
 use crate::setup::SessionConfig;
 

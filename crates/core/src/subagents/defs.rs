@@ -13,20 +13,15 @@
 //! You are a careful reviewer...  (the body: the subagent's system prompt)
 //! ```
 //!
-//! Loading never fails as a whole: a file that cannot be read or parsed is
-//! reported and skipped, and the first folder that defines a name wins
-//! (the order given: workspace `.axon/agents`, `.claude/agents`,
-//! `.gemini/agents`, then the user's). Tool names are kept as written here;
+//! Pure: a file's text arrives as data, and [`parse_definition`] makes it
+//! an [`AgentDefinition`] (the runtime finds and reads the files:
+//! `axon_runtime::agent_files`). Tool names are kept as written here;
 //! [`resolve_tools`] maps them onto a registry.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::approval::ApprovalPolicy;
-use crate::rules::is_regular_file;
 
-/// Bytes read of one definition file.
-const MAX_FILE_BYTES: u64 = 256 * 1024;
 /// Longest agent name kept: `agent_` + name stays within the 64 characters
 /// tool names may have.
 pub const MAX_AGENT_NAME: usize = 58;
@@ -57,43 +52,6 @@ pub struct AgentDefinition {
     pub prompt: String,
     /// The file it came from.
     pub source: PathBuf,
-}
-
-/// Every definition under `roots`, earlier roots winning a name, and the
-/// problems met (files skipped, fields ignored), each naming its file.
-pub fn load_definitions(roots: &[PathBuf]) -> (Vec<AgentDefinition>, Vec<String>) {
-    let mut found: Vec<AgentDefinition> = Vec::new();
-    let mut problems = Vec::new();
-    let mut seen = HashSet::new();
-    for root in roots {
-        let Ok(entries) = std::fs::read_dir(root) else { continue };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("md")))
-            .filter(|p| is_regular_file(p))
-            .collect();
-        files.sort();
-        for file in files {
-            let fallback = file.file_stem().and_then(|n| n.to_str()).unwrap_or("agent").to_string();
-            let parsed = axon_tools::read_text_nofollow(&file, MAX_FILE_BYTES)
-                .map_err(|e| e.to_string())
-                .and_then(|text| parse_definition(&text, &fallback));
-            match parsed {
-                Ok((mut definition, warnings)) => {
-                    problems
-                        .extend(warnings.into_iter().map(|w| format!("{}: {w}", file.display())));
-                    definition.source = file.clone();
-                    // The first folder in the search order wins the name.
-                    if seen.insert(definition.name.clone()) {
-                        found.push(definition);
-                    }
-                }
-                Err(e) => problems.push(format!("subagent {} skipped: {e}", file.display())),
-            }
-        }
-    }
-    (found, problems)
 }
 
 /// One definition file's text; `fallback_name` (the file's stem) names it
@@ -373,19 +331,6 @@ fn sanitize(name: &str) -> String {
         .collect()
 }
 
-/// The folders searched for definitions, highest precedence first.
-pub fn definition_roots(workspace: &Path, config_dir: Option<&Path>) -> Vec<PathBuf> {
-    let mut roots = vec![
-        workspace.join(".axon/agents"),
-        workspace.join(".claude/agents"),
-        workspace.join(".gemini/agents"),
-    ];
-    if let Some(dir) = config_dir {
-        roots.push(dir.join("agents"));
-    }
-    roots
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,22 +387,5 @@ mod tests {
         );
         assert_eq!(tools, ["mcp_files_read", "mcp_files_write"]);
         assert!(unknown.is_empty());
-    }
-
-    #[test]
-    fn the_first_folder_wins_a_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let roots = definition_roots(dir.path(), Some(&dir.path().join("user")));
-        for (root, body) in roots.iter().zip(["axon", "claude", "gemini", "user"]) {
-            std::fs::create_dir_all(root).unwrap();
-            std::fs::write(root.join("helper.md"), format!("---\nname: helper\n---\n{body}"))
-                .unwrap();
-        }
-        std::fs::write(roots[3].join("broken.md"), "nothing").unwrap();
-        let (found, problems) = load_definitions(&roots);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].prompt, "axon");
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].contains("broken.md"));
     }
 }
