@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use axon_core::rules;
-use axon_core::skills::SkillLoader;
 use axon_runtime::guidance::{self, NO_SKILLS, git_skills, skill_line};
+use axon_runtime::skill_files::SkillLoader;
 use clap::Subcommand;
 
 use crate::config::{Dirs, Effective};
@@ -49,7 +49,7 @@ pub fn skills_command(command: SkillsCommand) -> u8 {
     };
     let Some((config, dirs, root)) = setting(&dir) else { return exit::USAGE };
     if let SkillsCommand::Update { .. } = command {
-        let loader = SkillLoader::new(&dirs.cache);
+        let loader = SkillLoader::for_config(&config, &dirs);
         let mut code = exit::OK;
         for spec in git_skills(&config) {
             match loader.update(&spec) {

@@ -14,11 +14,12 @@ use std::path::{Path, PathBuf};
 use axon_core::LoadSkill;
 use axon_core::prompt::{SkillPlacement, base_system_prompt, build_system_prompt};
 use axon_core::rules::{self, Rule};
-use axon_core::skills::{GitSkill, Skill, SkillFailure, SkillLoader};
+use axon_core::skills::Skill;
 use axon_protocol::{SkillInfo, SkillState};
 use axon_tools::ToolRegistry;
 
 use crate::config::{Dirs, Effective};
+use crate::skill_files::{GitSkill, SkillFailure, SkillLoader};
 
 /// Characters of skill instructions injected whole (about 6k tokens).
 pub const SKILL_BUDGET: usize = 24_000;
@@ -86,7 +87,7 @@ pub fn rules(config: &Effective, workspace: &Path) -> (Vec<Rule>, Vec<String>) {
 
 pub fn load(config: &Effective, dirs: &Dirs, workspace: &Path) -> Guidance {
     let (rules, warnings) = rules(config, workspace);
-    let loader = SkillLoader::new(&dirs.cache);
+    let loader = SkillLoader::for_config(config, dirs);
     let home = std::env::var_os("HOME").filter(|home| !home.is_empty()).map(PathBuf::from);
     let roots = skill_roots(dirs, workspace, home.as_deref());
     let (mut skills, failures) = gather(&loader, &roots, &git_skills(config));

@@ -44,6 +44,8 @@ pub mod saved_rules;
 pub mod servers;
 mod session;
 mod setup;
+mod skill_clone;
+pub mod skill_files;
 mod subagents;
 pub mod workspace_layer;
 
