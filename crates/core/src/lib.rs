@@ -6,6 +6,10 @@
 //! the results back, and repeats until the model answers without calling a
 //! tool. Everything that happens is reported as
 //! [`AgentEvent`](axon_protocol::AgentEvent)s; front ends only render those.
+//!
+//! Core reads no file and starts no process of its own: rules, skills and
+//! subagent definitions arrive as data ([`rules::Rule`], [`skills::Skill`],
+//! [`subagents::AgentDefinition`]), read by the runtime.
 
 mod agent;
 mod approval;
