@@ -16,8 +16,12 @@ use axon_sandbox::{Mode, Policy, Support};
 use axon_tools::CommandSandbox;
 
 use crate::config::{Dirs, Effective};
+
+// For `axon sandbox check` and `axon sandbox run`, which set a sandbox up
+// by hand to show or use it.
 use crate::permissions::Commands;
 use crate::safety_config::{UnsandboxedUnderYes, mode_name};
+pub use axon_sandbox::{prepare, probe, self_test};
 
 /// What the config and the front end chose, before the kernel has a say.
 #[derive(Debug, Clone, PartialEq, Eq)]

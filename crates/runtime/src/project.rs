@@ -1,0 +1,104 @@
+//! One workspace as every command sees it: its folder, axon's own folders,
+//! the config files' layers, the sandbox its commands run in, the trust
+//! file that remembers consent, and its MCP servers with their tokens.
+//!
+//! A session is built on a project ([`crate::open`]), and so is every
+//! command that needs a workspace without a session (`axon mcp list`,
+//! `axon sandbox`, `axon config show`, `axon mcp serve`): they set up the
+//! sandbox, resolve the servers and find their tokens here, the same way,
+//! rather than each its own.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Result;
+use axon_mcp::McpManager;
+use axon_mcp::config::ServerConfig;
+use axon_protocol::SandboxMode;
+use axon_tools::{CommandSandbox, Workspace};
+
+use crate::config::{Dirs, Effective};
+use crate::sandbox::{self, Choice, Setup};
+use crate::servers::TrustStore;
+
+/// A workspace with the config files in effect there.
+#[derive(Clone)]
+pub struct Project {
+    pub workspace: Workspace,
+    pub dirs: Dirs,
+    /// The config files, layered (user, then workspace).
+    pub config: Effective,
+}
+
+impl Project {
+    /// The workspace at `dir`, with axon's folders from the environment
+    /// and the config files in effect there.
+    pub fn load(dir: &Path) -> Result<Project> {
+        let workspace = Workspace::new(dir)?;
+        let dirs = Dirs::from_env()?;
+        let config = Effective::load(&dirs, workspace.root())?;
+        Ok(Project { workspace, dirs, config })
+    }
+
+    /// The workspace's canonical root folder.
+    pub fn root(&self) -> &Path {
+        self.workspace.root()
+    }
+
+    /// Where consent to this workspace's servers and hooks is remembered.
+    pub fn trust_store(&self) -> TrustStore<'_> {
+        TrustStore { data: &self.dirs.data, workspace: self.workspace.root() }
+    }
+
+    /// The sandbox chosen for this workspace (the config's `[sandbox]`,
+    /// unless `flag` overrides its mode), set up on this machine.
+    pub fn sandbox(&self, flag: Option<SandboxMode>) -> Result<Setup> {
+        let choice = Choice::new(&self.config, flag)?;
+        sandbox::setup(&choice, self.root(), &axon_sandbox::probe(), &self.dirs)
+    }
+
+    /// The sandbox of commands nobody can approve case by case (a tool
+    /// called directly, or served over MCP): `None` only when the mode is
+    /// `off`; an error when the mode cannot be enforced here.
+    pub fn sandbox_for_direct_calls(
+        &self,
+        flag: Option<SandboxMode>,
+        via: &str,
+    ) -> Result<Option<Arc<CommandSandbox>>> {
+        sandbox::for_direct_calls(&self.config, &self.dirs, self.root(), flag, via)
+    }
+
+    /// Readies `servers` to start: each that asks for the sandbox gets
+    /// `sandbox` (or does not start, saying why), and each HTTP server
+    /// finds its saved OAuth tokens.
+    pub fn ready_servers(&self, servers: &mut [ServerConfig], sandbox: &Setup) {
+        sandbox::resolve_servers(servers, sandbox);
+        axon_mcp::auth::locate_tokens(servers, &self.dirs.data);
+    }
+
+    /// Starts `servers` (already consented to) in this workspace and waits
+    /// for each to be ready or to fail. Servers that ask for the sandbox
+    /// get the one a session here would give its commands.
+    pub async fn start_servers(&self, servers: Vec<ServerConfig>) -> Result<McpManager> {
+        let sandbox = self.sandbox(None)?;
+        let mut servers = servers;
+        self.ready_servers(&mut servers, &sandbox);
+        Ok(McpManager::start(servers, self.root()).await)
+    }
+
+    /// The configured server `name` (the user's or the workspace's), with
+    /// its token file located.
+    pub fn server(&self, name: &str) -> Option<ServerConfig> {
+        let mut found: Vec<ServerConfig> = self
+            .config
+            .user_servers
+            .iter()
+            .chain(&self.config.workspace_servers)
+            .filter(|s| s.name == name)
+            .take(1)
+            .cloned()
+            .collect();
+        axon_mcp::auth::locate_tokens(&mut found, &self.dirs.data);
+        found.pop()
+    }
+}
