@@ -8,12 +8,12 @@ use std::path::PathBuf;
 
 use std::io::IsTerminal;
 
-use axon_mcp::config::ServerConfig;
-use axon_mcp::{McpManager, ServerState};
+use axon_runtime::mcp::{McpManager, ServerState};
+use axon_runtime::{Project, ServerConfig};
 use clap::Subcommand;
 use serde_json::Value;
 
-use crate::config::{Dirs, Effective};
+use crate::config::Dirs;
 use crate::{exit, say};
 use axon_runtime::mcp_edit::{self, NewServer, Scope};
 
@@ -180,9 +180,8 @@ pub async fn run(command: McpCommand) -> u8 {
         | McpCommand::Remove { dir, .. } => dir.clone(),
         McpCommand::Serve(_) => return exit::USAGE,
     };
-    let loaded = Dirs::from_env().and_then(|dirs| Ok((Effective::load(&dirs, &dir)?, dirs)));
-    let (config, dirs) = match loaded {
-        Ok(loaded) => loaded,
+    let project = match Project::load(&dir) {
+        Ok(project) => project,
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::USAGE;
@@ -199,39 +198,24 @@ pub async fn run(command: McpCommand) -> u8 {
     };
     match &command {
         McpCommand::Login { name, no_browser, .. } => {
-            let root = std::fs::canonicalize(&dir).unwrap_or(dir);
-            return crate::mcp_login::login(&config, &dirs, &root, name, *no_browser).await;
+            return crate::mcp_login::login(&project, name, *no_browser).await;
         }
-        McpCommand::Logout { name, .. } => return crate::mcp_login::logout(&config, &dirs, name),
+        McpCommand::Logout { name, .. } => return crate::mcp_login::logout(&project, name),
         _ => {}
     }
-    let root = std::fs::canonicalize(&dir).unwrap_or(dir);
+    let servers = match choose_servers(named.as_deref(), &project) {
+        Ok(servers) => servers,
+        Err(code) => return code,
+    };
     // Servers that ask for the sandbox (`sandbox = true`) get the one a
     // session here would give its commands, or do not start.
-    let sandbox = match axon_runtime::sandbox::Choice::new(&config, None).and_then(|choice| {
-        axon_runtime::sandbox::setup(&choice, &root, &axon_sandbox::probe(), &dirs)
-    }) {
-        Ok(sandbox) => sandbox,
+    let manager = match project.start_servers(servers).await {
+        Ok(manager) => manager,
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::USAGE;
         }
     };
-    let store = axon_runtime::servers::TrustStore { data: &dirs.data, workspace: &root };
-    let servers = match choose_servers(
-        named.as_deref(),
-        config.user_servers,
-        config.workspace_servers,
-        store,
-        &config.config_file,
-    ) {
-        Ok(servers) => servers,
-        Err(code) => return code,
-    };
-    let mut servers = servers;
-    axon_runtime::sandbox::resolve_servers(&mut servers, &sandbox);
-    axon_mcp::auth::locate_tokens(&mut servers, &dirs.data);
-    let manager = McpManager::start(servers, &root).await;
     // Ctrl-C still shuts the servers down: they run in their own process
     // groups, out of the terminal's reach.
     let code = tokio::select! {
@@ -248,13 +232,11 @@ pub async fn run(command: McpCommand) -> u8 {
 /// The servers a command starts. Naming a server is consent to start it;
 /// otherwise the user's own servers start, and a workspace's (commands a
 /// repository asks to run) only after a yes at the terminal.
-fn choose_servers(
-    named: Option<&str>,
-    user: Vec<ServerConfig>,
-    workspace: Vec<ServerConfig>,
-    store: axon_runtime::servers::TrustStore<'_>,
-    config_file: &std::path::Path,
-) -> Result<Vec<ServerConfig>, u8> {
+fn choose_servers(named: Option<&str>, project: &Project) -> Result<Vec<ServerConfig>, u8> {
+    let user = project.config.user_servers.clone();
+    let workspace = project.config.workspace_servers.clone();
+    let store = project.trust_store();
+    let config_file = &project.config.config_file;
     if user.is_empty() && workspace.is_empty() {
         eprintln!(
             "axon: no MCP servers are configured. Add one to .mcp.json, e.g.\n  axon mcp add files -- npx -y @modelcontextprotocol/server-filesystem .\nor under [mcp_servers.NAME] in {}",
@@ -340,7 +322,7 @@ fn list(manager: &McpManager) -> u8 {
             ServerState::NeedsLogin(_) => format!(
                 "! {:width$}  needs login: run `{}`",
                 status.name,
-                axon_mcp::auth::login_command(&status.name)
+                axon_runtime::mcp::login_command(&status.name)
             ),
             other => format!("  {:width$}  {other:?}", status.name),
         };
@@ -518,10 +500,9 @@ fn report(result: Result<String, String>) -> u8 {
 /// Trusts the workspace server `name` (every one without a name), for
 /// exactly what it runs now, in the trust file under the user's data folder.
 fn trust(dir: &std::path::Path, name: Option<&str>) -> anyhow::Result<String> {
-    let dirs = Dirs::from_env()?;
-    let config = Effective::load(&dirs, dir)?;
-    let root = std::fs::canonicalize(dir)?;
-    let store = axon_runtime::servers::TrustStore { data: &dirs.data, workspace: &root };
+    let project = Project::load(dir)?;
+    let config = &project.config;
+    let store = project.trust_store();
     let chosen: Vec<&ServerConfig> = config
         .workspace_servers
         .iter()
