@@ -56,19 +56,21 @@ pub fn run(command: ConfigCommand) -> u8 {
             };
             say(&format!("api_key = {key}"));
             say(&format!("api_key_env = {:?}", p.api_key_env));
-            let window = match p.context_window.or_else(|| axon_llm::known_context_window(&p.model))
+            let window = match p
+                .context_window
+                .or_else(|| axon_runtime::known_context_window(&p.model))
             {
                 Some(window) => {
                     say(&format!("context_window = {window}"));
                     window
                 }
                 None => {
-                    let window = axon_llm::DEFAULT_CONTEXT_WINDOW;
+                    let window = axon_runtime::DEFAULT_CONTEXT_WINDOW;
                     say(&format!("context_window = {window}  # unless the server says at start"));
                     window
                 }
             };
-            match axon_llm::default_max_tokens(&p, window) {
+            match axon_runtime::default_max_tokens(&p, window) {
                 Some(max) => say(&format!("max_tokens = {max}")),
                 None => say("max_tokens = 0  # none sent"),
             }
@@ -90,7 +92,7 @@ pub fn run(command: ConfigCommand) -> u8 {
             }
         }
     }
-    for known in axon_llm::PROVIDERS {
+    for known in axon_runtime::PROVIDERS {
         let key = match env(known.key_var) {
             Some(_) => "set",
             None if known.requires_key => "not set",
@@ -140,7 +142,7 @@ fn show_sandbox(effective: &Effective, dir: &std::path::Path) {
         return;
     }
     let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    match axon_sandbox::probe().can_enforce(&choice.policy(&root)) {
+    match axon_runtime::sandbox::probe().can_enforce(&choice.policy(&root)) {
         Ok(()) => say("# enforced on this machine (details: axon sandbox check)"),
         Err(why) => say(&format!("# NOT enforced here: {why}")),
     }
@@ -157,8 +159,8 @@ fn show_permissions(effective: &Effective, dirs: &Dirs, dir: &std::path::Path) {
             }
         }
     }
-    let trust_file = axon_permissions::trust_path(&dirs.data, &root);
-    match axon_permissions::Trust::load(&dirs.data, &root) {
+    let trust_file = axon_runtime::trust_path(&dirs.data, &root);
+    match axon_runtime::Trust::load(&dirs.data, &root) {
         Ok(trust) => {
             for rule in &trust.allow {
                 say(&format!("# allow {rule:?}  from {}", trust_file.display()));

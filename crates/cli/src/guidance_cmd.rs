@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use axon_core::rules;
-use axon_core::skills::SkillLoader;
+use axon_runtime::guidance::GitSkillLoader;
+use axon_runtime::guidance::numbered_rules;
 use axon_runtime::guidance::{self, NO_SKILLS, git_skills, skill_line};
 use clap::Subcommand;
 
@@ -25,7 +25,7 @@ pub fn rules_command(dir: &Path) -> u8 {
         );
         return exit::OK;
     }
-    say(&rules::numbered(&rules));
+    say(&numbered_rules(&rules));
     exit::OK
 }
 
@@ -49,7 +49,7 @@ pub fn skills_command(command: SkillsCommand) -> u8 {
     };
     let Some((config, dirs, root)) = setting(&dir) else { return exit::USAGE };
     if let SkillsCommand::Update { .. } = command {
-        let loader = SkillLoader::new(&dirs.cache);
+        let loader = GitSkillLoader::new(&dirs.cache);
         let mut code = exit::OK;
         for spec in git_skills(&config) {
             match loader.update(&spec) {

@@ -100,7 +100,7 @@ fn trust(config: &Effective, root: &Path) -> anyhow::Result<()> {
         eprintln!("axon: this workspace configures no hooks of its own");
         return Ok(());
     }
-    axon_permissions::Trust::update(&config.data, root, |trust| {
+    axon_runtime::Trust::update(&config.data, root, |trust| {
         for entry in &workspace {
             trust.trust_hook(&hook_files::trust_key(entry), &hook_files::fingerprint(entry, root));
         }

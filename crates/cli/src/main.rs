@@ -132,8 +132,8 @@ pub(crate) fn say(text: &str) {
 /// servers' process groups, and whatever commands and servers left behind,
 /// are killed first.
 pub(crate) fn leave(code: u8) -> ! {
-    axon_mcp::kill_all();
-    axon_tools::process::kill_orphans();
+    axon_runtime::process::kill_mcp_servers();
+    axon_runtime::process::kill_orphans();
     std::process::exit(code.into())
 }
 
@@ -180,10 +180,10 @@ fn parse_cli() -> Cli {
 fn main() -> ExitCode {
     // What a command or server detaches (`setsid`, a daemon) is re-parented
     // to axon instead of init, so it can be killed when axon leaves.
-    let _ = axon_tools::process::become_subreaper();
+    let _ = axon_runtime::process::become_subreaper();
     // Commands run as the user; they must not read the keys out of
     // /proc/<axon>/environ.
-    let _ = axon_tools::process::hide_environment();
+    let _ = axon_runtime::process::hide_environment();
     let cli = parse_cli();
     // Serving one host over stdio is one conversation: a single thread
     // answers it with the least latency (no cross-thread wake-ups), and
@@ -231,7 +231,7 @@ fn main() -> ExitCode {
     // A cancelled tool may still be walking a tree on a blocking thread;
     // it must not keep the process alive after the answer.
     runtime.shutdown_timeout(std::time::Duration::from_millis(250));
-    axon_mcp::kill_all();
-    axon_tools::process::kill_orphans();
+    axon_runtime::process::kill_mcp_servers();
+    axon_runtime::process::kill_orphans();
     ExitCode::from(code)
 }

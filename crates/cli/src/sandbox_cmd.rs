@@ -68,7 +68,7 @@ fn check(dir: &std::path::Path, flag: Option<SandboxMode>) -> u8 {
     for warning in &config.refused {
         say(&format!("# warning: {warning}"));
     }
-    let support = axon_sandbox::probe();
+    let support = axon_runtime::sandbox::probe();
     for line in support.describe() {
         say(&line);
     }
@@ -95,7 +95,7 @@ fn check(dir: &std::path::Path, flag: Option<SandboxMode>) -> u8 {
         return exit::FAILED;
     };
     let policy = tool.policy();
-    match axon_sandbox::self_test(policy) {
+    match axon_runtime::sandbox::self_test(policy) {
         Ok(()) => {
             say(&format!(
                 "enforced: a {} command was tried here and confined as documented",
@@ -118,7 +118,7 @@ async fn run_command(dir: &std::path::Path, flag: Option<SandboxMode>, argv: &[S
             return exit::USAGE;
         }
     };
-    let setup = match sandbox::setup(&choice, &root, &axon_sandbox::probe(), &dirs) {
+    let setup = match sandbox::setup(&choice, &root, &axon_runtime::sandbox::probe(), &dirs) {
         Ok(setup) => setup,
         Err(e) => {
             eprintln!("axon: {e:#}");
@@ -155,9 +155,9 @@ async fn run_command(dir: &std::path::Path, flag: Option<SandboxMode>, argv: &[S
     // that reads the terminal (python3, a test asking y/n) would be stopped
     // by SIGTTIN in a group of its own. Ctrl-C reaches it directly.
     command.kill_on_drop(true);
-    axon_tools::process::die_with_parent(&mut command);
+    axon_runtime::process::die_with_parent(&mut command);
     if let Some(tool) = &setup.tool {
-        match axon_sandbox::prepare(tool.policy()) {
+        match axon_runtime::sandbox::prepare(tool.policy()) {
             Ok(prepared) => prepared.apply_tokio(&mut command),
             Err(e) => {
                 eprintln!("axon: the sandbox could not be set up: {e}");

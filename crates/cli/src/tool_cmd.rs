@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use axon_tools::{Profile, ToolContext, Workspace};
+use axon_runtime::{Profile, ToolContext, Workspace};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::Value;
 
