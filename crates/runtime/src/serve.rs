@@ -47,8 +47,7 @@ pub struct Served {
 /// Builds the server for `project` as `options` ask.
 pub async fn serve(project: Project, options: &ServeOptions) -> Result<Served> {
     let mut warnings = Vec::new();
-    let mut session =
-        SessionConfig::new(project.workspace.clone(), project.dirs.clone(), project.config.clone());
+    let mut session = SessionConfig::of(project.clone());
     session.profile = options.profile;
     let profile = session.profile()?;
     let root = project.root().display().to_string();
