@@ -34,7 +34,12 @@ impl Project {
     /// The workspace at `dir`, with axon's folders from the environment
     /// and the config files in effect there.
     pub fn load(dir: &Path) -> Result<Project> {
-        let workspace = Workspace::new(dir)?;
+        Project::of(Workspace::new(dir)?)
+    }
+
+    /// `workspace` (already opened), with axon's folders from the
+    /// environment and the config files in effect there.
+    pub fn of(workspace: Workspace) -> Result<Project> {
         let dirs = Dirs::from_env()?;
         let config = Effective::load(&dirs, workspace.root())?;
         Ok(Project { workspace, dirs, config })
