@@ -411,13 +411,18 @@ fn detect_provider(data: &Path, config_file: &Path) -> Result<String> {
         .collect();
     match candidates.as_slice() {
         [one] => Ok((*one).to_string()),
-        [] if crate::local_model::any_pulled(data) => Ok(axon_local::PROVIDER.to_string()),
+        [] if any_model_pulled(data) => Ok(axon_local::PROVIDER.to_string()),
         [] => Err(anyhow::Error::new(NoProvider { config_file: config_file.to_path_buf() })),
         several => bail!(
             "API keys for several providers are set ({}); choose one with --provider, AXON_PROVIDER or `provider = \"...\"` in the config",
             several.join(", ")
         ),
     }
+}
+
+/// Whether any model has been pulled into the store under `data`.
+fn any_model_pulled(data: &Path) -> bool {
+    axon_models::ModelStore::new(data).list().is_ok_and(|models| !models.is_empty())
 }
 
 /// No provider is configured, no API key is set and no local model is

@@ -43,6 +43,7 @@ pub mod saved_rules;
 pub mod serve;
 pub mod servers;
 mod session;
+mod session_config;
 mod setup;
 mod subagents;
 pub mod workspace_layer;
@@ -56,7 +57,8 @@ pub use project::Project;
 pub use run_tool::{RunTool, RunToolArgs};
 pub use servers::{AskConsent, ServerConsent};
 pub use session::{MAX_REVISIONS, Session, SessionHandle};
-pub use setup::{SessionConfig, choose_profile, open};
+pub use session_config::{SessionConfig, choose_profile};
+pub use setup::open;
 
 // What a front end names from the crates below the runtime, so that it
 // depends on the runtime and the protocol alone.

@@ -18,11 +18,6 @@ use axon_models::{DEFAULT_SOURCE, ModelStore};
 
 use crate::config::Effective;
 
-/// Whether any model has been pulled into the store under `data`.
-pub fn any_pulled(data: &Path) -> bool {
-    ModelStore::new(data).list().is_ok_and(|models| !models.is_empty())
-}
-
 /// The provider `config` describes, connected or loaded.
 pub async fn connect(config: &ProviderConfig, effective: &Effective) -> Result<Arc<dyn Provider>> {
     if config.kind != ProviderKind::Local {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::live_tools::LiveTools;
 use axon_core::plan::Planner;
-use axon_core::{Agent, CancellationToken, RunOutcome};
+use axon_core::{Agent, ApprovalPolicy, CancellationToken, RunOutcome};
 use axon_llm::ProviderConfig;
 use axon_protocol::{
     AgentEvent, Attachment, ContentPart, Message, Mode, Op, Plan, PlanStatus, SessionInfo,
@@ -377,13 +377,13 @@ impl Task {
         self.agent.sync_approval();
         let approval = self.agent.approval();
         self.info.approval = approval.into();
-        self.info.tools = crate::setup::offered(self.agent.registry(), approval);
+        self.info.tools = offered(self.agent.registry(), approval);
     }
 
     /// What the session says it offers follows its servers: tools that
     /// joined during the turn, servers that became ready or went away.
     fn sync_info(&mut self) {
-        self.info.tools = crate::setup::offered(self.agent.registry(), self.agent.approval());
+        self.info.tools = offered(self.agent.registry(), self.agent.approval());
         self.info.mcp_servers = crate::servers::server_infos(self.tools.mcp());
     }
 
@@ -456,4 +456,13 @@ fn attachment_name(attachment: &Attachment) -> String {
         Attachment::Text { name, .. } => name.clone(),
         Attachment::Image { media_type, .. } => media_type.clone(),
     }
+}
+
+/// The tools the model is offered under `approval`: a read-only session
+/// offers only those that read.
+pub(crate) fn offered(
+    registry: &axon_tools::ToolRegistry,
+    approval: ApprovalPolicy,
+) -> Vec<String> {
+    registry.specs().filter(|s| approval.offers(s)).map(|s| s.name.clone()).collect()
 }
