@@ -8,6 +8,8 @@ use axon_runtime::guidance::numbered_rules;
 use axon_runtime::guidance::{self, NO_SKILLS, git_skills, skill_line};
 use clap::Subcommand;
 
+use axon_runtime::Project;
+
 use crate::config::{Dirs, Effective};
 use crate::{exit, say};
 
@@ -72,11 +74,13 @@ pub fn skills_command(command: SkillsCommand) -> u8 {
     exit::OK
 }
 
+/// The workspace at `dir` as a project: its config, axon's folders, its root.
 fn setting(dir: &Path) -> Option<(Effective, Dirs, PathBuf)> {
-    let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let loaded = Dirs::from_env().and_then(|dirs| Ok((Effective::load(&dirs, &root)?, dirs)));
-    match loaded {
-        Ok((config, dirs)) => Some((config, dirs, root)),
+    match Project::load(dir) {
+        Ok(project) => {
+            let root = project.root().to_path_buf();
+            Some((project.config, project.dirs, root))
+        }
         Err(e) => {
             eprintln!("axon: {e:#}");
             None
