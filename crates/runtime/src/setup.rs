@@ -31,7 +31,7 @@ use crate::permissions::SessionPermissions;
 use crate::project::Project;
 use crate::sandbox;
 use crate::servers::{ServerConsent, describe_state, servers_to_start};
-use crate::session::{Session, Task, offered};
+use crate::session::{PlanMode, Session, Task, offered};
 use crate::session_config::SessionConfig;
 
 fn context_strategy(config: &Effective) -> Result<ContextStrategy> {
@@ -364,16 +364,18 @@ async fn agent_step(
     });
     let task = Task {
         agent,
-        planner,
+        plans: PlanMode {
+            planner,
+            waiting: plan,
+            revisions: 0,
+            auto_approve: config.auto_approve_plans,
+        },
         events: emitter,
         sessions,
         tools: live,
         models: (config.config, model.config),
         journal,
-        plan,
-        revisions: 0,
         mode: config.mode,
-        auto_approve_plans: config.auto_approve_plans,
         workspace: config.workspace,
         info: session_info,
         turns: 0,
