@@ -15,7 +15,7 @@
 //! loop, testable with a provider and a tool registry alone.
 
 mod approver;
-pub mod attach;
+mod attach;
 pub mod config;
 pub mod doctor;
 mod events;
@@ -33,7 +33,7 @@ mod permissions;
 mod plan_mode;
 pub mod plan_text;
 mod project;
-pub mod replay;
+mod replay;
 pub mod rewind;
 mod rewind_op;
 mod run_tool;
@@ -46,7 +46,7 @@ mod session;
 mod session_config;
 mod setup;
 mod subagents;
-pub mod workspace_layer;
+mod workspace_layer;
 
 pub use approver::Shared;
 pub use config::{NoProvider, SEE_CONFIG_SHOW};
