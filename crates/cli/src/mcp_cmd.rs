@@ -229,56 +229,17 @@ pub async fn run(command: McpCommand) -> u8 {
     code
 }
 
-/// The servers a command starts. Naming a server is consent to start it;
-/// otherwise the user's own servers start, and a workspace's (commands a
-/// repository asks to run) only after a yes at the terminal.
+/// The servers a command starts (`Project::servers_to_run`): a workspace's
+/// untrusted ones after a yes at the terminal.
 fn choose_servers(named: Option<&str>, project: &Project) -> Result<Vec<ServerConfig>, u8> {
-    let user = project.config.user_servers.clone();
-    let workspace = project.config.workspace_servers.clone();
-    let store = project.trust_store();
-    let config_file = &project.config.config_file;
-    if user.is_empty() && workspace.is_empty() {
-        eprintln!(
-            "axon: no MCP servers are configured. Add one to .mcp.json, e.g.\n  axon mcp add files -- npx -y @modelcontextprotocol/server-filesystem .\nor under [mcp_servers.NAME] in {}",
-            config_file.display()
-        );
-        return Err(exit::USAGE);
-    }
-    if let Some(name) = named {
-        let chosen: Vec<ServerConfig> =
-            user.into_iter().chain(workspace).filter(|s| s.name == name).collect();
-        if chosen.is_empty() {
-            eprintln!("axon: no MCP server named '{name}' is configured");
-            return Err(exit::USAGE);
-        }
-        return Ok(chosen);
-    }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let mut servers = user;
-    for server in workspace {
-        if store.trusts(&server) {
-            servers.push(server);
-            continue;
-        }
-        let question = format!(
-            "Start MCP server {:?} from {} ({})?",
-            server.name,
-            server.source,
-            axon_runtime::servers::describe(&server)
-        );
-        if interactive && crate::run_cmd::confirm(&question) {
-            if let Err(e) = store.trust(&server) {
-                eprintln!("axon: your consent could not be remembered: {e}");
-            }
-            servers.push(server);
-        } else {
-            eprintln!(
-                "axon: MCP server {:?} from {} was not started (a workspace's servers start after a yes at the terminal, by naming them: axon mcp tools {}, or once trusted: axon mcp trust {})",
-                server.name, server.source, server.name, server.name
-            );
-        }
-    }
-    Ok(servers)
+    let mut ask =
+        |_: &ServerConfig, question: &str| interactive && crate::run_cmd::confirm(question);
+    let mut note = |message: String| eprintln!("axon: {message}");
+    project.servers_to_run(named, &mut ask, &mut note).map_err(|message| {
+        eprintln!("axon: {message}");
+        exit::USAGE
+    })
 }
 
 async fn execute(manager: &McpManager, command: McpCommand) -> u8 {
@@ -500,33 +461,7 @@ fn report(result: Result<String, String>) -> u8 {
 /// Trusts the workspace server `name` (every one without a name), for
 /// exactly what it runs now, in the trust file under the user's data folder.
 fn trust(dir: &std::path::Path, name: Option<&str>) -> anyhow::Result<String> {
-    let project = Project::load(dir)?;
-    let config = &project.config;
-    let store = project.trust_store();
-    let chosen: Vec<&ServerConfig> = config
-        .workspace_servers
-        .iter()
-        .filter(|server| name.is_none_or(|name| server.name == name))
-        .collect();
-    if let (Some(name), true) = (name, chosen.is_empty()) {
-        let user = config.user_servers.iter().any(|server| server.name == name);
-        anyhow::bail!(if user {
-            format!("'{name}' is one of your own servers: it needs no trust")
-        } else {
-            format!("this workspace has no MCP server named '{name}'")
-        });
-    }
-    let mut lines = Vec::new();
-    for server in chosen {
-        store.trust(server).map_err(anyhow::Error::msg)?;
-        lines.push(format!(
-            "trusted {} from {} ({})",
-            server.name,
-            server.source,
-            axon_runtime::servers::describe(server)
-        ));
-    }
-    Ok(lines.join("\n"))
+    Ok(Project::load(dir)?.trust_servers(name)?.join("\n"))
 }
 
 /// Like `report` for a step before others: prints an error and gives the

@@ -19,7 +19,7 @@ use axon_tools::{CommandSandbox, Workspace};
 
 use crate::config::{Dirs, Effective};
 use crate::sandbox::{self, Choice, Setup};
-use crate::servers::TrustStore;
+use crate::servers::{TrustStore, describe};
 
 /// A workspace with the config files in effect there.
 #[derive(Clone)]
@@ -105,5 +105,92 @@ impl Project {
             .collect();
         axon_mcp::auth::locate_tokens(&mut found, &self.dirs.data);
         found.pop()
+    }
+
+    /// The servers a command started by hand (`axon mcp list`, `call`, …)
+    /// starts. Naming a server is consent to start it; otherwise the
+    /// user's own servers start, and each of the workspace's (commands a
+    /// repository asks to run) once trusted, or when `ask` gets a yes (the
+    /// yes is remembered). `note` is told of every server left out, and
+    /// how to allow it. The error says what to do.
+    pub fn servers_to_run(
+        &self,
+        named: Option<&str>,
+        ask: &mut dyn FnMut(&ServerConfig, &str) -> bool,
+        note: &mut dyn FnMut(String),
+    ) -> Result<Vec<ServerConfig>, String> {
+        let user = &self.config.user_servers;
+        let workspace = &self.config.workspace_servers;
+        if user.is_empty() && workspace.is_empty() {
+            return Err(format!(
+                "no MCP servers are configured. Add one to .mcp.json, e.g.\n  axon mcp add files -- npx -y @modelcontextprotocol/server-filesystem .\nor under [mcp_servers.NAME] in {}",
+                self.config.config_file.display()
+            ));
+        }
+        if let Some(name) = named {
+            let chosen: Vec<ServerConfig> =
+                user.iter().chain(workspace).filter(|s| s.name == name).cloned().collect();
+            if chosen.is_empty() {
+                return Err(format!("no MCP server named '{name}' is configured"));
+            }
+            return Ok(chosen);
+        }
+        let store = self.trust_store();
+        let mut servers = user.clone();
+        for server in workspace {
+            if store.trusts(server) {
+                servers.push(server.clone());
+                continue;
+            }
+            let question = format!(
+                "Start MCP server {:?} from {} ({})?",
+                server.name,
+                server.source,
+                describe(server)
+            );
+            if ask(server, &question) {
+                if let Err(e) = store.trust(server) {
+                    note(format!("your consent could not be remembered: {e}"));
+                }
+                servers.push(server.clone());
+            } else {
+                note(format!(
+                    "MCP server {:?} from {} was not started (a workspace's servers start after a yes at the terminal, by naming them: axon mcp tools {}, or once trusted: axon mcp trust {})",
+                    server.name, server.source, server.name, server.name
+                ));
+            }
+        }
+        Ok(servers)
+    }
+
+    /// Trusts the workspace's server `name` (every one without a name) for
+    /// exactly what it runs now; a line for each.
+    pub fn trust_servers(&self, name: Option<&str>) -> Result<Vec<String>> {
+        let store = self.trust_store();
+        let chosen: Vec<&ServerConfig> = self
+            .config
+            .workspace_servers
+            .iter()
+            .filter(|server| name.is_none_or(|name| server.name == name))
+            .collect();
+        if let (Some(name), true) = (name, chosen.is_empty()) {
+            let user = self.config.user_servers.iter().any(|server| server.name == name);
+            anyhow::bail!(if user {
+                format!("'{name}' is one of your own servers: it needs no trust")
+            } else {
+                format!("this workspace has no MCP server named '{name}'")
+            });
+        }
+        let mut lines = Vec::new();
+        for server in chosen {
+            store.trust(server).map_err(anyhow::Error::msg)?;
+            lines.push(format!(
+                "trusted {} from {} ({})",
+                server.name,
+                server.source,
+                describe(server)
+            ));
+        }
+        Ok(lines)
     }
 }
