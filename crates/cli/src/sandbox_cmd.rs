@@ -147,25 +147,18 @@ async fn run_command(dir: &std::path::Path, flag: Option<SandboxMode>, argv: &[S
             }
         },
     };
-    let mut command = tokio::process::Command::new("sh");
-    env.configure(&mut command);
-    command.arg("-c").arg(&line).current_dir(root).env("PWD", root).stdin(Stdio::inherit());
-    // In axon's own process group, the terminal's foreground one: a command
-    // that reads the terminal (python3, a test asking y/n) would be stopped
-    // by SIGTTIN in a group of its own. Ctrl-C reaches it directly.
-    command.kill_on_drop(true);
-    axon_runtime::process::die_with_parent(&mut command);
-    if let Some(tool) = &setup.tool {
-        match axon_runtime::sandbox::prepare(tool.policy()) {
-            Ok(prepared) => prepared.apply_tokio(&mut command),
-            Err(e) => {
-                eprintln!("axon: the sandbox could not be set up: {e}");
-                return exit::FAILED;
-            }
+    let mut command = match project.command(&line, &env, &setup) {
+        Ok(command) => command,
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::FAILED;
         }
-        eprintln!("axon: running sandboxed ({})", tool.describe());
-    } else {
-        eprintln!("axon: running unsandboxed (the mode is off)");
+    };
+    // Ctrl-C reaches it directly: it is in the terminal's foreground group.
+    command.stdin(Stdio::inherit());
+    match &setup.tool {
+        Some(tool) => eprintln!("axon: running sandboxed ({})", tool.describe()),
+        None => eprintln!("axon: running unsandboxed (the mode is off)"),
     }
     let mut child = match command.spawn() {
         Ok(child) => child,

@@ -89,9 +89,7 @@ pub mod mcp {
 /// orphans, keep secrets out of `/proc`, and kill what is left at exit.
 pub mod process {
     pub use axon_mcp::kill_all as kill_mcp_servers;
-    pub use axon_tools::process::{
-        become_subreaper, die_with_parent, hide_environment, kill_orphans,
-    };
+    pub use axon_tools::process::{become_subreaper, hide_environment, kill_orphans};
 }
 
 /// The local model store (`axon models`).

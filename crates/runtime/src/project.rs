@@ -15,6 +15,7 @@ use anyhow::Result;
 use axon_mcp::McpManager;
 use axon_mcp::config::ServerConfig;
 use axon_protocol::SandboxMode;
+use axon_tools::env_policy::EnvPolicy;
 use axon_tools::{CommandSandbox, Workspace};
 
 use crate::config::{Dirs, Effective};
@@ -192,5 +193,30 @@ impl Project {
             ));
         }
         Ok(lines)
+    }
+
+    /// `sh -c line` in the workspace's root, as the project runs a command
+    /// the user typed (`axon sandbox run`): seeing what `env` lets it see,
+    /// inside `sandbox` when one is set up, killed when axon dies. It stays
+    /// in axon's process group, the terminal's foreground one: a command
+    /// that reads the terminal would be stopped by SIGTTIN in a group of
+    /// its own.
+    pub fn command(
+        &self,
+        line: &str,
+        env: &EnvPolicy,
+        sandbox: &Setup,
+    ) -> Result<tokio::process::Command> {
+        let mut command = tokio::process::Command::new("sh");
+        env.configure(&mut command);
+        command.arg("-c").arg(line).current_dir(self.root()).env("PWD", self.root());
+        command.kill_on_drop(true);
+        axon_tools::process::die_with_parent(&mut command);
+        if let Some(tool) = &sandbox.tool {
+            let prepared = axon_sandbox::prepare(tool.policy())
+                .map_err(|e| anyhow::anyhow!("the sandbox could not be set up: {e}"))?;
+            prepared.apply_tokio(&mut command);
+        }
+        Ok(command)
     }
 }

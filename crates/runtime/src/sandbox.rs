@@ -21,7 +21,7 @@ use crate::config::{Dirs, Effective};
 // by hand to show or use it.
 use crate::permissions::Commands;
 use crate::safety_config::{UnsandboxedUnderYes, mode_name, sandbox_mode as mode};
-pub use axon_sandbox::{prepare, probe, self_test};
+pub use axon_sandbox::{probe, self_test};
 
 /// What the config and the front end chose, before the kernel has a say.
 #[derive(Debug, Clone, PartialEq, Eq)]
