@@ -20,6 +20,10 @@ use axon_tools::ToolRegistry;
 
 use crate::config::{Dirs, Effective};
 
+// For `axon rules` and `axon skills update`.
+pub use axon_core::rules::numbered as numbered_rules;
+pub use axon_core::skills::SkillLoader as GitSkillLoader;
+
 /// Characters of skill instructions injected whole (about 6k tokens).
 pub const SKILL_BUDGET: usize = 24_000;
 

@@ -20,7 +20,7 @@ use axon_llm::{Provider, ProviderConfig};
 use axon_tools::{Profile, ToolRegistry};
 
 use crate::config::Effective;
-use crate::setup::SessionConfig;
+use crate::session_config::SessionConfig;
 
 /// The session's subagent definitions, read once, and what their tools
 /// share; registered again whenever the session's tools are rebuilt (an MCP
