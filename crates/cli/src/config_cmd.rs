@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use axon_runtime::Project;
+
 use crate::config::{Dirs, Effective, Overrides, env, mask};
 use crate::{exit, say};
 
@@ -20,20 +22,14 @@ pub enum ConfigCommand {
 
 pub fn run(command: ConfigCommand) -> u8 {
     let ConfigCommand::Show { dir } = command;
-    let dirs = match Dirs::from_env() {
-        Ok(dirs) => dirs,
+    let project = match Project::load(&dir) {
+        Ok(project) => project,
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::USAGE;
         }
     };
-    let effective = match Effective::load(&dirs, &dir) {
-        Ok(effective) => effective,
-        Err(e) => {
-            eprintln!("axon: {e:#}");
-            return exit::USAGE;
-        }
-    };
+    let (effective, dirs) = (&project.config, &project.dirs);
     let sources: Vec<String> = effective.sources.iter().map(|p| p.display().to_string()).collect();
     say(&format!(
         "# files read: {}",
@@ -56,19 +52,21 @@ pub fn run(command: ConfigCommand) -> u8 {
             };
             say(&format!("api_key = {key}"));
             say(&format!("api_key_env = {:?}", p.api_key_env));
-            let window = match p.context_window.or_else(|| axon_llm::known_context_window(&p.model))
+            let window = match p
+                .context_window
+                .or_else(|| axon_runtime::known_context_window(&p.model))
             {
                 Some(window) => {
                     say(&format!("context_window = {window}"));
                     window
                 }
                 None => {
-                    let window = axon_llm::DEFAULT_CONTEXT_WINDOW;
+                    let window = axon_runtime::DEFAULT_CONTEXT_WINDOW;
                     say(&format!("context_window = {window}  # unless the server says at start"));
                     window
                 }
             };
-            match axon_llm::default_max_tokens(&p, window) {
+            match axon_runtime::default_max_tokens(&p, window) {
                 Some(max) => say(&format!("max_tokens = {max}")),
                 None => say("max_tokens = 0  # none sent"),
             }
@@ -90,7 +88,7 @@ pub fn run(command: ConfigCommand) -> u8 {
             }
         }
     }
-    for known in axon_llm::PROVIDERS {
+    for known in axon_runtime::PROVIDERS {
         let key = match env(known.key_var) {
             Some(_) => "set",
             None if known.requires_key => "not set",
@@ -105,8 +103,8 @@ pub fn run(command: ConfigCommand) -> u8 {
     say(&format!("max_iterations = {}", file.max_iterations.unwrap_or(25)));
     say(&format!("approval = {:?}", file.approval.as_deref().unwrap_or("ask")));
     say(&format!("profile = {:?}", file.profile.as_deref().unwrap_or("code")));
-    show_sandbox(&effective, &dir);
-    show_permissions(&effective, &dirs, &dir);
+    show_sandbox(effective, project.root());
+    show_permissions(effective, dirs, project.root());
     say(&format!("# data folder: {}", dirs.data.display()));
     say(&format!("# cache folder: {}", dirs.cache.display()));
     if env("AXON_HOME").is_some() {
@@ -117,7 +115,7 @@ pub fn run(command: ConfigCommand) -> u8 {
 
 /// The sandbox commands would run in here, and whether this machine
 /// enforces it.
-fn show_sandbox(effective: &Effective, dir: &std::path::Path) {
+fn show_sandbox(effective: &Effective, root: &std::path::Path) {
     use axon_runtime::sandbox::Choice;
     let choice = match Choice::new(effective, None) {
         Ok(choice) => choice,
@@ -139,16 +137,14 @@ fn show_sandbox(effective: &Effective, dir: &std::path::Path) {
         say("# commands run unsandboxed, with your full rights");
         return;
     }
-    let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    match axon_sandbox::probe().can_enforce(&choice.policy(&root)) {
+    match axon_runtime::sandbox::probe().can_enforce(&choice.policy(root)) {
         Ok(()) => say("# enforced on this machine (details: axon sandbox check)"),
         Err(why) => say(&format!("# NOT enforced here: {why}")),
     }
 }
 
 /// Every rule in effect, with the file it came from, and the trust file.
-fn show_permissions(effective: &Effective, dirs: &Dirs, dir: &std::path::Path) {
-    let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+fn show_permissions(effective: &Effective, dirs: &Dirs, root: &std::path::Path) {
     say("[permissions]");
     for (path, file) in &effective.permissions {
         for (kind, rules) in [("allow", &file.allow), ("ask", &file.ask), ("deny", &file.deny)] {
@@ -157,8 +153,8 @@ fn show_permissions(effective: &Effective, dirs: &Dirs, dir: &std::path::Path) {
             }
         }
     }
-    let trust_file = axon_permissions::trust_path(&dirs.data, &root);
-    match axon_permissions::Trust::load(&dirs.data, &root) {
+    let trust_file = axon_runtime::trust_path(&dirs.data, root);
+    match axon_runtime::Trust::load(&dirs.data, root) {
         Ok(trust) => {
             for rule in &trust.allow {
                 say(&format!("# allow {rule:?}  from {}", trust_file.display()));

@@ -24,5 +24,5 @@ pub(crate) async fn offered_local_model(
     let answer = tokio::task::spawn_blocking(|| crate::run_cmd::confirm("Pull it and continue?"))
         .await
         .unwrap_or(false);
-    answer && crate::models_cmd::pull_into(data, axon_models::DEFAULT_SOURCE).await
+    answer && crate::models_cmd::pull_into(data, axon_runtime::models::DEFAULT_SOURCE).await
 }

@@ -3,10 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use axon_core::rules;
+use axon_runtime::guidance::GitSkillLoader;
+use axon_runtime::guidance::numbered_rules;
 use axon_runtime::guidance::{self, NO_SKILLS, git_skills, skill_line};
-use axon_runtime::skill_files::SkillLoader;
 use clap::Subcommand;
+
+use axon_runtime::Project;
 
 use crate::config::{Dirs, Effective};
 use crate::{exit, say};
@@ -25,7 +27,7 @@ pub fn rules_command(dir: &Path) -> u8 {
         );
         return exit::OK;
     }
-    say(&rules::numbered(&rules));
+    say(&numbered_rules(&rules));
     exit::OK
 }
 
@@ -49,7 +51,7 @@ pub fn skills_command(command: SkillsCommand) -> u8 {
     };
     let Some((config, dirs, root)) = setting(&dir) else { return exit::USAGE };
     if let SkillsCommand::Update { .. } = command {
-        let loader = SkillLoader::for_config(&config, &dirs);
+        let loader = GitSkillLoader::for_config(&config, &dirs);
         let mut code = exit::OK;
         for spec in git_skills(&config) {
             match loader.update(&spec) {
@@ -72,11 +74,13 @@ pub fn skills_command(command: SkillsCommand) -> u8 {
     exit::OK
 }
 
+/// The workspace at `dir` as a project: its config, axon's folders, its root.
 fn setting(dir: &Path) -> Option<(Effective, Dirs, PathBuf)> {
-    let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let loaded = Dirs::from_env().and_then(|dirs| Ok((Effective::load(&dirs, &root)?, dirs)));
-    match loaded {
-        Ok((config, dirs)) => Some((config, dirs, root)),
+    match Project::load(dir) {
+        Ok(project) => {
+            let root = project.root().to_path_buf();
+            Some((project.config, project.dirs, root))
+        }
         Err(e) => {
             eprintln!("axon: {e:#}");
             None

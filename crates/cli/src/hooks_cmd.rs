@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use axon_runtime::config::{Dirs, Effective};
+use axon_runtime::Project;
+use axon_runtime::config::Effective;
 use axon_runtime::hook_files;
 use clap::Subcommand;
 
@@ -30,24 +31,17 @@ pub fn run(command: HooksCommand) -> u8 {
     let dir = match &command {
         HooksCommand::List { dir } | HooksCommand::Trust { dir } => dir,
     };
-    let root = match std::fs::canonicalize(dir) {
-        Ok(root) => root,
-        Err(e) => {
-            eprintln!("axon: cannot open the workspace {}: {e}", dir.display());
-            return exit::USAGE;
-        }
-    };
-    let loaded = Dirs::from_env().and_then(|dirs| Effective::load(&dirs, &root));
-    let config = match loaded {
-        Ok(config) => config,
+    let project = match Project::load(dir) {
+        Ok(project) => project,
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::USAGE;
         }
     };
+    let (config, root) = (&project.config, project.root());
     let result = match command {
-        HooksCommand::List { .. } => list(&config, &root),
-        HooksCommand::Trust { .. } => trust(&config, &root),
+        HooksCommand::List { .. } => list(config, root),
+        HooksCommand::Trust { .. } => trust(config, root),
     };
     match result {
         Ok(()) => exit::OK,
@@ -100,7 +94,7 @@ fn trust(config: &Effective, root: &Path) -> anyhow::Result<()> {
         eprintln!("axon: this workspace configures no hooks of its own");
         return Ok(());
     }
-    axon_permissions::Trust::update(&config.data, root, |trust| {
+    axon_runtime::Trust::update(&config.data, root, |trust| {
         for entry in &workspace {
             trust.trust_hook(&hook_files::trust_key(entry), &hook_files::fingerprint(entry, root));
         }

@@ -132,7 +132,7 @@ pub(crate) fn say(text: &str) {
 /// servers' process groups, and whatever commands and servers left behind,
 /// are killed first.
 pub(crate) fn leave(code: u8) -> ! {
-    axon_process::kill_all();
+    axon_runtime::process::kill_all();
     std::process::exit(code.into())
 }
 
@@ -179,10 +179,10 @@ fn parse_cli() -> Cli {
 fn main() -> ExitCode {
     // What a command or server detaches (`setsid`, a daemon) is re-parented
     // to axon instead of init, so it can be killed when axon leaves.
-    let _ = axon_process::become_subreaper();
+    let _ = axon_runtime::process::become_subreaper();
     // Commands run as the user; they must not read the keys out of
     // /proc/<axon>/environ.
-    let _ = axon_process::hide_environment();
+    let _ = axon_runtime::process::hide_environment();
     let cli = parse_cli();
     // Serving one host over stdio is one conversation: a single thread
     // answers it with the least latency (no cross-thread wake-ups), and
@@ -230,6 +230,6 @@ fn main() -> ExitCode {
     // A cancelled tool may still be walking a tree on a blocking thread;
     // it must not keep the process alive after the answer.
     runtime.shutdown_timeout(std::time::Duration::from_millis(250));
-    axon_process::kill_all();
+    axon_runtime::process::kill_all();
     ExitCode::from(code)
 }

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 
 use std::io::IsTerminal;
 
-use axon_mcp::config::ServerConfig;
-use axon_mcp::{McpManager, ServerState};
+use axon_runtime::mcp::{McpManager, ServerState};
+use axon_runtime::{Project, ServerConfig};
 use clap::Subcommand;
 use serde_json::Value;
 
-use crate::config::{Dirs, Effective};
+use crate::config::Dirs;
 use crate::{exit, say};
 use axon_runtime::mcp_edit::{self, NewServer, Scope};
 
@@ -180,9 +180,8 @@ pub async fn run(command: McpCommand) -> u8 {
         | McpCommand::Remove { dir, .. } => dir.clone(),
         McpCommand::Serve(_) => return exit::USAGE,
     };
-    let loaded = Dirs::from_env().and_then(|dirs| Ok((Effective::load(&dirs, &dir)?, dirs)));
-    let (config, dirs) = match loaded {
-        Ok(loaded) => loaded,
+    let project = match Project::load(&dir) {
+        Ok(project) => project,
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::USAGE;
@@ -199,39 +198,24 @@ pub async fn run(command: McpCommand) -> u8 {
     };
     match &command {
         McpCommand::Login { name, no_browser, .. } => {
-            let root = std::fs::canonicalize(&dir).unwrap_or(dir);
-            return crate::mcp_login::login(&config, &dirs, &root, name, *no_browser).await;
+            return crate::mcp_login::login(&project, name, *no_browser).await;
         }
-        McpCommand::Logout { name, .. } => return crate::mcp_login::logout(&config, &dirs, name),
+        McpCommand::Logout { name, .. } => return crate::mcp_login::logout(&project, name),
         _ => {}
     }
-    let root = std::fs::canonicalize(&dir).unwrap_or(dir);
+    let servers = match choose_servers(named.as_deref(), &project) {
+        Ok(servers) => servers,
+        Err(code) => return code,
+    };
     // Servers that ask for the sandbox (`sandbox = true`) get the one a
     // session here would give its commands, or do not start.
-    let sandbox = match axon_runtime::sandbox::Choice::new(&config, None).and_then(|choice| {
-        axon_runtime::sandbox::setup(&choice, &root, &axon_sandbox::probe(), &dirs)
-    }) {
-        Ok(sandbox) => sandbox,
+    let manager = match project.start_servers(servers).await {
+        Ok(manager) => manager,
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::USAGE;
         }
     };
-    let store = axon_runtime::servers::TrustStore { data: &dirs.data, workspace: &root };
-    let servers = match choose_servers(
-        named.as_deref(),
-        config.user_servers,
-        config.workspace_servers,
-        store,
-        &config.config_file,
-    ) {
-        Ok(servers) => servers,
-        Err(code) => return code,
-    };
-    let mut servers = servers;
-    axon_runtime::sandbox::resolve_servers(&mut servers, &sandbox);
-    axon_mcp::auth::locate_tokens(&mut servers, &dirs.data);
-    let manager = McpManager::start(servers, &root).await;
     // Ctrl-C still shuts the servers down: they run in their own process
     // groups, out of the terminal's reach.
     let code = tokio::select! {
@@ -245,58 +229,17 @@ pub async fn run(command: McpCommand) -> u8 {
     code
 }
 
-/// The servers a command starts. Naming a server is consent to start it;
-/// otherwise the user's own servers start, and a workspace's (commands a
-/// repository asks to run) only after a yes at the terminal.
-fn choose_servers(
-    named: Option<&str>,
-    user: Vec<ServerConfig>,
-    workspace: Vec<ServerConfig>,
-    store: axon_runtime::servers::TrustStore<'_>,
-    config_file: &std::path::Path,
-) -> Result<Vec<ServerConfig>, u8> {
-    if user.is_empty() && workspace.is_empty() {
-        eprintln!(
-            "axon: no MCP servers are configured. Add one to .mcp.json, e.g.\n  axon mcp add files -- npx -y @modelcontextprotocol/server-filesystem .\nor under [mcp_servers.NAME] in {}",
-            config_file.display()
-        );
-        return Err(exit::USAGE);
-    }
-    if let Some(name) = named {
-        let chosen: Vec<ServerConfig> =
-            user.into_iter().chain(workspace).filter(|s| s.name == name).collect();
-        if chosen.is_empty() {
-            eprintln!("axon: no MCP server named '{name}' is configured");
-            return Err(exit::USAGE);
-        }
-        return Ok(chosen);
-    }
+/// The servers a command starts (`Project::servers_to_run`): a workspace's
+/// untrusted ones after a yes at the terminal.
+fn choose_servers(named: Option<&str>, project: &Project) -> Result<Vec<ServerConfig>, u8> {
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let mut servers = user;
-    for server in workspace {
-        if store.trusts(&server) {
-            servers.push(server);
-            continue;
-        }
-        let question = format!(
-            "Start MCP server {:?} from {} ({})?",
-            server.name,
-            server.source,
-            axon_runtime::servers::describe(&server)
-        );
-        if interactive && crate::run_cmd::confirm(&question) {
-            if let Err(e) = store.trust(&server) {
-                eprintln!("axon: your consent could not be remembered: {e}");
-            }
-            servers.push(server);
-        } else {
-            eprintln!(
-                "axon: MCP server {:?} from {} was not started (a workspace's servers start after a yes at the terminal, by naming them: axon mcp tools {}, or once trusted: axon mcp trust {})",
-                server.name, server.source, server.name, server.name
-            );
-        }
-    }
-    Ok(servers)
+    let mut ask =
+        |_: &ServerConfig, question: &str| interactive && crate::run_cmd::confirm(question);
+    let mut note = |message: String| eprintln!("axon: {message}");
+    project.servers_to_run(named, &mut ask, &mut note).map_err(|message| {
+        eprintln!("axon: {message}");
+        exit::USAGE
+    })
 }
 
 async fn execute(manager: &McpManager, command: McpCommand) -> u8 {
@@ -340,7 +283,7 @@ fn list(manager: &McpManager) -> u8 {
             ServerState::NeedsLogin(_) => format!(
                 "! {:width$}  needs login: run `{}`",
                 status.name,
-                axon_mcp::auth::login_command(&status.name)
+                axon_runtime::mcp::login_command(&status.name)
             ),
             other => format!("  {:width$}  {other:?}", status.name),
         };
@@ -518,34 +461,7 @@ fn report(result: Result<String, String>) -> u8 {
 /// Trusts the workspace server `name` (every one without a name), for
 /// exactly what it runs now, in the trust file under the user's data folder.
 fn trust(dir: &std::path::Path, name: Option<&str>) -> anyhow::Result<String> {
-    let dirs = Dirs::from_env()?;
-    let config = Effective::load(&dirs, dir)?;
-    let root = std::fs::canonicalize(dir)?;
-    let store = axon_runtime::servers::TrustStore { data: &dirs.data, workspace: &root };
-    let chosen: Vec<&ServerConfig> = config
-        .workspace_servers
-        .iter()
-        .filter(|server| name.is_none_or(|name| server.name == name))
-        .collect();
-    if let (Some(name), true) = (name, chosen.is_empty()) {
-        let user = config.user_servers.iter().any(|server| server.name == name);
-        anyhow::bail!(if user {
-            format!("'{name}' is one of your own servers: it needs no trust")
-        } else {
-            format!("this workspace has no MCP server named '{name}'")
-        });
-    }
-    let mut lines = Vec::new();
-    for server in chosen {
-        store.trust(server).map_err(anyhow::Error::msg)?;
-        lines.push(format!(
-            "trusted {} from {} ({})",
-            server.name,
-            server.source,
-            axon_runtime::servers::describe(server)
-        ));
-    }
-    Ok(lines.join("\n"))
+    Ok(Project::load(dir)?.trust_servers(name)?.join("\n"))
 }
 
 /// Like `report` for a step before others: prints an error and gives the

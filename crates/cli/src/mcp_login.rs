@@ -1,6 +1,7 @@
 //! `axon mcp login NAME` and `axon mcp logout NAME`: signing in to an HTTP
 //! MCP server with OAuth, and forgetting its tokens. The flow itself is
-//! `axon_mcp::auth`; this file only finds the server, sends the user to the
+//! `axon_mcp::auth` (through `axon_runtime::mcp`); this file only finds
+//! the server (through the workspace's `Project`), sends the user to the
 //! URL (always printed; a browser opened when one can be) and reports.
 //! Tokens are never printed.
 //!
@@ -10,20 +11,13 @@
 //! repository cannot make a login send anything of the user's: a workspace
 //! file may not name a secret variable (`config::restrict_to_workspace`).
 
-use axon_mcp::config::{ServerConfig, Transport};
-use axon_runtime::config::{Dirs, Effective};
+use axon_runtime::{Project, ServerConfig, Transport};
 
 use crate::{exit, say};
 
 /// The configured HTTP server `name`, with its token folder set.
-fn server(config: &Effective, dirs: &Dirs, name: &str) -> Result<ServerConfig, u8> {
-    let found = config
-        .user_servers
-        .iter()
-        .chain(&config.workspace_servers)
-        .find(|s| s.name == name)
-        .cloned();
-    let Some(server) = found else {
+fn server(project: &Project, name: &str) -> Result<ServerConfig, u8> {
+    let Some(server) = project.server(name) else {
         eprintln!("axon: no MCP server named '{name}' is configured");
         return Err(exit::USAGE);
     };
@@ -33,26 +27,20 @@ fn server(config: &Effective, dirs: &Dirs, name: &str) -> Result<ServerConfig, u
         );
         return Err(exit::USAGE);
     }
-    let mut servers = vec![server];
-    axon_mcp::auth::locate_tokens(&mut servers, &dirs.data);
-    Ok(servers.remove(0))
+    Ok(server)
 }
 
 /// Whether the user consented to the workspace server `name` (the user's
 /// own servers need none); else says how to, and the exit code.
-fn consented(
-    config: &Effective,
-    dirs: &Dirs,
-    root: &std::path::Path,
-    name: &str,
-) -> Result<(), u8> {
+fn consented(project: &Project, name: &str) -> Result<(), u8> {
+    let config = &project.config;
     if config.user_servers.iter().any(|s| s.name == name) {
         return Ok(());
     }
     let Some(server) = config.workspace_servers.iter().find(|s| s.name == name) else {
         return Ok(());
     };
-    let store = axon_runtime::servers::TrustStore { data: &dirs.data, workspace: root };
+    let store = project.trust_store();
     if store.trusts(server) {
         return Ok(());
     }
@@ -66,15 +54,8 @@ fn consented(
     Err(exit::USAGE)
 }
 
-pub async fn login(
-    config: &Effective,
-    dirs: &Dirs,
-    root: &std::path::Path,
-    name: &str,
-    no_browser: bool,
-) -> u8 {
-    let server = match consented(config, dirs, root, name).and_then(|()| server(config, dirs, name))
-    {
+pub async fn login(project: &Project, name: &str, no_browser: bool) -> u8 {
+    let server = match consented(project, name).and_then(|()| server(project, name)) {
         Ok(server) => server,
         Err(code) => return code,
     };
@@ -87,11 +68,11 @@ pub async fn login(
         }
         eprintln!(
             "axon: waiting for the browser to come back (at most {}s; Ctrl-C to stop)…",
-            axon_mcp::auth::LOGIN_WAIT.as_secs()
+            axon_runtime::mcp::LOGIN_WAIT.as_secs()
         );
     };
     let signed_in = tokio::select! {
-        done = axon_mcp::auth::login(&server, axon_mcp::auth::LOGIN_WAIT, send_user) => done,
+        done = axon_runtime::mcp::login(&server, axon_runtime::mcp::LOGIN_WAIT, send_user) => done,
         _ = tokio::signal::ctrl_c() => Err("cancelled".to_string()),
     };
     match signed_in {
@@ -114,12 +95,12 @@ pub async fn login(
     }
 }
 
-pub fn logout(config: &Effective, dirs: &Dirs, name: &str) -> u8 {
-    let server = match server(config, dirs, name) {
+pub fn logout(project: &Project, name: &str) -> u8 {
+    let server = match server(project, name) {
         Ok(server) => server,
         Err(code) => return code,
     };
-    match axon_mcp::auth::logout(&server) {
+    match axon_runtime::mcp::logout(&server) {
         Ok(true) => {
             say(&format!("Signed out of {name}: its tokens are deleted."));
             exit::OK

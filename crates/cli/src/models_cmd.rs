@@ -7,10 +7,10 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use axon_models::{
+use axon_runtime::config::Dirs;
+use axon_runtime::models::{
     DEFAULT_SOURCE, ModelError, ModelStore, Progress, PullOptions, Source, StoredModel,
 };
-use axon_runtime::config::Dirs;
 use clap::Subcommand;
 
 use crate::{exit, say};

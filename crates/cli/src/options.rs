@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use axon_core::ApprovalPolicy;
+use axon_runtime::ApprovalPolicy;
 use axon_runtime::SessionConfig;
 use clap::Args;
 
@@ -15,7 +15,7 @@ pub(crate) fn provider_help() -> String {
     format!(
         "Provider: one of {}, local (a GGUF model run by axon, see `axon models`) or one \
          defined under [providers.NAME] in the config",
-        axon_llm::provider_names()
+        axon_runtime::provider_names()
     )
 }
 

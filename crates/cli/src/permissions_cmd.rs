@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use axon_runtime::config::{Dirs, Effective};
+use axon_runtime::Project;
 use axon_runtime::saved_rules;
 use clap::Subcommand;
 
@@ -33,26 +33,20 @@ pub fn run(command: PermissionsCommand) -> u8 {
     let dir = match &command {
         PermissionsCommand::List { dir } | PermissionsCommand::Rm { dir, .. } => dir,
     };
-    let root = match std::fs::canonicalize(dir) {
-        Ok(root) => root,
-        Err(e) => {
-            eprintln!("axon: cannot open the workspace {}: {e}", dir.display());
-            return exit::USAGE;
-        }
-    };
-    let config = match Dirs::from_env().and_then(|dirs| Effective::load(&dirs, &root)) {
-        Ok(config) => config,
+    let project = match Project::load(dir) {
+        Ok(project) => project,
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::USAGE;
         }
     };
+    let (config, root) = (&project.config, project.root());
     let result = match &command {
         PermissionsCommand::List { .. } => {
-            saved_rules::list(&config, &root).map(|list| say(&list.render()))
+            saved_rules::list(config, root).map(|list| say(&list.render()))
         }
         PermissionsCommand::Rm { rule, .. } => {
-            saved_rules::remove(&config.data, &root, rule).map(|removed| {
+            saved_rules::remove(&config.data, root, rule).map(|removed| {
                 say(&format!("removed: allow {removed} (sessions started from now on ask again)"))
             })
         }

@@ -119,7 +119,7 @@ impl Renderer {
             AgentEvent::PlanProposed { plan } => {
                 self.end_stdout_line(&mut state);
                 state.plan_steps = plan.steps.iter().map(|s| s.id).collect();
-                eprint!("{}", axon_core::plan::describe(&plan));
+                eprint!("{}", axon_runtime::plan_text::describe(&plan));
             }
             // A revision that goes on at once: its new steps are shown.
             AgentEvent::PlanChanged { plan }
@@ -127,7 +127,7 @@ impl Renderer {
             {
                 self.end_stdout_line(&mut state);
                 state.plan_steps = plan.steps.iter().map(|s| s.id).collect();
-                eprint!("{}", axon_core::plan::describe(&plan));
+                eprint!("{}", axon_runtime::plan_text::describe(&plan));
             }
             AgentEvent::StepStarted { step, description } => {
                 self.end_stdout_line(&mut state);

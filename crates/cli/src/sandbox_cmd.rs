@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use axon_protocol::SandboxMode;
-use axon_runtime::config::{Dirs, Effective};
+use axon_runtime::Project;
 use axon_runtime::safety_config::parse_mode;
 use axon_runtime::sandbox::{self, Choice};
 use clap::Subcommand;
@@ -46,41 +46,38 @@ pub async fn run(command: SandboxCommand) -> u8 {
     }
 }
 
-/// The workspace's root, its config, the user's folders and the choice.
-type Loaded = (PathBuf, Effective, Dirs, Choice);
-
-fn load(dir: &std::path::Path, flag: Option<SandboxMode>) -> Result<Loaded, String> {
-    let root = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let dirs = Dirs::from_env().map_err(|e| format!("{e:#}"))?;
-    let config = Effective::load(&dirs, &root).map_err(|e| format!("{e:#}"))?;
-    let choice = Choice::new(&config, flag).map_err(|e| format!("{e:#}"))?;
-    Ok((root, config, dirs, choice))
+/// The workspace as a project, and the sandbox chosen for it.
+fn load(dir: &std::path::Path, flag: Option<SandboxMode>) -> Result<(Project, Choice), String> {
+    let project = Project::load(dir).map_err(|e| format!("{e:#}"))?;
+    let choice = Choice::new(&project.config, flag).map_err(|e| format!("{e:#}"))?;
+    Ok((project, choice))
 }
 
 fn check(dir: &std::path::Path, flag: Option<SandboxMode>) -> u8 {
-    let (root, config, dirs, choice) = match load(dir, flag) {
+    let (project, choice) = match load(dir, flag) {
         Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("axon: {e}");
             return exit::USAGE;
         }
     };
+    let (root, config, dirs) = (project.root(), &project.config, &project.dirs);
     for warning in &config.refused {
         say(&format!("# warning: {warning}"));
     }
-    let support = axon_sandbox::probe();
+    let support = axon_runtime::sandbox::probe();
     for line in support.describe() {
         say(&line);
     }
     say(&format!("mode: {}", choice.summary()));
     if choice.mode == SandboxMode::WorkspaceWrite {
-        say(&support.describe_confinement(&choice.policy(&root)));
+        say(&support.describe_confinement(&choice.policy(root)));
     }
     if choice.mode == SandboxMode::Off {
         say("commands run unsandboxed, with your full rights (the mode is off)");
         return exit::OK;
     }
-    let setup = match sandbox::setup(&choice, &root, &support, &dirs) {
+    let setup = match sandbox::setup(&choice, root, &support, dirs) {
         Ok(setup) => setup,
         Err(e) => {
             say(&format!("not enforced: {e:#}"));
@@ -95,7 +92,7 @@ fn check(dir: &std::path::Path, flag: Option<SandboxMode>) -> u8 {
         return exit::FAILED;
     };
     let policy = tool.policy();
-    match axon_sandbox::self_test(policy) {
+    match axon_runtime::sandbox::self_test(policy) {
         Ok(()) => {
             say(&format!(
                 "enforced: a {} command was tried here and confined as documented",
@@ -111,14 +108,16 @@ fn check(dir: &std::path::Path, flag: Option<SandboxMode>) -> u8 {
 }
 
 async fn run_command(dir: &std::path::Path, flag: Option<SandboxMode>, argv: &[String]) -> u8 {
-    let (root, config, dirs, choice) = match load(dir, flag) {
+    let (project, choice) = match load(dir, flag) {
         Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("axon: {e}");
             return exit::USAGE;
         }
     };
-    let setup = match sandbox::setup(&choice, &root, &axon_sandbox::probe(), &dirs) {
+    let (root, config) = (project.root(), &project.config);
+    let setup = match sandbox::setup(&choice, root, &axon_runtime::sandbox::probe(), &project.dirs)
+    {
         Ok(setup) => setup,
         Err(e) => {
             eprintln!("axon: {e:#}");
@@ -148,25 +147,18 @@ async fn run_command(dir: &std::path::Path, flag: Option<SandboxMode>, argv: &[S
             }
         },
     };
-    let mut command = tokio::process::Command::new("sh");
-    env.configure(&mut command);
-    command.arg("-c").arg(&line).current_dir(&root).env("PWD", &root).stdin(Stdio::inherit());
-    // In axon's own process group, the terminal's foreground one: a command
-    // that reads the terminal (python3, a test asking y/n) would be stopped
-    // by SIGTTIN in a group of its own. Ctrl-C reaches it directly.
-    command.kill_on_drop(true);
-    axon_process::die_with_parent(&mut command);
-    if let Some(tool) = &setup.tool {
-        match axon_sandbox::prepare(tool.policy()) {
-            Ok(prepared) => prepared.apply_tokio(&mut command),
-            Err(e) => {
-                eprintln!("axon: the sandbox could not be set up: {e}");
-                return exit::FAILED;
-            }
+    let mut command = match project.command(&line, &env, &setup) {
+        Ok(command) => command,
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::FAILED;
         }
-        eprintln!("axon: running sandboxed ({})", tool.describe());
-    } else {
-        eprintln!("axon: running unsandboxed (the mode is off)");
+    };
+    // Ctrl-C reaches it directly: it is in the terminal's foreground group.
+    command.stdin(Stdio::inherit());
+    match &setup.tool {
+        Some(tool) => eprintln!("axon: running sandboxed ({})", tool.describe()),
+        None => eprintln!("axon: running unsandboxed (the mode is off)"),
     }
     let mut child = match command.spawn() {
         Ok(child) => child,

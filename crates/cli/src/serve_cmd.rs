@@ -7,16 +7,14 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use axon_core::ApprovalPolicy;
-use axon_mcp::server::http::{DEFAULT_MAX_SESSIONS, HttpOptions, HttpServer, SessionLimits};
-use axon_mcp::server::{ToolServer, serve_stdio};
-use axon_process::EnvPolicy;
-use axon_runtime::{RunTool, SessionConfig};
-use axon_tools::{Profile, ToolContext, ToolRegistry};
+use anyhow::{Result, bail};
+use axon_runtime::Project;
+use axon_runtime::mcp::{
+    DEFAULT_MAX_SESSIONS, HttpOptions, HttpServer, SessionLimits, ToolServer, serve_stdio,
+};
+use axon_runtime::serve::{self, ServeOptions};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
@@ -168,80 +166,24 @@ pub async fn run(args: ServeArgs) -> u8 {
 
 /// The server, and a line saying what it serves.
 async fn prepare(args: &ServeArgs) -> Result<(ToolServer, String)> {
-    let mut session = SessionConfig::load(&args.dir)?;
-    for warning in &session.config.refused {
+    let project = Project::load(&args.dir)?;
+    for warning in &project.config.refused {
         eprintln!("axon: warning: {warning}");
     }
-    session.profile = args.profile.map(Into::into);
-    let profile = session.profile()?;
-    let root = session.workspace.root().display().to_string();
-    let context = ToolContext::new(session.workspace.clone());
-    session.secret_vars = args.token_env.iter().cloned().collect();
-    let token_env: Vec<&str> = args.token_env.iter().map(String::as_str).collect();
-    let env = session.config.env_policy(&token_env)?;
-    // A client's commands run in the session's sandbox; a mode this
-    // machine cannot enforce stops the server (nobody could be asked).
-    let sandbox = if args.read_only {
-        None
-    } else {
-        axon_runtime::sandbox::for_direct_calls(
-            &session.config,
-            &session.dirs,
-            session.workspace.root(),
-            args.sandbox,
-            "axon mcp serve",
-        )?
+    let options = ServeOptions {
+        profile: args.profile.map(Into::into),
+        read_only: args.read_only,
+        sandbox: args.sandbox,
+        agent: !args.no_agent,
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        secret_vars: args.token_env.iter().cloned().collect(),
     };
-    let sandbox_summary = match &sandbox {
-        Some(sandbox) => format!(", commands sandboxed ({})", sandbox.describe()),
-        None if args.read_only => String::new(),
-        None => ", commands UNSANDBOXED (--sandbox off)".to_string(),
-    };
-    session.sandbox = args.sandbox;
-    let mut registry = served_tools(profile, args.read_only, &env, sandbox);
-    if !args.no_agent {
-        session.provider = args.provider.clone();
-        session.model = args.model.clone();
-        // The host approved the call; the agent gets what the server serves.
-        session.approval =
-            Some(if args.read_only { ApprovalPolicy::ReadOnly } else { ApprovalPolicy::Auto });
-
-        match RunTool::new(session).await {
-            Ok(tool) => {
-                // The agent follows the same rules and skills as `axon run`;
-                // their problems are said once, here.
-                for problem in tool.problems() {
-                    eprintln!("axon: warning: {problem}");
-                }
-                registry.try_register(Arc::new(tool)).context("cannot offer axon_run")?;
-            }
-            // Asked for by name: not having it is an error, not a note.
-            Err(e) if args.provider.is_some() || args.model.is_some() => return Err(e),
-            Err(e) => eprintln!("axon: axon_run is not offered: {e:#}"),
-        }
+    let served = serve::serve(project, &options).await?;
+    for warning in served.warnings {
+        eprintln!("axon: {warning}");
     }
-
-    let mode = if args.read_only { ", read-only" } else { "" };
-    let summary = format!("{} tools for {root}{mode}{sandbox_summary}", registry.len());
-    let instructions = format!(
-        "axon's tools for the workspace at {root}. Paths are relative to that folder, and nothing \
-         outside it can be read or written through them.{}",
-        if args.read_only { " This server is read-only." } else { "" }
-    );
-    Ok((ToolServer::new(Arc::new(registry), context, instructions), summary))
-}
-
-fn served_tools(
-    profile: Profile,
-    read_only: bool,
-    env: &EnvPolicy,
-    sandbox: Option<Arc<axon_tools::CommandSandbox>>,
-) -> ToolRegistry {
-    let mut registry = profile.registry_with(env.clone(), sandbox);
-    if read_only {
-        registry.retain(|spec| spec.annotations.read_only);
-    }
-    registry
+    Ok((served.server, served.summary))
 }
 
 fn http_options(args: &ServeArgs) -> Result<HttpOptions> {
@@ -340,13 +282,5 @@ mod tests {
         );
         assert!(Cli::try_parse_from(["axon", "--http", "0", "--max-sessions", "0"]).is_err());
         assert!(Cli::try_parse_from(["axon", "--max-sessions", "8"]).is_err(), "needs --http");
-    }
-
-    #[test]
-    fn read_only_serves_only_tools_that_change_nothing() {
-        let registry = served_tools(Profile::Code, true, &EnvPolicy::default(), None);
-        assert!(registry.specs().all(|spec| spec.annotations.read_only));
-        assert!(!registry.contains("shell") && !registry.contains("write_file"));
-        assert!(registry.contains("read_file"));
     }
 }

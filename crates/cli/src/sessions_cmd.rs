@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use axon_store::{SessionStore, StoreError, to_json, to_markdown};
+use axon_runtime::{SessionStore, StoreError, to_json, to_markdown};
 use clap::{Subcommand, ValueEnum};
 
 use crate::config::Dirs;
@@ -116,6 +116,6 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<(), StoreEr
 
 /// `2026-11-22 14:05` (UTC) for a time in milliseconds since the epoch.
 fn when(ms: i64) -> String {
-    let axon_protocol::Utc { year, month, day, hour, minute, .. } = axon_protocol::Utc::from_ms(ms);
+    let axon_runtime::Utc { year, month, day, hour, minute, .. } = axon_runtime::Utc::from_ms(ms);
     format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}")
 }

@@ -3,11 +3,10 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use axon_tools::{Profile, ToolContext, Workspace};
+use axon_runtime::{Profile, Project, ToolContext, Workspace};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::Value;
 
-use crate::config::{Dirs, Effective};
 use crate::{exit, say};
 
 #[derive(Debug, Subcommand)]
@@ -131,17 +130,10 @@ async fn call(
     };
     // `shell` sees what the configuration lets it see, in the sandbox the
     // flag or the configuration chose, as in a run.
-    let set_up = Dirs::from_env().and_then(|dirs| {
-        let config = Effective::load(&dirs, workspace.root())?;
-        let env = config.env_policy(&[])?;
+    let set_up = Project::of(workspace.clone()).and_then(|project| {
+        let env = project.config.env_policy(&[])?;
         let sandbox = if name == "shell" {
-            axon_runtime::sandbox::for_direct_calls(
-                &config,
-                &dirs,
-                workspace.root(),
-                sandbox,
-                "axon tool call",
-            )?
+            project.sandbox_for_direct_calls(sandbox, "axon tool call")?
         } else {
             None
         };

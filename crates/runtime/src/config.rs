@@ -413,7 +413,7 @@ fn detect_provider(data: &Path, config_file: &Path) -> Result<String> {
         .collect();
     match candidates.as_slice() {
         [one] => Ok((*one).to_string()),
-        [] if crate::local_model::IN_THIS_BUILD && crate::local_model::any_pulled(data) => {
+        [] if crate::local_model::IN_THIS_BUILD && any_model_pulled(data) => {
             Ok(crate::local_model::LOCAL_PROVIDER.to_string())
         }
         [] => Err(anyhow::Error::new(NoProvider { config_file: config_file.to_path_buf() })),
@@ -422,6 +422,11 @@ fn detect_provider(data: &Path, config_file: &Path) -> Result<String> {
             several.join(", ")
         ),
     }
+}
+
+/// Whether any model has been pulled into the store under `data`.
+fn any_model_pulled(data: &Path) -> bool {
+    axon_models::ModelStore::new(data).list().is_ok_and(|models| !models.is_empty())
 }
 
 /// No provider is configured, no API key is set and no local model is

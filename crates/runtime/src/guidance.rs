@@ -21,6 +21,10 @@ use axon_tools::ToolRegistry;
 use crate::config::{Dirs, Effective};
 use crate::skill_files::{GitSkill, SkillFailure, SkillLoader};
 
+// For `axon rules` and `axon skills update`.
+pub use crate::skill_files::SkillLoader as GitSkillLoader;
+pub use axon_core::rules::numbered as numbered_rules;
+
 /// Characters of skill instructions injected whole (about 6k tokens).
 pub const SKILL_BUDGET: usize = 24_000;
 

@@ -14,14 +14,14 @@
 //! store (`axon-store`) and the config files. `axon-core` stays the agent
 //! loop, testable with a provider and a tool registry alone.
 
-pub mod agent_files;
+mod agent_files;
 mod approver;
-pub mod attach;
+mod attach;
 pub mod config;
 pub mod doctor;
 mod events;
 pub mod guidance;
-pub mod guidance_files;
+mod guidance_files;
 pub mod hook_files;
 mod journal;
 mod lifecycle;
@@ -34,37 +34,71 @@ mod model_switch;
 mod permissions;
 mod plan_mode;
 pub mod plan_text;
-pub mod replay;
+mod project;
+mod replay;
 pub mod rewind;
 mod rewind_op;
 mod run_tool;
 pub mod safety_config;
 pub mod sandbox;
 pub mod saved_rules;
+pub mod serve;
 pub mod servers;
 mod session;
+mod session_config;
 mod setup;
 mod skill_clone;
 pub mod skill_files;
 mod subagents;
-pub mod workspace_layer;
+mod workspace_layer;
 
 pub use approver::Shared;
 pub use config::{NoProvider, SEE_CONFIG_SHOW};
 pub use events::{Emitter, Events, channel};
 pub use journal::{SessionChoice, secrets};
 pub use local_model::connect;
+pub use project::Project;
 pub use run_tool::{RunTool, RunToolArgs};
 pub use servers::{AskConsent, ServerConsent};
 pub use session::{MAX_REVISIONS, Session, SessionHandle};
-pub use setup::{SessionConfig, choose_profile, open};
+pub use session_config::{SessionConfig, choose_profile};
+pub use setup::open;
 
 // What a front end names from the crates below the runtime, so that it
 // depends on the runtime and the protocol alone.
+pub use axon_core::ApprovalPolicy;
 pub use axon_llm::{
-    KnownProvider, LlmError, PROVIDERS, known_provider, provider_names, takes_images,
+    DEFAULT_CONTEXT_WINDOW, KnownProvider, LlmError, PROVIDERS, default_max_tokens,
+    known_context_window, known_provider, provider_names, takes_images,
 };
 pub use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
+pub use axon_permissions::{Trust, trust_path};
 pub use axon_protocol::Utc;
-pub use axon_store::{SessionStore, SessionSummary, new_session_id, to_markdown};
-pub use axon_tools::{Buffers, Profile, Workspace};
+pub use axon_store::{
+    SessionStore, SessionSummary, StoreError, new_session_id, to_json, to_markdown,
+};
+pub use axon_tools::{Buffers, Profile, ToolContext, Workspace, atomic_write};
+
+/// MCP for the commands that use servers by hand (`axon mcp list`, `call`,
+/// `login`) and that serve tools (`axon mcp serve`).
+pub mod mcp {
+    pub use axon_mcp::auth::{LOGIN_WAIT, login, login_command, logout};
+    pub use axon_mcp::server::http::{
+        DEFAULT_MAX_SESSIONS, HttpOptions, HttpServer, SessionLimits,
+    };
+    pub use axon_mcp::server::{ToolServer, serve_stdio};
+    pub use axon_mcp::{McpManager, ServerState};
+}
+
+/// What a binary does for the children of its whole process: adopt the
+/// orphans, keep secrets out of `/proc`, and kill what is left at exit.
+pub mod process {
+    pub use axon_process::{become_subreaper, hide_environment, kill_all};
+}
+
+/// The local model store (`axon models`).
+pub mod models {
+    pub use axon_models::{
+        DEFAULT_SOURCE, ModelError, ModelStore, Progress, PullOptions, Source, StoredModel,
+    };
+}

@@ -10,9 +10,8 @@
 //! llama.cpp), asking for the local model is an error saying how to get it,
 //! never a provider that is missing at the first turn.
 
-use std::path::Path;
 #[cfg(feature = "local-model")]
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 #[cfg(feature = "local-model")]
 use std::sync::Weak;
@@ -24,8 +23,7 @@ use axon_llm::{Provider, ProviderConfig, ProviderKind};
 #[cfg(feature = "local-model")]
 use axon_local::{LocalConfig, LocalProvider};
 #[cfg(feature = "local-model")]
-use axon_models::DEFAULT_SOURCE;
-use axon_models::ModelStore;
+use axon_models::{DEFAULT_SOURCE, ModelStore};
 
 use crate::config::Effective;
 
@@ -41,11 +39,6 @@ const NOT_BUILT: &str = "this axon was built without the local model (cargo feat
      Build it with the default features (`cargo build --release`; scripts/setup installs the cmake \
      and C++ compiler llama.cpp needs), install a release package, or use a provider over HTTP \
      (--provider openai, anthropic, deepseek, ...)";
-
-/// Whether any model has been pulled into the store under `data`.
-pub fn any_pulled(data: &Path) -> bool {
-    ModelStore::new(data).list().is_ok_and(|models| !models.is_empty())
-}
 
 /// The provider `config` describes, connected or loaded.
 pub async fn connect(config: &ProviderConfig, effective: &Effective) -> Result<Arc<dyn Provider>> {

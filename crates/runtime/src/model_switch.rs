@@ -60,7 +60,7 @@ impl Task {
                 let info = provider.info().clone();
                 self.agent.set_provider(Arc::clone(&provider));
                 self.mcp_host.set_provider(Arc::clone(&provider));
-                self.planner.set_provider(provider);
+                self.plans.planner.set_provider(provider);
                 self.models.1 = config;
                 self.info.provider = info.name.clone();
                 self.info.model = info.model.clone();

@@ -31,13 +31,13 @@ impl Task {
         }
         self.journal(goal);
         let emit = self.sink(usage);
-        match self.planner.propose(&request, &emit, cancel).await {
+        match self.plans.planner.propose(&request, &emit, cancel).await {
             Ok(steps) => {
                 let plan = new_plan(goal, steps);
-                self.revisions = 0;
+                self.plans.revisions = 0;
                 self.save_plan(&plan);
                 self.events.emit(AgentEvent::PlanProposed { plan: plan.clone() });
-                self.plan = Some(plan);
+                self.plans.waiting = Some(plan);
                 StopReason::EndTurn
             }
             Err(_) if cancel.is_cancelled() => StopReason::Cancelled,
@@ -55,7 +55,7 @@ impl Task {
         plan.status = PlanStatus::Draft;
         self.save_plan(&plan);
         self.events.emit(AgentEvent::PlanProposed { plan: plan.clone() });
-        self.plan = Some(plan);
+        self.plans.waiting = Some(plan);
     }
 
     /// Runs the waiting plan: steps that failed or were cut off run again.
@@ -64,7 +64,7 @@ impl Task {
         usage: Arc<Mutex<Usage>>,
         cancel: &CancellationToken,
     ) -> StopReason {
-        let Some(mut plan) = self.plan.take() else {
+        let Some(mut plan) = self.plans.waiting.take() else {
             self.events.emit(AgentEvent::Error {
                 message: "there is no plan waiting for approval; propose one in plan mode first"
                     .to_string(),
@@ -95,7 +95,7 @@ impl Task {
             let (step, reason) = match outcome {
                 Execution::Completed => {
                     self.events.emit(AgentEvent::Info { message: "plan completed".to_string() });
-                    self.plan = Some(plan);
+                    self.plans.waiting = Some(plan);
                     return StopReason::EndTurn;
                 }
                 Execution::Cancelled => {
@@ -106,7 +106,7 @@ impl Task {
                 }
                 Execution::Failed { step, reason } => (step, reason),
             };
-            if self.revisions == MAX_REVISIONS {
+            if self.plans.revisions == MAX_REVISIONS {
                 self.events.emit(AgentEvent::Error {
                     message: format!(
                         "step {step} failed again after {MAX_REVISIONS} revisions: {reason}"
@@ -115,9 +115,9 @@ impl Task {
                 return self.wait_again(plan, StopReason::Error);
             }
             let request = revision_request(&plan, step, &reason);
-            match self.planner.propose(&request, &emit, cancel).await {
+            match self.plans.planner.propose(&request, &emit, cancel).await {
                 Ok(steps) => {
-                    self.revisions += 1;
+                    self.plans.revisions += 1;
                     plan = revise(&plan, steps);
                 }
                 Err(_) if cancel.is_cancelled() => {
@@ -130,7 +130,7 @@ impl Task {
                     return self.wait_again(plan, StopReason::Error);
                 }
             }
-            if !self.auto_approve_plans {
+            if !self.plans.auto_approve {
                 self.events.emit(AgentEvent::Warning {
                     message: format!(
                         "step {step} failed ({reason}); a revised plan waits for approval"
@@ -142,7 +142,7 @@ impl Task {
                 message: format!(
                     "step {step} failed ({reason}); the plan was revised (revision {} of \
                      {MAX_REVISIONS}) and goes on",
-                    self.revisions
+                    self.plans.revisions
                 ),
             });
             self.save_plan(&plan);
@@ -155,7 +155,7 @@ impl Task {
         plan.status = PlanStatus::Draft;
         self.save_plan(&plan);
         self.events.emit(AgentEvent::PlanProposed { plan: plan.clone() });
-        self.plan = Some(plan);
+        self.plans.waiting = Some(plan);
         stop
     }
 }

@@ -5,6 +5,9 @@
 use axon_core::plan::{StepDraft, revise};
 use axon_protocol::{Plan, StepStatus};
 
+/// A plan as the terminal shows it (`axon run`'s stderr).
+pub use axon_core::plan::describe;
+
 const HEADER: &str = "# Edit the plan: one step per line, as `description :: expected outcome`.\n\
 # Reorder, change, add or delete lines. Lines starting with # are ignored;\n\
 # completed steps are kept as they are and not shown. Save and quit to go on.\n";

@@ -20,7 +20,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::config::Overrides;
-use crate::setup::{SessionConfig, open};
+use crate::session_config::SessionConfig;
+use crate::setup::open;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RunToolArgs {

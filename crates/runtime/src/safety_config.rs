@@ -124,7 +124,16 @@ impl PermissionsFile {
 
 /// The mode as config files and flags spell it (the sandbox crate's names).
 pub fn mode_name(mode: SandboxMode) -> &'static str {
-    crate::sandbox::mode(mode).name()
+    sandbox_mode(mode).name()
+}
+
+/// The protocol's mode as the sandbox crate names it.
+pub(crate) fn sandbox_mode(mode: SandboxMode) -> axon_sandbox::Mode {
+    match mode {
+        SandboxMode::ReadOnly => axon_sandbox::Mode::ReadOnly,
+        SandboxMode::WorkspaceWrite => axon_sandbox::Mode::WorkspaceWrite,
+        SandboxMode::Off => axon_sandbox::Mode::Off,
+    }
 }
 
 /// A mode from a flag's text.

@@ -12,12 +12,16 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use axon_protocol::{SandboxInfo, SandboxMode};
-use axon_sandbox::{Mode, Policy, Support};
+use axon_sandbox::{Policy, Support};
 use axon_tools::CommandSandbox;
 
 use crate::config::{Dirs, Effective};
+
+// For `axon sandbox check` and `axon sandbox run`, which set a sandbox up
+// by hand to show or use it.
 use crate::permissions::Commands;
-use crate::safety_config::{UnsandboxedUnderYes, mode_name};
+use crate::safety_config::{UnsandboxedUnderYes, mode_name, sandbox_mode as mode};
+pub use axon_sandbox::{probe, self_test};
 
 /// What the config and the front end chose, before the kernel has a say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,15 +86,6 @@ impl Choice {
                 format!("{}, network {}", mode_name(mode), if self.network { "on" } else { "off" })
             }
         }
-    }
-}
-
-/// The protocol's mode as the sandbox crate names it.
-pub(crate) fn mode(mode: SandboxMode) -> Mode {
-    match mode {
-        SandboxMode::ReadOnly => Mode::ReadOnly,
-        SandboxMode::WorkspaceWrite => Mode::WorkspaceWrite,
-        SandboxMode::Off => Mode::Off,
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::live_tools::LiveTools;
 use axon_core::plan::Planner;
-use axon_core::{Agent, CancellationToken, RunOutcome};
+use axon_core::{Agent, ApprovalPolicy, CancellationToken, RunOutcome};
 use axon_llm::ProviderConfig;
 use axon_protocol::{
     AgentEvent, Attachment, ContentPart, Message, Mode, Op, Plan, PlanStatus, SessionInfo,
@@ -112,10 +112,23 @@ enum Work {
 /// Revisions after failed steps before plan mode gives up.
 pub const MAX_REVISIONS: u32 = 2;
 
+/// Plan mode's state, owned by the session: the planner that proposes and
+/// revises, the plan waiting for approval (or being carried out), and how
+/// often it was revised after failed steps.
+pub(crate) struct PlanMode {
+    pub(crate) planner: Planner,
+    pub(crate) waiting: Option<Plan>,
+    /// Revisions of the waiting plan after failed steps.
+    pub(crate) revisions: u32,
+    /// A plan revised after a failed step runs without asking again.
+    pub(crate) auto_approve: bool,
+}
+
 /// The session's state, owned by its task.
 pub(crate) struct Task {
     pub(crate) agent: Agent,
-    pub(crate) planner: Planner,
+    /// Plan mode's planner, waiting plan and revisions.
+    pub(crate) plans: PlanMode,
     pub(crate) events: Emitter,
     pub(crate) sessions: Sessions,
     /// The session's tools, as its MCP servers join and change.
@@ -124,12 +137,7 @@ pub(crate) struct Task {
     pub(crate) models: (Effective, ProviderConfig),
     /// `None` until something is said in a new session.
     pub(crate) journal: Option<Arc<SessionJournal>>,
-    /// The plan waiting for approval (or being carried out).
-    pub(crate) plan: Option<Plan>,
-    /// Revisions of the current plan after failed steps.
-    pub(crate) revisions: u32,
     pub(crate) mode: Mode,
-    pub(crate) auto_approve_plans: bool,
     pub(crate) workspace: Workspace,
     pub(crate) info: SessionInfo,
     /// Turns begun so far, numbering `turn_started`.
@@ -377,13 +385,13 @@ impl Task {
         self.agent.sync_approval();
         let approval = self.agent.approval();
         self.info.approval = approval.into();
-        self.info.tools = crate::setup::offered(self.agent.registry(), approval);
+        self.info.tools = offered(self.agent.registry(), approval);
     }
 
     /// What the session says it offers follows its servers: tools that
     /// joined during the turn, servers that became ready or went away.
     fn sync_info(&mut self) {
-        self.info.tools = crate::setup::offered(self.agent.registry(), self.agent.approval());
+        self.info.tools = offered(self.agent.registry(), self.agent.approval());
         self.info.mcp_servers = crate::servers::server_infos(self.tools.mcp());
     }
 
@@ -394,8 +402,8 @@ impl Task {
         self.agent.detach_journal();
         self.lifecycle.set_journal(None);
         self.agent.clear();
-        self.plan = None;
-        self.revisions = 0;
+        self.plans.waiting = None;
+        self.plans.revisions = 0;
         self.info.session_id = None;
         self.info.context_tokens = self.agent.context_tokens();
         self.events.emit(AgentEvent::History { messages: Vec::new() });
@@ -428,19 +436,19 @@ impl Task {
         self.lifecycle.set_journal(Some(Arc::clone(&opened.journal)));
         let id = opened.journal.id();
         self.journal = Some(opened.journal);
-        self.revisions = 0;
+        self.plans.revisions = 0;
         self.info.session_id = Some(id.clone());
         self.info.context_tokens = self.agent.context_tokens();
         self.events.emit(AgentEvent::History { messages: crate::replay::shown(history) });
         self.events.emit(AgentEvent::SessionStarted { session: self.info.clone() });
-        self.plan = None;
+        self.plans.waiting = None;
         match opened.plan {
             Some(plan) if plan.status == PlanStatus::Completed => {
                 self.events.emit(AgentEvent::PlanChanged { plan });
             }
             Some(plan) => {
                 self.events.emit(AgentEvent::PlanProposed { plan: plan.clone() });
-                self.plan = Some(plan);
+                self.plans.waiting = Some(plan);
             }
             None => {}
         }
@@ -456,4 +464,13 @@ fn attachment_name(attachment: &Attachment) -> String {
         Attachment::Text { name, .. } => name.clone(),
         Attachment::Image { media_type, .. } => media_type.clone(),
     }
+}
+
+/// The tools the model is offered under `approval`: a read-only session
+/// offers only those that read.
+pub(crate) fn offered(
+    registry: &axon_tools::ToolRegistry,
+    approval: ApprovalPolicy,
+) -> Vec<String> {
+    registry.specs().filter(|s| approval.offers(s)).map(|s| s.name.clone()).collect()
 }

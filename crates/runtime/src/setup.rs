@@ -1,9 +1,11 @@
 //! One function builds a session from one [`SessionConfig`], for every
-//! front end: the provider, the tools (the profile's, `todo`, `load_skill`,
-//! MCP servers'), the rules and skills in the system prompt, the approval
-//! policy, the saved session, and the planner.
+//! front end, in four steps on the session's [`Project`]: the project (its
+//! consent, sandbox and permissions), the provider, the tools (the
+//! profile's, `todo`, `load_skill`, MCP servers', the rules and skills in
+//! the system prompt), and the agent (approval policy, saved session,
+//! planner, hooks). Nothing else in the runtime imports this module but
+//! the front door and `axon_run`.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,168 +13,26 @@ use anyhow::{Result, bail};
 use axon_core::plan::Planner;
 use axon_core::{Agent, AgentConfig, ApprovalPolicy, ContextStrategy, ToolSource};
 use axon_hooks::SessionSource;
-use axon_llm::Provider;
+use axon_llm::{Provider, ProviderConfig};
 use axon_mcp::config::ServerConfig;
 use axon_mcp::{McpManager, ServerStatus, StatusObserver};
-use axon_protocol::{AgentEvent, Mode, PlanStatus, SandboxMode, SessionInfo};
+use axon_protocol::{AgentEvent, PlanStatus, SessionInfo};
 use axon_store::SessionStore;
-use axon_tools::{Profile, ToolContext, Workspace};
+use axon_tools::{Profile, ToolContext};
 
 use crate::approver::{AskFrontEnd, Shared};
-use crate::config::{Dirs, Effective, Overrides};
+use crate::config::{Effective, Overrides};
 use crate::events::Emitter;
 use crate::guidance::{self, Guidance};
 use crate::journal::{SessionChoice, Sessions, secrets};
 use crate::lifecycle::{Checkpointing, SessionLifecycle};
 use crate::live_tools::{BuildTools, LiveTools};
 use crate::permissions::SessionPermissions;
-use crate::sandbox::{self, Choice};
+use crate::project::Project;
+use crate::sandbox;
 use crate::servers::{ServerConsent, describe_state, servers_to_start};
-use crate::session::{Session, Task};
-
-/// Everything a session is built from: the config files' layers and what
-/// the front end's flags chose.
-#[derive(Clone)]
-pub struct SessionConfig {
-    pub workspace: Workspace,
-    pub dirs: Dirs,
-    /// The config files, layered (user, then workspace).
-    pub config: Effective,
-    /// A provider by name (preset or `[providers.NAME]`); else the config's
-    /// or the one whose key is set.
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub max_iterations: Option<u32>,
-    /// Overrides the config's `approval`.
-    pub approval: Option<ApprovalPolicy>,
-    /// Overrides the config's `profile`.
-    pub profile: Option<Profile>,
-    pub session: SessionChoice,
-    pub mode: Mode,
-    /// Someone answers approval requests. Without, `ask` refuses calls that
-    /// need one and says why.
-    pub interactive: bool,
-    /// Whether the workspace's own MCP servers (commands a repository asks
-    /// to run) may start.
-    pub workspace_servers: ServerConsent,
-    /// MCP servers the front end brings (an editor's own list): started
-    /// with the user's, since the user configured them there.
-    pub client_servers: Vec<ServerConfig>,
-    /// Start MCP servers at all (a compaction needs none).
-    pub start_servers: bool,
-    /// Send the resumed conversation as a `history` event.
-    pub replay_history: bool,
-    /// A plan revised after a failed step runs without asking again.
-    pub auto_approve_plans: bool,
-    /// Save the conversation as a session (resumable, listed).
-    pub record: bool,
-    /// More variables commands must never see (keys only the front end
-    /// knows of, such as `axon mcp serve --token-env`).
-    pub secret_vars: Vec<String>,
-    /// This provider instead of connecting to the configured one (a front
-    /// end that serves many short sessions connects once).
-    pub connected: Option<Arc<dyn Provider>>,
-    /// Each `action` of a call that changes something carries its preview
-    /// (a front end that shows every edit's diff).
-    pub preview_actions: bool,
-    /// Rules and skills already loaded (and their problems reported), for
-    /// a front end that opens many sessions; else they are loaded here.
-    pub guidance: Option<Arc<Guidance>>,
-    /// Overrides the config's `[sandbox] mode` (`--sandbox`).
-    pub sandbox: Option<SandboxMode>,
-    /// The front end shows MCP servers' forms (`elicitation` events) and
-    /// answers them (`elicit`); without, a form gets its defaults or is
-    /// declined.
-    pub elicitation: bool,
-}
-
-impl SessionConfig {
-    /// The workspace at `dir` with the config files in effect there, and
-    /// every choice at its default.
-    pub fn load(dir: &Path) -> Result<SessionConfig> {
-        let workspace = Workspace::new(dir)?;
-        let dirs = Dirs::from_env()?;
-        let config = Effective::load(&dirs, workspace.root())?;
-        Ok(SessionConfig::new(workspace, dirs, config))
-    }
-
-    /// `workspace` with the config files already read, every choice at its
-    /// default.
-    pub fn new(workspace: Workspace, dirs: Dirs, config: Effective) -> SessionConfig {
-        SessionConfig {
-            workspace,
-            dirs,
-            config,
-            provider: None,
-            model: None,
-            max_iterations: None,
-            approval: None,
-            profile: None,
-            session: SessionChoice::New,
-            mode: Mode::React,
-            interactive: false,
-            workspace_servers: ServerConsent::Refuse,
-            client_servers: Vec::new(),
-            start_servers: true,
-            replay_history: false,
-            auto_approve_plans: false,
-            record: true,
-            secret_vars: Vec::new(),
-            connected: None,
-            guidance: None,
-            preview_actions: false,
-            sandbox: None,
-            elicitation: false,
-        }
-    }
-
-    /// The approval policy in effect.
-    pub fn approval(&self) -> Result<ApprovalPolicy> {
-        if let Some(approval) = self.approval {
-            return Ok(approval);
-        }
-        Ok(match self.config.file.approval.as_deref() {
-            None | Some("ask") => ApprovalPolicy::Ask,
-            Some("auto") => ApprovalPolicy::Auto,
-            Some("read-only") => ApprovalPolicy::ReadOnly,
-            Some(other) => {
-                bail!("unknown approval '{other}' in the config; use ask, auto or read-only")
-            }
-        })
-    }
-
-    /// The model sessions would talk to (the provider's and model's names),
-    /// without connecting; `None` when no provider is configured.
-    pub fn model(&self) -> Option<(String, String)> {
-        let overrides = Overrides { provider: self.provider.clone(), model: self.model.clone() };
-        let config = self.config.provider(&overrides).ok()?;
-        Some((config.name, config.model))
-    }
-
-    /// The tool set: the front end's choice, else the config's, else code.
-    pub fn profile(&self) -> Result<Profile> {
-        choose_profile(self.profile, &self.config)
-    }
-}
-
-/// The tool set: `chosen`, else the config's `profile`, else code.
-pub fn choose_profile(chosen: Option<Profile>, config: &Effective) -> Result<Profile> {
-    Ok(match (chosen, config.file.profile.as_deref()) {
-        (Some(p), _) => p,
-        (None, None | Some("code")) => Profile::Code,
-        (None, Some("vault")) => Profile::Vault,
-        (None, Some(other)) => bail!("unknown profile '{other}' in the config; use code or vault"),
-    })
-}
-
-/// The tools the model is offered under `approval`: a read-only session
-/// offers only those that read.
-pub(crate) fn offered(
-    registry: &axon_tools::ToolRegistry,
-    approval: ApprovalPolicy,
-) -> Vec<String> {
-    registry.specs().filter(|s| approval.offers(s)).map(|s| s.name.clone()).collect()
-}
+use crate::session::{PlanMode, Session, Task, offered};
+use crate::session_config::SessionConfig;
 
 fn context_strategy(config: &Effective) -> Result<ContextStrategy> {
     Ok(match config.file.context.strategy.as_deref() {
@@ -187,11 +47,66 @@ fn context_strategy(config: &Effective) -> Result<ContextStrategy> {
 /// Opens a session. Its events go to `emitter` from the start (config
 /// warnings, MCP servers starting), so a front end that gets an error here
 /// still has them to show.
+///
+/// In four steps, each on what the one before built: the project (the
+/// workspace's consent, sandbox and permissions), the provider, the tools
+/// (the system prompt's guidance, the built-in tools, the MCP servers to
+/// start), and the agent with its saved session.
 pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     let mut config = config;
+    let grounds = project_step(&mut config, &emitter)?;
+    let model = provider_step(&config, &emitter).await?;
+    let tools = tools_step(&config, &grounds, &emitter)?;
+    agent_step(config, grounds, model, tools, emitter).await
+}
+
+/// What the project step settled: the workspace's consent, its sandbox and
+/// the permissions every call passes.
+struct Grounds {
+    project: Project,
+    profile: Profile,
+    approval: ApprovalPolicy,
+    /// This is the first `--yes` session in the workspace: what it allows
+    /// is remembered once the session is open.
+    first_yes: bool,
+    sandbox: sandbox::Setup,
+    permissions: Arc<SessionPermissions>,
+}
+
+fn project_step(config: &mut SessionConfig, emitter: &Emitter) -> Result<Grounds> {
     for warning in &config.config.refused {
         emitter.emit(AgentEvent::Warning { message: warning.clone() });
     }
+    let profile = config.profile()?;
+    let approval = config.approval()?;
+    let project = config.project();
+    // `--yes` covers what a `--yes` session here ran before, not a server
+    // or hook a command may have written since (ServerConsent::settle).
+    let consent = std::mem::replace(&mut config.workspace_servers, ServerConsent::Refuse);
+    let (consent, first_yes) = consent.settle(project.trust_store());
+    config.workspace_servers = consent;
+    // Set up for every profile: MCP servers may ask for it too.
+    let sandbox = project.sandbox(config.sandbox)?;
+    // Only the code profile has `shell`; the others never use these.
+    let permissions = Arc::new(SessionPermissions::load(
+        &config.config,
+        &config.dirs.data,
+        &config.workspace,
+        sandbox.commands.clone(),
+    )?);
+    // Path rules hold for every tool that reads a path: a file read_file is
+    // denied is not searched either.
+    config.workspace = config.workspace.clone().with_read_denied(permissions.read_denied());
+    Ok(Grounds { project, profile, approval, first_yes, sandbox, permissions })
+}
+
+/// The provider the session talks to, and the config it was chosen by.
+struct Model {
+    provider: Arc<dyn Provider>,
+    config: ProviderConfig,
+}
+
+async fn provider_step(config: &SessionConfig, emitter: &Emitter) -> Result<Model> {
     let overrides = Overrides { provider: config.provider.clone(), model: config.model.clone() };
     let provider_config = config.config.provider(&overrides)?;
     let provider = match &config.connected {
@@ -209,49 +124,40 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
             ),
         });
     }
-    let strategy = context_strategy(&config.config)?;
-    let profile = config.profile()?;
-    let approval = config.approval()?;
-    let root = config.workspace.root().to_path_buf();
-    // `--yes` covers what a `--yes` session here ran before, not a server
-    // or hook a command may have written since (ServerConsent::settle).
-    let trust_store = crate::servers::TrustStore { data: &config.dirs.data, workspace: &root };
-    let consent = std::mem::replace(&mut config.workspace_servers, ServerConsent::Refuse);
-    let (consent, first_yes) = consent.settle(trust_store);
-    config.workspace_servers = consent;
+    Ok(Model { provider, config: provider_config })
+}
 
+/// The built-in tools, the guidance the system prompt carries, and the
+/// MCP servers the session may start (readied, not yet started).
+struct Tools {
+    registry: axon_tools::ToolRegistry,
+    guidance: Arc<Guidance>,
+    agent_config: AgentConfig,
+    servers: Vec<ServerConfig>,
+}
+
+fn tools_step(config: &SessionConfig, grounds: &Grounds, emitter: &Emitter) -> Result<Tools> {
+    let root = grounds.project.root();
+    let strategy = context_strategy(&config.config)?;
     let guidance = match &config.guidance {
         Some(guidance) => Arc::clone(guidance),
         None => {
-            let guidance = guidance::load(&config.config, &config.dirs, &root);
+            let guidance = guidance::load(&config.config, &config.dirs, root);
             for problem in guidance.problems() {
                 emitter.emit(AgentEvent::Warning { message: problem });
             }
             Arc::new(guidance)
         }
     };
-    let secret_vars: Vec<&str> = config.secret_vars.iter().map(String::as_str).collect();
-    // Set up for every profile: MCP servers may ask for it too.
-    let choice = Choice::new(&config.config, config.sandbox)?;
-    let sandbox = sandbox::setup(&choice, &root, &axon_sandbox::probe(), &config.dirs)?;
-    let has_shell = profile == Profile::Code;
-    if let Some(warning) = sandbox.warning.clone().filter(|_| has_shell) {
+    if let Some(warning) = grounds.sandbox.warning.clone().filter(|_| grounds.has_shell()) {
         emitter.emit(AgentEvent::Warning { message: warning });
     }
-    // Only the code profile has `shell`; the others never use these.
-    let permissions = Arc::new(SessionPermissions::load(
-        &config.config,
-        &config.dirs.data,
-        &config.workspace,
-        sandbox.commands.clone(),
-    )?);
-    // Path rules hold for every tool that reads a path: a file read_file is
-    // denied is not searched either.
-    config.workspace = config.workspace.clone().with_read_denied(permissions.read_denied());
-    let mut registry =
-        profile.registry_with(config.config.env_policy(&secret_vars)?, sandbox.tool.clone());
+    let secret_vars: Vec<&str> = config.secret_vars.iter().map(String::as_str).collect();
+    let mut registry = grounds
+        .profile
+        .registry_with(config.config.env_policy(&secret_vars)?, grounds.sandbox.tool.clone());
     registry.register(axon_core::Todo);
-    let system_prompt = guidance.system_prompt(&root, &mut registry);
+    let system_prompt = guidance.system_prompt(root, &mut registry);
     let agent_config = AgentConfig {
         system_prompt,
         rule_count: guidance.rules.len(),
@@ -260,67 +166,67 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
             .or(config.config.file.max_iterations)
             .unwrap_or(crate::workspace_layer::DEFAULT_MAX_ITERATIONS)
             .max(1),
-        approval,
+        approval: grounds.approval,
         context_strategy: strategy,
         preview_actions: config.preview_actions,
         ..AgentConfig::default()
     };
-
     let mut servers: Vec<ServerConfig> = if config.start_servers {
         servers_to_start(
-            approval,
+            grounds.approval,
             &config.workspace_servers,
             config.config.user_servers.iter().chain(&config.client_servers).cloned().collect(),
             config.config.workspace_servers.clone(),
-            &emitter,
-            crate::servers::TrustStore { data: &config.dirs.data, workspace: &root },
+            emitter,
+            grounds.project.trust_store(),
         )
     } else {
         Vec::new()
     };
-    sandbox::resolve_servers(&mut servers, &sandbox);
-    axon_mcp::auth::locate_tokens(&mut servers, &config.dirs.data);
-    let redactor =
-        secrets(provider_config.api_key.as_deref(), &servers, &provider_config.api_key_env);
-    let sessions = Sessions {
-        store: SessionStore::new(&config.dirs.data),
-        record: config.record,
-        redactor,
-        workspace: root.clone(),
-        events: emitter.clone(),
-        next_id: match &config.session {
-            SessionChoice::NewAs(id) => Some(id.clone()),
-            _ => None,
-        },
-    };
-    let info = provider.info().clone();
-    let opened = sessions.continue_(&config.session, (&info.name, &info.model))?;
+    grounds.project.ready_servers(&mut servers, &grounds.sandbox);
+    Ok(Tools { registry, guidance, agent_config, servers })
+}
 
+impl Grounds {
+    /// Only the code profile runs commands.
+    fn has_shell(&self) -> bool {
+        self.profile == Profile::Code
+    }
+}
+
+/// Starts the MCP servers in the background: the session opens at once,
+/// and each server's tools join as it becomes ready (see `live_tools`).
+fn start_servers(
+    config: &SessionConfig,
+    grounds: &Grounds,
+    model: &Model,
+    tools: Tools,
+    shared: &Arc<Shared>,
+    emitter: &Emitter,
+) -> (Arc<LiveTools>, Arc<crate::mcp_host::McpHost>) {
     let observed = emitter.clone();
     let observer: StatusObserver = Arc::new(move |status: &ServerStatus| {
         let (state, message) = describe_state(status);
         observed.emit(AgentEvent::McpStatus { server: status.name.clone(), state, message });
     });
-    // In the background: the session opens at once, and each server's
-    // tools join as it becomes ready (see `live_tools`).
-    let shared = Arc::new(Shared::default());
     let mcp_host = Arc::new(crate::mcp_host::McpHost::new(
         emitter.clone(),
-        Arc::clone(&shared),
-        Arc::clone(&provider),
+        Arc::clone(shared),
+        Arc::clone(&model.provider),
         config.interactive,
         config.elicitation,
     ));
-    let mcp = Arc::new(McpManager::spawn(servers, &root, Some(observer)));
+    let mcp = Arc::new(McpManager::spawn(tools.servers, grounds.project.root(), Some(observer)));
     // Before any server can have finished its handshake, so none asks
     // without a host to answer.
     mcp.set_host(Arc::clone(&mcp_host) as Arc<dyn axon_mcp::host::ClientHost>);
     // Subagents last: their definitions may name any tool above.
     let (subagents, problems) =
-        crate::subagents::Subagents::load(&config, profile, &provider_config);
+        crate::subagents::Subagents::load(config, grounds.profile, &model.config);
     for warning in problems {
         emitter.emit(AgentEvent::Warning { message: warning });
     }
+    let registry = tools.registry;
     let build: BuildTools = Box::new(move |mcp: &McpManager| {
         let mut registry = registry.subset(registry.names());
         let mut warnings = mcp.register_tools(&mut registry);
@@ -332,21 +238,53 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         .file
         .mcp_startup_grace_ms
         .map_or(crate::live_tools::DEFAULT_STARTUP_GRACE, Duration::from_millis);
-    let tools = Arc::new(LiveTools::new(Arc::clone(&mcp), build, emitter.clone(), grace));
-    let registry = tools.current();
+    let live = Arc::new(LiveTools::new(Arc::clone(&mcp), build, emitter.clone(), grace));
+    (live, mcp_host)
+}
+
+async fn agent_step(
+    config: SessionConfig,
+    grounds: Grounds,
+    model: Model,
+    tools: Tools,
+    emitter: Emitter,
+) -> Result<Session> {
+    let root = grounds.project.root().to_path_buf();
+    let approval = grounds.approval;
+    let redactor =
+        secrets(model.config.api_key.as_deref(), &tools.servers, &model.config.api_key_env);
+    let sessions = Sessions {
+        store: SessionStore::new(&config.dirs.data),
+        record: config.record,
+        redactor,
+        workspace: root.clone(),
+        events: emitter.clone(),
+        next_id: match &config.session {
+            SessionChoice::NewAs(id) => Some(id.clone()),
+            _ => None,
+        },
+    };
+    let info = model.provider.info().clone();
+    let opened = sessions.continue_(&config.session, (&info.name, &info.model))?;
+    let shared = Arc::new(Shared::default());
+    let guidance = Arc::clone(&tools.guidance);
+    let agent_config = tools.agent_config.clone();
+    let (live, mcp_host) = start_servers(&config, &grounds, &model, tools, &shared, &emitter);
+    let registry = live.current();
     let context = ToolContext::new(config.workspace.clone());
     let mut planner = Planner::new(
-        Arc::clone(&provider),
-        profile.registry(),
+        Arc::clone(&model.provider),
+        grounds.profile.registry(),
         context.clone(),
         agent_config.clone(),
     );
+    let secret_vars: Vec<&str> = config.secret_vars.iter().map(String::as_str).collect();
     let lifecycle =
-        lifecycle(&config, &root, approval, &secret_vars, &emitter, sandbox.tool.clone())?;
+        lifecycle(&config, &root, approval, &secret_vars, &emitter, grounds.sandbox.tool.clone())?;
     planner.set_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
-    if first_yes
+    if grounds.first_yes
         && config.start_servers
-        && let Err(e) = trust_store.mark_yes_baseline()
+        && let Err(e) = grounds.project.trust_store().mark_yes_baseline()
     {
         emitter.emit(AgentEvent::Warning {
             message: format!(
@@ -355,24 +293,29 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
             ),
         });
     }
-    let mut agent = Agent::new(provider, Arc::clone(&registry), context.clone(), agent_config)
-        .with_tool_source(Arc::clone(&tools) as Arc<dyn ToolSource>)
-        .with_shared_approval(Arc::clone(&shared.approval))
-        .with_permissions(Arc::clone(&permissions) as Arc<dyn axon_core::Permissions>)
-        .with_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
+    let mut agent = Agent::new(
+        Arc::clone(&model.provider),
+        Arc::clone(&registry),
+        context.clone(),
+        agent_config,
+    )
+    .with_tool_source(Arc::clone(&live) as Arc<dyn ToolSource>)
+    .with_shared_approval(Arc::clone(&shared.approval))
+    .with_permissions(Arc::clone(&grounds.permissions) as Arc<dyn axon_core::Permissions>)
+    .with_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
     // Installed whenever someone can answer: the approval mode may turn
     // to `ask` later in the session.
     if config.interactive {
         agent = agent.with_approver(Arc::new(AskFrontEnd {
             events: emitter.clone(),
             shared: Arc::clone(&shared),
-            tools: Arc::clone(&tools) as Arc<dyn ToolSource>,
+            tools: Arc::clone(&live) as Arc<dyn ToolSource>,
             context,
-            permissions,
+            permissions: Arc::clone(&grounds.permissions),
         }));
     }
 
-    let mcp_servers = crate::servers::server_infos(&mcp);
+    let mcp_servers = crate::servers::server_infos(live.mcp());
     let mut session_info = SessionInfo {
         session_id: None,
         workspace: root.display().to_string(),
@@ -386,7 +329,7 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
         rules: guidance.numbered_rules(),
         skills: guidance.skill_infos(),
         context_tokens: 0,
-        sandbox: has_shell.then_some(sandbox.info),
+        sandbox: grounds.has_shell().then_some(grounds.sandbox.info),
     };
     let mut history = None;
     let mut journal = None;
@@ -421,16 +364,18 @@ pub async fn open(config: SessionConfig, emitter: Emitter) -> Result<Session> {
     });
     let task = Task {
         agent,
-        planner,
+        plans: PlanMode {
+            planner,
+            waiting: plan,
+            revisions: 0,
+            auto_approve: config.auto_approve_plans,
+        },
         events: emitter,
         sessions,
-        tools,
-        models: (config.config, provider_config),
+        tools: live,
+        models: (config.config, model.config),
         journal,
-        plan,
-        revisions: 0,
         mode: config.mode,
-        auto_approve_plans: config.auto_approve_plans,
         workspace: config.workspace,
         info: session_info,
         turns: 0,

@@ -18,7 +18,7 @@ use axon_tools::{Profile, ToolRegistry};
 
 use crate::agent_files::{definition_roots, load_definitions};
 use crate::config::Effective;
-use crate::setup::SessionConfig;
+use crate::session_config::SessionConfig;
 
 /// The session's subagent definitions, read once, and what their tools
 /// share; registered again whenever the session's tools are rebuilt (an MCP

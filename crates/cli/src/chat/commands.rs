@@ -8,11 +8,11 @@
 use std::path::PathBuf;
 
 use axon_protocol::{Op, RewindScope};
+use axon_runtime::Workspace;
 use axon_runtime::config::{Dirs, Effective};
 use axon_runtime::guidance::{NO_SKILLS, skill_line};
 use axon_runtime::saved_rules;
-use axon_store::{SessionStore, to_markdown};
-use axon_tools::Workspace;
+use axon_runtime::{SessionStore, to_markdown};
 use axon_tui::{App, Confirm, Level};
 
 /// What the chat needs to answer commands itself.
@@ -197,7 +197,7 @@ impl Local {
             Err(e) => return (Level::Error, format!("Cannot write {name}: {e}")),
         };
         let path = place.path().display();
-        match axon_tools::atomic_write(&place, to_markdown(&session).as_bytes()) {
+        match axon_runtime::atomic_write(&place, to_markdown(&session).as_bytes()) {
             Ok(()) => (Level::Info, format!("Exported the session to {path}")),
             Err(e) => (Level::Error, format!("Cannot write {path}: {e}")),
         }

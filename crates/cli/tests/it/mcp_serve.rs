@@ -655,3 +655,35 @@ fn a_clients_shell_runs_in_the_sandbox() {
     assert!(!failed, "{text}");
     assert!(target.exists());
 }
+
+#[test]
+fn a_clients_shell_runs_in_the_sandbox_the_projects_config_chooses() {
+    if !sandbox_enforced() {
+        return;
+    }
+    let dirs = dirs();
+    // The workspace's own config may make the sandbox stricter; the served
+    // `shell` follows it like a session's commands would.
+    let config = dirs.workspace.path().join(".axon");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[sandbox]\nmode = \"read-only\"\n").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let planted = outside.path().join("planted");
+    let mut raw = Raw::start(&dirs, &["--no-agent"], &[]);
+    let write = format!("echo x > '{}'", planted.display());
+    raw.send(&call(2, "shell", json!({"command": write})));
+    let (text, failed) =
+        reply_text(&raw.until(|m| m["id"] == 2, Duration::from_secs(60)).pop().unwrap());
+    assert!(failed && text.contains("the sandbox may have refused it"), "{text}");
+    assert!(!planted.exists(), "a client's command wrote outside the workspace");
+    // Read-only: not even the workspace is writable, yet reading works.
+    raw.send(&call(3, "shell", json!({"command": "echo ok > made"})));
+    let (text, failed) =
+        reply_text(&raw.until(|m| m["id"] == 3, Duration::from_secs(60)).pop().unwrap());
+    assert!(failed, "{text}");
+    assert!(!dirs.workspace.path().join("made").exists(), "read-only let a command write");
+    raw.send(&call(4, "shell", json!({"command": "cat a.txt"})));
+    let (text, failed) =
+        reply_text(&raw.until(|m| m["id"] == 4, Duration::from_secs(60)).pop().unwrap());
+    assert!(!failed && text.contains("hello"), "{text}");
+}
