@@ -32,7 +32,7 @@ use crate::commands::{self, Command};
 use crate::fs::EditorFiles;
 use crate::rpc::{self, AUTH_REQUIRED, Incoming, METHOD_NOT_FOUND, Outgoing, Peer, RpcError};
 use crate::session::AcpSession;
-use crate::{Link, Log, Options};
+use crate::{Log, Options, Outbound};
 
 /// How long closing sessions may take once the client is gone, before the
 /// caller kills what is left.
@@ -48,7 +48,7 @@ const MODES: [(&str, &str, &str); 4] = [
 
 struct Agent {
     options: Options,
-    link: Link,
+    link: Outbound,
     client: Mutex<ClientCapabilities>,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
 }
@@ -63,7 +63,7 @@ where
     let peer = Arc::new(Peer::new(out.clone()));
     let agent = Arc::new(Agent {
         options,
-        link: Link { out: out.clone(), peer: Arc::clone(&peer), log },
+        link: Outbound { out: out.clone(), peer: Arc::clone(&peer), log },
         client: Mutex::new(ClientCapabilities::default()),
         sessions: Mutex::new(HashMap::new()),
     });

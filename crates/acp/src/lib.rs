@@ -15,9 +15,9 @@
 mod agent;
 mod auth;
 mod commands;
+mod forward;
 mod fs;
 mod prompt;
-mod pump;
 pub mod rpc;
 mod session;
 pub mod updates;
@@ -46,7 +46,7 @@ pub struct Options {
 
 /// What every session sends through.
 #[derive(Clone)]
-pub(crate) struct Link {
+pub(crate) struct Outbound {
     pub(crate) out: rpc::Outgoing,
     pub(crate) peer: Arc<rpc::Peer>,
     pub(crate) log: Log,

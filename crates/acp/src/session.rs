@@ -1,5 +1,5 @@
 //! One editor session: an axon runtime session, the task that turns its
-//! events into `session/update`s ([`crate::pump`]), and the
+//! events into `session/update`s ([`crate::forward`]), and the
 //! `session/prompt`s waiting for their turn to end.
 //!
 //! Every prompt the runtime turns into work produces exactly one turn, and
@@ -23,9 +23,9 @@ use axon_runtime::{Events, Session, SessionHandle};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::Link;
+use crate::Outbound;
+use crate::forward::EventForwarder;
 use crate::prompt::Roots;
-use crate::pump::Pump;
 use crate::rpc::Outgoing;
 
 /// A `session/prompt` waiting for its answer.
@@ -70,8 +70,8 @@ pub struct AcpSession {
     handle: SessionHandle,
     session: Mutex<Option<Session>>,
     state: Mutex<State>,
-    pump: Mutex<Option<JoinHandle<()>>>,
-    pub(crate) link: Link,
+    forwarder: Mutex<Option<JoinHandle<()>>>,
+    pub(crate) link: Outbound,
 }
 
 impl AcpSession {
@@ -86,7 +86,7 @@ impl AcpSession {
         events: Events,
         mode: String,
         replay: bool,
-        link: &Link,
+        link: &Outbound,
     ) -> Arc<AcpSession> {
         let acp = Arc::new(AcpSession {
             id,
@@ -94,11 +94,11 @@ impl AcpSession {
             handle: session.handle(),
             session: Mutex::new(Some(session)),
             state: Mutex::new(State { mode, ..State::default() }),
-            pump: Mutex::new(None),
+            forwarder: Mutex::new(None),
             link: link.clone(),
         });
-        let task = Pump::start(Arc::clone(&acp), events, replay);
-        *acp.pump.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+        let task = EventForwarder::start(Arc::clone(&acp), events, replay);
+        *acp.forwarder.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
         acp
     }
 
@@ -205,9 +205,9 @@ impl AcpSession {
         if let Some(session) = session {
             session.shutdown().await;
         }
-        let pump = self.pump.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(pump) = pump {
-            let _ = pump.await;
+        let forwarder = self.forwarder.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
         }
     }
 }

@@ -62,7 +62,7 @@ const PLAN_PENDING: u8 = 4;
 
 /// What a run learned from its events besides rendering them.
 #[derive(Default)]
-struct Seen {
+struct RunFacts {
     session_id: Option<String>,
     /// The plan as last shown, and whether it waits for approval.
     plan: Option<(Plan, bool)>,
@@ -73,7 +73,7 @@ struct Driver {
     session: Session,
     events: Events,
     renderer: Arc<Renderer>,
-    seen: Seen,
+    seen: RunFacts,
     /// Someone at the terminal answers questions.
     interactive: bool,
     interrupt: Arc<Interrupt>,
@@ -170,7 +170,7 @@ pub async fn run(args: RunArgs) -> u8 {
     let interrupt = Arc::new(Interrupt::default());
     let watcher = tokio::spawn(watch_ctrl_c(session.handle(), Arc::clone(&interrupt)));
     let mut driver =
-        Driver { session, events, renderer, seen: Seen::default(), interactive, interrupt };
+        Driver { session, events, renderer, seen: RunFacts::default(), interactive, interrupt };
     driver.drain();
     let code = if args.compact.is_some() {
         match driver.turn(Op::Compact).await {

@@ -21,8 +21,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::{ApprovalPolicy, Approver, SharedApproval};
 use crate::history::{History, Journal};
-use crate::lifecycle::{Lifecycle, Verdict, add_context, keep_going};
+use crate::lifecycle::{Lifecycle, LifecycleFuture, Verdict, add_context, keep_going};
 use crate::tokens::TokenCounter;
+use crate::tool_source::ToolSource;
 
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -133,7 +134,7 @@ pub struct Agent {
     /// Why a hook stopped the run being worked on, once one did.
     pub(crate) halted: Option<String>,
     /// Where the tools come from when they can change mid-session.
-    pub(crate) tool_source: Option<Arc<dyn crate::tool_source::ToolSource>>,
+    pub(crate) tool_source: Option<Arc<dyn ToolSource>>,
 }
 
 /// What every request sends before the history, and its token counts.
@@ -290,7 +291,7 @@ impl Agent {
     pub fn approval(&self) -> ApprovalPolicy {
         let own = self.shared_approval.as_ref().map_or(self.config.approval, |s| s.get());
         match &self.bound {
-            Some(parent) => crate::subagents::stricter(own, parent.get()),
+            Some(parent) => own.stricter(parent.get()),
             None => own,
         }
     }
@@ -503,5 +504,53 @@ impl Agent {
     /// The system prompt and tool list every request carries.
     pub(crate) fn preamble(&self) -> &Preamble {
         preamble_of(&self.preamble, &self.registry, &*self.provider, &self.config)
+    }
+}
+
+/// The lifecycle, consulted at each point of a run (`lifecycle.rs`).
+impl Agent {
+    /// Runs `ask` on the lifecycle (or says go on without one) and shows
+    /// its warnings.
+    /// A cancellation stops waiting for it (dropping a hook's future kills
+    /// its process group) and says go on: the cancelled run ends anyway.
+    pub(crate) async fn consult<'a>(
+        &'a self,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+        ask: impl FnOnce(&'a dyn Lifecycle) -> LifecycleFuture<'a>,
+    ) -> Verdict {
+        let Some(lifecycle) = self.lifecycle.as_deref() else {
+            return Verdict::default();
+        };
+        let verdict = tokio::select! {
+            verdict = ask(lifecycle) => verdict,
+            () = cancel.cancelled() => return Verdict::default(),
+        };
+        for message in &verdict.warnings {
+            emit(AgentEvent::Warning { message: message.clone() });
+        }
+        verdict
+    }
+}
+
+/// Tools that change during a session (`tool_source.rs`).
+impl Agent {
+    /// Takes its tools from `source` from now on, and before each model
+    /// call.
+    pub fn with_tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.tool_source = Some(source);
+        self.sync_tools();
+        self
+    }
+
+    /// Brings the registry up to the source's; the offered tools depend on
+    /// it, so the preamble is built again on a change.
+    pub(crate) fn sync_tools(&mut self) {
+        let Some(source) = &self.tool_source else { return };
+        let current = source.current();
+        if !Arc::ptr_eq(&current, &self.registry) {
+            self.registry = current;
+            self.preamble = OnceLock::new();
+        }
     }
 }

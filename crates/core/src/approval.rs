@@ -21,6 +21,16 @@ pub enum ApprovalPolicy {
 }
 
 impl ApprovalPolicy {
+    /// The stricter of two policies (read-only, then ask, then auto).
+    pub fn stricter(self, other: ApprovalPolicy) -> ApprovalPolicy {
+        let rank = |p| match p {
+            ApprovalPolicy::ReadOnly => 2,
+            ApprovalPolicy::Ask => 1,
+            ApprovalPolicy::Auto => 0,
+        };
+        if rank(self) >= rank(other) { self } else { other }
+    }
+
     /// Whether a tool is offered to the model: a read-only session offers
     /// only the tools that read (it would refuse the others).
     pub fn offers(self, spec: &ToolSpec) -> bool {

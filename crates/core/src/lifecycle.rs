@@ -13,11 +13,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use axon_protocol::{AgentEvent, ContentPart, Message, ToolCall, ToolOutput, ToolSpec};
-
-use tokio_util::sync::CancellationToken;
-
-use crate::agent::{Agent, EventSink};
+use axon_protocol::{ContentPart, Message, ToolCall, ToolOutput, ToolSpec};
 
 /// A future a [`Lifecycle`] returns.
 pub type LifecycleFuture<'a> = Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
@@ -102,31 +98,6 @@ pub trait Lifecycle: Send + Sync {
     /// asked for it.
     fn compacting(&self, _auto: bool) -> LifecycleFuture<'_> {
         Box::pin(async { Verdict::default() })
-    }
-}
-
-impl Agent {
-    /// Runs `ask` on the lifecycle (or says go on without one) and shows
-    /// its warnings.
-    /// A cancellation stops waiting for it (dropping a hook's future kills
-    /// its process group) and says go on: the cancelled run ends anyway.
-    pub(crate) async fn consult<'a>(
-        &'a self,
-        emit: EventSink<'_>,
-        cancel: &CancellationToken,
-        ask: impl FnOnce(&'a dyn Lifecycle) -> LifecycleFuture<'a>,
-    ) -> Verdict {
-        let Some(lifecycle) = self.lifecycle.as_deref() else {
-            return Verdict::default();
-        };
-        let verdict = tokio::select! {
-            verdict = ask(lifecycle) => verdict,
-            () = cancel.cancelled() => return Verdict::default(),
-        };
-        for message in &verdict.warnings {
-            emit(AgentEvent::Warning { message: message.clone() });
-        }
-        verdict
     }
 }
 

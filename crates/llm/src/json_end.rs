@@ -7,7 +7,7 @@
 //! for invalid JSON the callers ask serde itself (at most each time the
 //! text doubles), so both readers stay linear in the reply.
 
-use crate::work::Work;
+use crate::scan_cost::ScanCost;
 
 /// The structure scan of one value, kept between deltas.
 #[derive(Debug, Default)]
@@ -24,7 +24,7 @@ impl ValueEnd {
     /// Reads what of `text` (the same text, grown) was not read yet;
     /// returns the first value's length once it has closed: its brackets
     /// balanced, or a string ended outside any bracket.
-    pub(crate) fn feed(&mut self, text: &[u8], work: &mut Work) -> Option<usize> {
+    pub(crate) fn feed(&mut self, text: &[u8], work: &mut ScanCost) -> Option<usize> {
         if self.end.is_some() {
             return self.end;
         }
@@ -65,7 +65,7 @@ impl ValueEnd {
         None
     }
 
-    fn close(&mut self, read: usize, work: &mut Work) {
+    fn close(&mut self, read: usize, work: &mut ScanCost) {
         self.scanned += read;
         work.add(read);
         self.end = Some(self.scanned);
@@ -77,7 +77,8 @@ mod tests {
     use super::*;
 
     fn end_of(pieces: &[&str]) -> Option<usize> {
-        let (mut scan, mut work, mut text) = (ValueEnd::default(), Work::default(), String::new());
+        let (mut scan, mut work, mut text) =
+            (ValueEnd::default(), ScanCost::default(), String::new());
         let mut end = None;
         for piece in pieces {
             text.push_str(piece);

@@ -31,9 +31,9 @@ pub mod overflow;
 mod presets;
 mod providers;
 pub mod retry;
+mod scan_cost;
 pub mod text_protocol;
 pub mod tool_text;
-mod work;
 
 use std::pin::Pin;
 use std::time::Duration;

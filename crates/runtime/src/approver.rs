@@ -26,7 +26,7 @@ pub(crate) type FormAnswer = (ElicitAction, Option<Map<String, Value>>);
 /// waiting for an answer, and the token that cancels the work submitted so
 /// far.
 #[derive(Default)]
-pub struct Shared {
+pub struct SessionControl {
     questions: Mutex<HashMap<String, oneshot::Sender<Approval>>>,
     forms: Mutex<HashMap<String, oneshot::Sender<FormAnswer>>>,
     cancel: Mutex<CancellationToken>,
@@ -35,7 +35,7 @@ pub struct Shared {
     pub(crate) approval: Arc<SharedApproval>,
 }
 
-impl Shared {
+impl SessionControl {
     /// The token for work submitted now: cancelled by the next `cancel`.
     pub fn token(&self) -> CancellationToken {
         self.cancel.lock().unwrap_or_else(PoisonError::into_inner).clone()
@@ -111,7 +111,7 @@ impl Shared {
 /// The approver of an interactive session.
 pub struct AskFrontEnd {
     pub events: Emitter,
-    pub shared: Arc<Shared>,
+    pub shared: Arc<SessionControl>,
     /// The session's tools as they are now (MCP servers join later).
     pub tools: Arc<dyn ToolSource>,
     pub context: ToolContext,

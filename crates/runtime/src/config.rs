@@ -18,6 +18,13 @@ use axon_mcp::config::{ServerConfig, TomlServer, Transport, parse_mcp_json};
 use axon_process::env_policy::{EnvPolicy, EnvPolicyConfig};
 use serde::Deserialize;
 
+/// The provider name of the in-process model (`--provider local`).
+pub const LOCAL_PROVIDER: &str = "local";
+
+/// Whether this build carries the in-process model (the `local-model`
+/// cargo feature, on by default).
+pub const LOCAL_MODEL_IN_THIS_BUILD: bool = cfg!(feature = "local-model");
+
 pub use crate::safety_config::{PermissionsFile, SandboxFile};
 
 /// One config file, as written. Every field is optional: files are layers.
@@ -310,9 +317,7 @@ impl Effective {
         let mut config = match (preset(&name), layer.kind) {
             (Some(preset), _) => preset,
             (None, Some(kind)) => custom(&name, kind),
-            (None, None) if name == crate::local_model::LOCAL_PROVIDER => {
-                custom(&name, ProviderKind::Local)
-            }
+            (None, None) if name == LOCAL_PROVIDER => custom(&name, ProviderKind::Local),
             (None, None) => bail!(
                 "unknown provider '{name}'. Use one of {}, local (a GGUF model run by axon), or \
                  define it with `kind` and `base_url` under [providers.{name}]",
@@ -413,9 +418,7 @@ fn detect_provider(data: &Path, config_file: &Path) -> Result<String> {
         .collect();
     match candidates.as_slice() {
         [one] => Ok((*one).to_string()),
-        [] if crate::local_model::IN_THIS_BUILD && any_model_pulled(data) => {
-            Ok(crate::local_model::LOCAL_PROVIDER.to_string())
-        }
+        [] if LOCAL_MODEL_IN_THIS_BUILD && any_model_pulled(data) => Ok(LOCAL_PROVIDER.to_string()),
         [] => Err(anyhow::Error::new(NoProvider { config_file: config_file.to_path_buf() })),
         several => bail!(
             "API keys for several providers are set ({}); choose one with --provider, AXON_PROVIDER or `provider = \"...\"` in the config",

@@ -52,7 +52,7 @@ pub mod skill_files;
 mod subagents;
 mod workspace_layer;
 
-pub use approver::Shared;
+pub use approver::SessionControl;
 pub use config::{NoProvider, SEE_CONFIG_SHOW};
 pub use events::{Emitter, Events, channel};
 pub use journal::{SessionChoice, secrets};

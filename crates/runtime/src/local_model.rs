@@ -27,12 +27,7 @@ use axon_models::{DEFAULT_SOURCE, ModelStore};
 
 use crate::config::Effective;
 
-/// The provider name of the in-process model (`--provider local`).
-pub const LOCAL_PROVIDER: &str = "local";
-
-/// Whether this build carries the in-process model (the `local-model`
-/// cargo feature, on by default).
-pub const IN_THIS_BUILD: bool = cfg!(feature = "local-model");
+pub use crate::config::{LOCAL_MODEL_IN_THIS_BUILD as IN_THIS_BUILD, LOCAL_PROVIDER};
 
 /// What a user without the local model in their build can do instead.
 const NOT_BUILT: &str = "this axon was built without the local model (cargo feature `local-model`). \

@@ -28,7 +28,7 @@ use axon_protocol::{AgentEvent, ContentPart, ElicitAction, Preview, ToolCall, To
 use futures_util::StreamExt;
 use serde_json::json;
 
-use crate::approver::Shared;
+use crate::approver::SessionControl;
 use crate::events::Emitter;
 
 /// The name a sampling request goes by in `action` and `observation`.
@@ -41,7 +41,7 @@ const PROMPT_SHOWN: usize = 200;
 /// What the session lends its MCP servers' requests.
 pub(crate) struct McpHost {
     pub events: Emitter,
-    pub shared: Arc<Shared>,
+    pub shared: Arc<SessionControl>,
     pub approval: Arc<SharedApproval>,
     /// Someone answers approval requests.
     pub interactive: bool,
@@ -58,7 +58,7 @@ pub(crate) struct McpHost {
 impl McpHost {
     pub(crate) fn new(
         events: Emitter,
-        shared: Arc<Shared>,
+        shared: Arc<SessionControl>,
         provider: Arc<dyn Provider>,
         interactive: bool,
         forms: bool,
@@ -319,7 +319,7 @@ mod tests {
         config.api_key = Some("unused".into());
         let provider = axon_llm::build_provider(&config).unwrap();
         let (emitter, events) = crate::events::channel();
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(SessionControl::default());
         shared.approval.set(policy);
         (McpHost::new(emitter, shared, provider, interactive, false), events)
     }

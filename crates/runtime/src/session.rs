@@ -19,7 +19,7 @@ use axon_tools::Workspace;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::approver::Shared;
+use crate::approver::SessionControl;
 use crate::config::Effective;
 use crate::events::Emitter;
 use crate::journal::{SessionChoice, SessionJournal, Sessions};
@@ -37,7 +37,7 @@ pub struct Session {
 #[derive(Clone)]
 pub struct SessionHandle {
     ops: mpsc::UnboundedSender<(Op, CancellationToken)>,
-    shared: Arc<Shared>,
+    shared: Arc<SessionControl>,
 }
 
 impl SessionHandle {
@@ -66,7 +66,7 @@ impl SessionHandle {
 }
 
 impl Session {
-    pub(crate) fn start(task: Task, shared: Arc<Shared>) -> Session {
+    pub(crate) fn start(task: Task, shared: Arc<SessionControl>) -> Session {
         let (ops, queue) = mpsc::unbounded_channel();
         let worker = Arc::clone(&shared);
         let task = tokio::spawn(task.serve(queue, worker));
@@ -102,7 +102,7 @@ impl Drop for Session {
 }
 
 /// The work of one turn.
-enum Work {
+enum TurnKind {
     Prompt { text: String, attachments: Vec<Attachment> },
     Propose { text: String, attachments: Vec<Attachment> },
     RunPlan,
@@ -153,20 +153,20 @@ impl Task {
     async fn serve(
         mut self,
         mut queue: mpsc::UnboundedReceiver<(Op, CancellationToken)>,
-        shared: Arc<Shared>,
+        shared: Arc<SessionControl>,
     ) {
         while let Some((op, cancel)) = queue.recv().await {
             match op {
                 Op::Shutdown => break,
                 Op::UserTurn { text, attachments } => {
                     let work = match self.mode {
-                        Mode::React => Work::Prompt { text, attachments },
-                        Mode::Plan => Work::Propose { text, attachments },
+                        Mode::React => TurnKind::Prompt { text, attachments },
+                        Mode::Plan => TurnKind::Propose { text, attachments },
                     };
                     self.turn(&shared, &cancel, work).await;
                 }
-                Op::ApprovePlan => self.turn(&shared, &cancel, Work::RunPlan).await,
-                Op::Compact => self.turn(&shared, &cancel, Work::Compact).await,
+                Op::ApprovePlan => self.turn(&shared, &cancel, TurnKind::RunPlan).await,
+                Op::Compact => self.turn(&shared, &cancel, TurnKind::Compact).await,
                 Op::EditPlan { plan } => self.edit_plan(plan),
                 Op::RejectPlan => self.events.emit(AgentEvent::Info {
                     message: "plan set aside; it stays saved in the session. Say what to change, \
@@ -202,17 +202,19 @@ impl Task {
 
     /// One turn: `turn_started`, the work, then `turn_completed` with the
     /// usage it took and why it stopped; the session file is synced.
-    async fn turn(&mut self, shared: &Shared, cancel: &CancellationToken, work: Work) {
+    async fn turn(&mut self, shared: &SessionControl, cancel: &CancellationToken, work: TurnKind) {
         self.turns += 1;
         let turn = self.turns;
         self.events.emit(AgentEvent::TurnStarted { turn });
-        if let Work::Prompt { text, attachments } | Work::Propose { text, attachments } = &work {
+        if let TurnKind::Prompt { text, attachments } | TurnKind::Propose { text, attachments } =
+            &work
+        {
             self.events.emit(AgentEvent::Prompt {
                 text: text.clone(),
                 attachments: attachments.iter().map(attachment_name).collect(),
             });
         }
-        if let Work::Prompt { text, .. } | Work::Propose { text, .. } = &work {
+        if let TurnKind::Prompt { text, .. } | TurnKind::Propose { text, .. } = &work {
             self.tools.before_prompt(text, cancel).await;
         }
         let usage = Arc::new(Mutex::new(Usage::default()));
@@ -222,14 +224,14 @@ impl Task {
             StopReason::Cancelled
         } else {
             match work {
-                Work::Prompt { text, attachments } => {
+                TurnKind::Prompt { text, attachments } => {
                     self.prompt(&text, &attachments, counted, cancel).await
                 }
-                Work::Propose { text, attachments } => {
+                TurnKind::Propose { text, attachments } => {
                     self.propose(&text, &attachments, counted, cancel).await
                 }
-                Work::RunPlan => self.run_plan(counted, cancel).await,
-                Work::Compact => self.compact(cancel).await,
+                TurnKind::RunPlan => self.run_plan(counted, cancel).await,
+                TurnKind::Compact => self.compact(cancel).await,
             }
         };
         shared.forget_questions();

@@ -20,7 +20,7 @@ use axon_protocol::{AgentEvent, PlanStatus, SessionInfo};
 use axon_store::SessionStore;
 use axon_tools::{Profile, ToolContext};
 
-use crate::approver::{AskFrontEnd, Shared};
+use crate::approver::{AskFrontEnd, SessionControl};
 use crate::config::{Effective, Overrides};
 use crate::events::Emitter;
 use crate::guidance::{self, Guidance};
@@ -201,7 +201,7 @@ fn start_servers(
     grounds: &Grounds,
     model: &Model,
     tools: Tools,
-    shared: &Arc<Shared>,
+    shared: &Arc<SessionControl>,
     emitter: &Emitter,
 ) -> (Arc<LiveTools>, Arc<crate::mcp_host::McpHost>) {
     let observed = emitter.clone();
@@ -266,7 +266,7 @@ async fn agent_step(
     };
     let info = model.provider.info().clone();
     let opened = sessions.continue_(&config.session, (&info.name, &info.model))?;
-    let shared = Arc::new(Shared::default());
+    let shared = Arc::new(SessionControl::default());
     let guidance = Arc::clone(&tools.guidance);
     let agent_config = tools.agent_config.clone();
     let (live, mcp_host) = start_servers(&config, &grounds, &model, tools, &shared, &emitter);

@@ -106,7 +106,7 @@ pub enum ModelInfo {
 }
 
 #[derive(Default)]
-struct Shared {
+struct ServerScript {
     model_info: Mutex<ModelInfo>,
     /// `METHOD path` of every question about the model, in order.
     probes: Mutex<Vec<String>>,
@@ -123,14 +123,15 @@ struct Shared {
 pub struct ScriptedServer {
     /// `http://127.0.0.1:PORT`
     pub url: String,
-    shared: Arc<Shared>,
+    shared: Arc<ServerScript>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl ScriptedServer {
     /// Starts serving `script` on the current Tokio runtime.
     pub async fn start(script: Vec<Reply>) -> std::io::Result<Self> {
-        let shared = Arc::new(Shared { script: Mutex::new(script.into()), ..Shared::default() });
+        let shared =
+            Arc::new(ServerScript { script: Mutex::new(script.into()), ..ServerScript::default() });
         let app = Router::new()
             .route("/stats", axum::routing::get(stats))
             .fallback(answer)
@@ -192,7 +193,7 @@ impl Drop for ScriptedServer {
     }
 }
 
-fn gaps(shared: &Shared) -> Vec<u64> {
+fn gaps(shared: &ServerScript) -> Vec<u64> {
     let timeline = shared.timeline.lock().unwrap_or_else(PoisonError::into_inner);
     timeline
         .windows(2)
@@ -204,14 +205,14 @@ fn gaps(shared: &Shared) -> Vec<u64> {
         .collect()
 }
 
-async fn stats(State(shared): State<Arc<Shared>>) -> Response {
+async fn stats(State(shared): State<Arc<ServerScript>>) -> Response {
     let requests = shared.timeline.lock().unwrap_or_else(PoisonError::into_inner).len();
     plain(200, &json!({"requests": requests, "client_gaps_us": gaps(&shared)}).to_string())
 }
 
 /// The answer to a question about the model's window, or `None` when the
 /// request is not one.
-fn model_info(shared: &Shared, method: &Method, path: &str) -> Option<Response> {
+fn model_info(shared: &ServerScript, method: &Method, path: &str) -> Option<Response> {
     let get = method == Method::GET;
     let question = (get && (path.ends_with("/models") || path == "/props" || path == "/api/ps"))
         || (method == Method::POST && path == "/api/show");
@@ -252,7 +253,7 @@ fn model_info(shared: &Shared, method: &Method, path: &str) -> Option<Response> 
 }
 
 async fn answer(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<ServerScript>>,
     method: Method,
     uri: Uri,
     _headers: HeaderMap,

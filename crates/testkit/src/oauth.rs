@@ -31,7 +31,7 @@ struct Auth {
     issued: usize,
 }
 
-type Shared = Arc<Mutex<Auth>>;
+type ServerScript = Arc<Mutex<Auth>>;
 
 fn base64url(bytes: &[u8]) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -51,12 +51,12 @@ fn query(raw: Option<String>) -> HashMap<String, String> {
     url::Url::parse(&url).unwrap().query_pairs().into_owned().collect()
 }
 
-async fn resource_metadata(State(auth): State<Shared>) -> axum::Json<Value> {
+async fn resource_metadata(State(auth): State<ServerScript>) -> axum::Json<Value> {
     let base = auth.lock().unwrap().base.clone();
     axum::Json(json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}))
 }
 
-async fn server_metadata(State(auth): State<Shared>) -> axum::Json<Value> {
+async fn server_metadata(State(auth): State<ServerScript>) -> axum::Json<Value> {
     let base = auth.lock().unwrap().base.clone();
     axum::Json(json!({
         "issuer": base,
@@ -70,7 +70,10 @@ async fn server_metadata(State(auth): State<Shared>) -> axum::Json<Value> {
     }))
 }
 
-async fn register(State(auth): State<Shared>, axum::Json(body): axum::Json<Value>) -> Response {
+async fn register(
+    State(auth): State<ServerScript>,
+    axum::Json(body): axum::Json<Value>,
+) -> Response {
     let mut auth = auth.lock().unwrap();
     auth.registered += 1;
     let id = format!("client-{}", auth.registered);
@@ -78,7 +81,7 @@ async fn register(State(auth): State<Shared>, axum::Json(body): axum::Json<Value
     (StatusCode::CREATED, axum::Json(answer)).into_response()
 }
 
-async fn authorize(State(auth): State<Shared>, RawQuery(raw): RawQuery) -> Response {
+async fn authorize(State(auth): State<ServerScript>, RawQuery(raw): RawQuery) -> Response {
     let q = query(raw);
     if q.get("code_challenge_method").map(String::as_str) != Some("S256") {
         return (StatusCode::BAD_REQUEST, "PKCE S256 required").into_response();
@@ -101,7 +104,7 @@ fn tokens(auth: &mut Auth) -> Value {
     json!({"access_token": access, "refresh_token": refresh, "token_type": "Bearer", "expires_in": 3600})
 }
 
-async fn token(State(auth): State<Shared>, body: String) -> Response {
+async fn token(State(auth): State<ServerScript>, body: String) -> Response {
     let form: HashMap<String, String> =
         url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
     let mut auth = auth.lock().unwrap();
@@ -131,7 +134,7 @@ async fn token(State(auth): State<Shared>, body: String) -> Response {
 
 /// The protected MCP endpoint: a minimal stateless streamable HTTP server
 /// (JSON answers) with one tool, behind the bearer check.
-async fn mcp(State(auth): State<Shared>, headers: HeaderMap, body: String) -> Response {
+async fn mcp(State(auth): State<ServerScript>, headers: HeaderMap, body: String) -> Response {
     let (known, base) = {
         let auth = auth.lock().unwrap();
         let bearer = headers
@@ -169,7 +172,7 @@ async fn mcp(State(auth): State<Shared>, headers: HeaderMap, body: String) -> Re
 /// The server, running on its own runtime until dropped.
 pub struct OAuthServer {
     runtime: tokio::runtime::Runtime,
-    auth: Shared,
+    auth: ServerScript,
     /// `http://127.0.0.1:PORT`; the MCP endpoint is `{base}/mcp`.
     pub base: String,
 }
@@ -202,7 +205,7 @@ impl OAuthServer {
 pub fn start() -> OAuthServer {
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let auth: Shared = Arc::default();
+    let auth: ServerScript = Arc::default();
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     auth.lock().unwrap().base = base.clone();

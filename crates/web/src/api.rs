@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::auth::refuse;
-use crate::server::Shared;
+use crate::server::PanelState;
 
 /// The largest operation accepted: a prompt with a few images.
 pub const MAX_OP: usize = 8 * 1024 * 1024;
@@ -29,7 +29,7 @@ pub const MAX_PROMPT: usize = 256 * 1024;
 /// `POST /api/op`: one `Op` as JSON, at most [`MAX_OP`] bytes, a prompt's
 /// text at most [`MAX_PROMPT`].
 pub async fn op(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<PanelState>>,
     headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
@@ -84,7 +84,7 @@ pub async fn op(
 }
 
 /// `GET /api/sessions`: this workspace's sessions, newest first.
-pub async fn sessions(State(shared): State<Arc<Shared>>) -> Response {
+pub async fn sessions(State(shared): State<Arc<PanelState>>) -> Response {
     let listed = blocking(move || {
         let sessions = shared.store.list(Some(&shared.root)).map_err(|e| e.to_string())?;
         Ok(sessions
@@ -106,7 +106,7 @@ pub async fn sessions(State(shared): State<Arc<Shared>>) -> Response {
 }
 
 /// `DELETE /api/sessions/{id}`.
-pub async fn delete(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+pub async fn delete(State(shared): State<Arc<PanelState>>, Path(id): Path<String>) -> Response {
     if shared.current().as_deref() == Some(id.as_str()) {
         return refuse(
             StatusCode::CONFLICT,
@@ -129,7 +129,7 @@ pub async fn delete(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -
 }
 
 /// `GET /api/sessions/{id}/export`: the session as Markdown, to download.
-pub async fn export(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+pub async fn export(State(shared): State<Arc<PanelState>>, Path(id): Path<String>) -> Response {
     let file = id.clone();
     let markdown = blocking(move || {
         owned(&shared, &id)?;
@@ -158,7 +158,7 @@ pub async fn export(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -
 }
 
 /// `GET /api/files`: the workspace's files for `@` completion.
-pub async fn files(State(shared): State<Arc<Shared>>) -> Response {
+pub async fn files(State(shared): State<Arc<PanelState>>) -> Response {
     let listed = blocking(move || Ok(axon_runtime::mentions::index(&shared.root))).await;
     match listed {
         Ok(files) => axum::Json(files).into_response(),
@@ -170,7 +170,7 @@ pub async fn files(State(shared): State<Arc<Shared>>) -> Response {
 /// `ID.jsonl` (what the store opens and removes by that id) and says it
 /// belongs here. A copied or renamed file whose header names another id is
 /// not taken for it.
-fn owned(shared: &Shared, id: &str) -> Result<(), String> {
+fn owned(shared: &PanelState, id: &str) -> Result<(), String> {
     let plain = !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
     let listed = shared.store.list(Some(&shared.root)).map_err(|e| e.to_string())?;
     let named = |s: &axon_runtime::SessionSummary| {

@@ -19,7 +19,7 @@ use serde_json::json;
 
 use crate::api::blocking;
 use crate::auth::refuse;
-use crate::server::Shared;
+use crate::server::PanelState;
 
 /// The most turns listed, newest first (as the terminal UI lists them).
 const LISTED: usize = 20;
@@ -28,7 +28,7 @@ const NOTHING: &str = "Nothing to rewind: the session has no turns yet.";
 
 /// `GET /api/rewind`: the open session's turns, newest first, at most
 /// [`LISTED`]: `{"turns": [{"turn", "changed_files", "prompt"}], "total"}`.
-pub async fn turns(State(shared): State<Arc<Shared>>) -> Response {
+pub async fn turns(State(shared): State<Arc<PanelState>>) -> Response {
     let Some(id) = shared.current() else {
         return axum::Json(json!({ "turns": [], "total": 0 })).into_response();
     };
@@ -59,7 +59,7 @@ pub async fn turns(State(shared): State<Arc<Shared>>) -> Response {
 /// the open session to before `turn` would do, as lines to show before
 /// asking: `{"turn", "scope", "lines"}`. Nothing is changed.
 pub async fn preview(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<PanelState>>,
     Path(turn): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Response {

@@ -30,7 +30,7 @@ use crate::log::EventLog;
 use crate::{Options, api, assets, rewind, stream};
 
 /// What every request handler shares.
-pub struct Shared {
+pub struct PanelState {
     pub log: EventLog,
     pub session: SessionHandle,
     pub store: SessionStore,
@@ -41,7 +41,7 @@ pub struct Shared {
     stop: CancellationToken,
 }
 
-impl Shared {
+impl PanelState {
     pub fn current(&self) -> Option<String> {
         self.current.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
@@ -52,7 +52,7 @@ pub struct WebServer {
     listener: TcpListener,
     addr: SocketAddr,
     gate: Arc<Gate>,
-    shared: Arc<Shared>,
+    shared: Arc<PanelState>,
     session: Session,
     pump: JoinHandle<()>,
 }
@@ -103,7 +103,7 @@ impl WebServer {
                 anyhow::bail!(message);
             }
         };
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(PanelState {
             log,
             session: session.handle(),
             store,
@@ -155,7 +155,7 @@ impl WebServer {
     }
 }
 
-fn router(shared: Arc<Shared>, gate: Arc<Gate>) -> Router {
+fn router(shared: Arc<PanelState>, gate: Arc<Gate>) -> Router {
     // Every route under this run's prefix: the cookie goes nowhere else.
     let at = |path: &str| format!("{}{path}", gate.base);
     Router::new()
@@ -186,12 +186,12 @@ async fn asset(axum::extract::Path(path): axum::extract::Path<String>) -> Respon
     assets::serve(&path)
 }
 
-async fn events(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+async fn events(State(shared): State<Arc<PanelState>>, headers: HeaderMap) -> Response {
     stream::events(shared.log.clone(), &headers, shared.stop.clone()).into_response()
 }
 
 /// Moves the session's events into the log, noting which session is shown.
-async fn pump(mut events: Events, shared: Arc<Shared>) {
+async fn pump(mut events: Events, shared: Arc<PanelState>) {
     while let Some(mut event) = events.recv().await {
         let shown = match &event {
             AgentEvent::SessionStarted { session } => Some(session.session_id.clone()),

@@ -11,7 +11,7 @@ mod run;
 mod tool;
 
 pub use defs::{AgentDefinition, axon_tool_name, parse_definition, resolve_tools};
-pub use run::{MAX_DEPTH, stricter};
+pub use run::MAX_DEPTH;
 pub use tool::{
     ConnectFuture, ConnectModel, DEFAULT_MAX_ITERATIONS, DEFAULT_TOKEN_BUDGET, SubagentSettings,
     register_subagents,

@@ -83,16 +83,6 @@ impl Agent {
     }
 }
 
-/// The stricter of two policies (read-only, then ask, then auto).
-pub fn stricter(a: ApprovalPolicy, b: ApprovalPolicy) -> ApprovalPolicy {
-    let rank = |p| match p {
-        ApprovalPolicy::ReadOnly => 2,
-        ApprovalPolicy::Ask => 1,
-        ApprovalPolicy::Auto => 0,
-    };
-    if rank(a) >= rank(b) { a } else { b }
-}
-
 /// One run to make.
 pub(crate) struct Child {
     /// Its name in events and hooks.

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::defs::{AgentDefinition, resolve_tools};
-use super::run::{Child, MAX_DEPTH, Parent, no_parent, run_child, stricter};
+use super::run::{Child, MAX_DEPTH, Parent, no_parent, run_child};
 use crate::approval::ApprovalPolicy;
 
 /// Model calls a subagent may make unless its definition says otherwise.
@@ -59,7 +59,7 @@ impl Default for SubagentSettings {
 /// Claude Code's model aliases: they name no model of an API.
 const MODEL_ALIASES: [&str; 3] = ["sonnet", "opus", "haiku"];
 
-struct Shared {
+struct SubagentSet {
     settings: SubagentSettings,
     /// Every subagent tool's name (`task` and each `agent_NAME`).
     names: HashSet<String>,
@@ -117,7 +117,7 @@ pub fn register_subagents(
     }
     let read_only_tools: HashSet<String> =
         registry.specs().filter(|s| s.annotations.read_only).map(|s| s.name.clone()).collect();
-    let shared = Arc::new(Shared { settings, names, agents });
+    let shared = Arc::new(SubagentSet { settings, names, agents });
     for index in 0..shared.agents.len() {
         let tool = AgentTool { shared: Arc::clone(&shared), index };
         if let Err(e) = registry.try_register(Arc::new(tool)) {
@@ -140,7 +140,7 @@ fn reads(registry: &ToolRegistry, tool: &str) -> bool {
 
 /// `agent_NAME`: the subagent one definition describes.
 struct AgentTool {
-    shared: Arc<Shared>,
+    shared: Arc<SubagentSet>,
     index: usize,
 }
 
@@ -199,7 +199,7 @@ impl Tool for AgentTool {
 async fn start(
     ctx: &ToolContext,
     parent: &Parent,
-    shared: &Shared,
+    shared: &SubagentSet,
     definition: &AgentDefinition,
     task: String,
     mut notes: Vec<String>,
@@ -222,8 +222,7 @@ async fn start(
         .collect();
     let registry = parent.registry.subset(names);
     let provider = provider_for(parent, shared, definition, &mut notes).await;
-    let approval =
-        definition.approval.map_or(parent.approval, |own| stricter(parent.approval, own));
+    let approval = definition.approval.map_or(parent.approval, |own| parent.approval.stricter(own));
     let root = ctx.workspace.root().display().to_string();
     let child = Child {
         agent: definition.name.clone(),
@@ -243,7 +242,7 @@ async fn start(
 /// else the parent's, with a note saying why.
 async fn provider_for(
     parent: &Parent,
-    shared: &Shared,
+    shared: &SubagentSet,
     definition: &AgentDefinition,
     notes: &mut Vec<String>,
 ) -> Arc<dyn Provider> {
@@ -278,7 +277,7 @@ fn system_prompt(instructions: &str, agent: &str, root: &str) -> String {
 
 /// `task`: an ad-hoc helper, or a defined subagent by `subagent_type`.
 struct TaskTool {
-    shared: Arc<Shared>,
+    shared: Arc<SubagentSet>,
     /// The parent's tools when registered, to read `tools` against.
     available: Vec<String>,
     read_only_tools: HashSet<String>,

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::json_end::ValueEnd;
-use crate::work::Work;
+use crate::scan_cost::ScanCost;
 
 use super::{CLOSE, FENCE};
 
@@ -26,7 +26,7 @@ pub struct VisibleText {
     in_block: bool,
     /// Where the reading of the open block's body stands.
     scan: BlockScan,
-    work: Work,
+    work: ScanCost,
 }
 
 impl VisibleText {
@@ -149,7 +149,7 @@ enum Settled {
 impl BlockScan {
     /// Where the block ends in `body`, or `None` while more text could
     /// change the answer (or, at the end, when it never closes).
-    fn end(&mut self, body: &str, at_end: bool, work: &mut Work) -> Option<usize> {
+    fn end(&mut self, body: &str, at_end: bool, work: &mut ScanCost) -> Option<usize> {
         self.find_close(body, work);
         if self.settled.is_none() {
             let closed_now = self.scan_structure(body, work);
@@ -182,7 +182,7 @@ impl BlockScan {
     }
 
     /// Looks for the body's first ``` in what arrived since the last look.
-    fn find_close(&mut self, body: &str, work: &mut Work) {
+    fn find_close(&mut self, body: &str, work: &mut ScanCost) {
         if self.first_close.is_some() {
             return;
         }
@@ -200,7 +200,7 @@ impl BlockScan {
 
     /// Reads the new bytes for brackets and strings; true when the first
     /// value closes among them.
-    fn scan_structure(&mut self, body: &str, work: &mut Work) -> bool {
+    fn scan_structure(&mut self, body: &str, work: &mut ScanCost) -> bool {
         if self.closed {
             return false;
         }
@@ -209,7 +209,7 @@ impl BlockScan {
     }
 
     /// Asks serde, keeping its answer when more text cannot change it.
-    fn read(&mut self, body: &str, work: &mut Work) {
+    fn read(&mut self, body: &str, work: &mut ScanCost) {
         work.add(body.len());
         self.read_len = Some(body.len());
         let mut values = serde_json::Deserializer::from_str(body).into_iter::<Value>();

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Work;
+use super::ScanCost;
 use super::json::{Call, CallSeq, Json, JsonScan, SeqStep};
 
 /// What a reader knows so far.
@@ -41,7 +41,7 @@ pub(super) fn match_at(text: &str, at: usize, literal: &str) -> Match {
 }
 
 /// Where the whitespace from `at` ends.
-fn skip_space(text: &str, at: usize, work: &mut Work) -> usize {
+fn skip_space(text: &str, at: usize, work: &mut ScanCost) -> usize {
     let rest = &text[at..];
     let skipped = rest.len() - rest.trim_start().len();
     work.add(skipped);
@@ -98,7 +98,7 @@ impl Block {
     }
 
     /// Reads on; `body` is the text after the marker.
-    pub(super) fn step(&mut self, body: &str, at_end: bool, work: &mut Work) -> Step {
+    pub(super) fn step(&mut self, body: &str, at_end: bool, work: &mut ScanCost) -> Step {
         match self {
             Block::Hermes(hermes) => hermes.step(body, at_end, work),
             Block::PythonTag(seq) => match seq.step(body, at_end, None, work) {
@@ -133,7 +133,7 @@ pub(super) enum Hermes {
 const TOOL_CALL_CLOSE: &str = "</tool_call>";
 
 impl Hermes {
-    fn step(&mut self, body: &str, at_end: bool, work: &mut Work) -> Step {
+    fn step(&mut self, body: &str, at_end: bool, work: &mut ScanCost) -> Step {
         loop {
             match self {
                 Hermes::Open(pos) => {
@@ -215,7 +215,7 @@ const PARAMETER: &str = "<parameter=";
 const PARAMETER_CLOSE: &str = "</parameter>";
 
 impl Function {
-    pub(super) fn step(&mut self, body: &str, at_end: bool, work: &mut Work) -> Step {
+    pub(super) fn step(&mut self, body: &str, at_end: bool, work: &mut ScanCost) -> Step {
         loop {
             match &mut self.stage {
                 FunctionStage::Name => {
@@ -312,7 +312,7 @@ impl Params {
         Params { arguments: Map::new(), pos, value: None }
     }
 
-    fn step(&mut self, body: &str, at_end: bool, work: &mut Work) -> ParamsStep {
+    fn step(&mut self, body: &str, at_end: bool, work: &mut ScanCost) -> ParamsStep {
         loop {
             if let Some((key, start, from)) = &mut self.value {
                 let (value_end, next) = match value_end(body, from, at_end, work) {
@@ -366,7 +366,7 @@ fn value_end(
     body: &str,
     from: &mut usize,
     at_end: bool,
-    work: &mut Work,
+    work: &mut ScanCost,
 ) -> Option<(usize, usize)> {
     let bytes = body.as_bytes();
     while let Some(offset) = bytes[*from..].iter().position(|&b| b == b'<') {
@@ -430,7 +430,7 @@ const ARGS: &str = "[ARGS]";
 const CALL_ID: &str = "[CALL_ID]";
 
 impl Mistral {
-    fn step(&mut self, body: &str, at_end: bool, work: &mut Work) -> Step {
+    fn step(&mut self, body: &str, at_end: bool, work: &mut ScanCost) -> Step {
         loop {
             match self {
                 Mistral::Open(pos) => {
@@ -512,7 +512,7 @@ fn run_then_tag(
     start: usize,
     tags: &[&'static str],
     at_end: bool,
-    work: &mut Work,
+    work: &mut ScanCost,
 ) -> Option<(usize, Option<&'static str>)> {
     let bytes = &body.as_bytes()[start..];
     let len = bytes.iter().take(NAME_LIMIT + 1).take_while(|&&b| is_name_byte(b)).count();

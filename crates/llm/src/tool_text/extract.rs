@@ -5,7 +5,7 @@
 
 use super::blocks::{Block, Marker, Match, Step, match_at};
 use super::json::{CallSeq, SeqStep};
-use super::{Piece, Work};
+use super::{Piece, ScanCost};
 
 /// Streamed reply text in, prose and tool calls out, in order (see the
 /// [module](super) for the formats). Text that might be the start of a
@@ -18,7 +18,7 @@ pub struct CallExtractor {
     /// Text not yet given out: a possible marker start, or a block.
     pending: String,
     state: State,
-    work: Work,
+    work: ScanCost,
 }
 
 #[derive(Debug)]
@@ -42,7 +42,7 @@ impl CallExtractor {
             tool_names,
             pending: String::new(),
             state: State::Start(0),
-            work: Work::default(),
+            work: ScanCost::default(),
         }
     }
 
@@ -171,7 +171,7 @@ enum Found {
 /// markers start with `<` or `[` and none holds another, so the first
 /// position that is a marker's beginning cut off by the end of the text
 /// is the start of the held-back tail.
-fn find_marker(text: &str, at_end: bool, work: &mut Work) -> Found {
+fn find_marker(text: &str, at_end: bool, work: &mut ScanCost) -> Found {
     let bytes = text.as_bytes();
     let mut from = 0;
     while let Some(offset) = bytes[from..].iter().position(|&b| b == b'<' || b == b'[') {

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Work;
+use super::ScanCost;
 use crate::json_end::ValueEnd;
 
 /// A call: its name and its arguments object.
@@ -33,7 +33,7 @@ pub(super) enum Json {
 
 impl JsonScan {
     /// `text` starts at the value's first byte.
-    pub(super) fn read(&mut self, text: &str, at_end: bool, work: &mut Work) -> Json {
+    pub(super) fn read(&mut self, text: &str, at_end: bool, work: &mut ScanCost) -> Json {
         let bytes = text.as_bytes();
         if let Some(end) = self.end.feed(bytes, work) {
             work.add(end);
@@ -147,7 +147,7 @@ impl CallSeq {
         text: &str,
         at_end: bool,
         strict: Option<&[String]>,
-        work: &mut Work,
+        work: &mut ScanCost,
     ) -> SeqStep {
         loop {
             if let Some((start, scan)) = &mut self.value {

@@ -29,7 +29,7 @@ mod stream;
 
 use serde_json::Value;
 
-use crate::work::Work;
+use crate::scan_cost::ScanCost;
 
 pub use extract::CallExtractor;
 pub use stream::with_text_calls;

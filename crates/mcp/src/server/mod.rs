@@ -43,7 +43,7 @@ pub use logging::LogLevel;
 pub const MAX_CONCURRENT_CALLS: usize = 64;
 
 /// What one server serves; shared by all its sessions.
-struct Shared {
+struct Served {
     registry: Arc<ToolRegistry>,
     context: ToolContext,
     /// The registry's tools as MCP sees them, converted once.
@@ -56,7 +56,7 @@ struct Shared {
 /// gives each new session its own logging level over the shared registry.
 #[derive(Clone)]
 pub struct ToolServer {
-    shared: Arc<Shared>,
+    shared: Arc<Served>,
     log: logging::Logger,
 }
 
@@ -66,7 +66,7 @@ impl ToolServer {
     pub fn new(registry: Arc<ToolRegistry>, context: ToolContext, instructions: String) -> Self {
         let tools = Arc::new(registry.specs().map(mcp_tool).collect());
         ToolServer {
-            shared: Arc::new(Shared {
+            shared: Arc::new(Served {
                 registry,
                 context,
                 tools,

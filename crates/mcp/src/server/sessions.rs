@@ -80,9 +80,9 @@ struct Table {
     closing: Vec<SessionId>,
 }
 
-type Shared = Arc<Mutex<Table>>;
+type Served = Arc<Mutex<Table>>;
 
-fn lock(table: &Shared) -> MutexGuard<'_, Table> {
+fn lock(table: &Served) -> MutexGuard<'_, Table> {
     table.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -91,7 +91,7 @@ fn lock(table: &Shared) -> MutexGuard<'_, Table> {
 pub struct BoundedSessions {
     inner: LocalSessionManager,
     limits: SessionLimits,
-    table: Shared,
+    table: Served,
     /// Sessions were closed since memory was last handed back.
     closed_since_release: AtomicBool,
 }
@@ -108,7 +108,7 @@ impl BoundedSessions {
         BoundedSessions {
             inner,
             limits,
-            table: Shared::default(),
+            table: Served::default(),
             closed_since_release: AtomicBool::new(false),
         }
     }
@@ -223,7 +223,7 @@ impl BoundedSessions {
 /// when dropped, unless [`Reservation::commit`] turned it into the session.
 #[derive(Debug)]
 struct Reservation {
-    table: Shared,
+    table: Served,
     held: bool,
 }
 
@@ -251,7 +251,7 @@ impl Drop for Reservation {
 /// close finished.
 #[derive(Debug)]
 struct PendingClose {
-    table: Shared,
+    table: Served,
     id: Option<SessionId>,
 }
 
@@ -266,7 +266,7 @@ impl Drop for PendingClose {
 /// Counts one request of a session as being answered while it lives.
 #[derive(Debug)]
 struct OpenGuard {
-    table: Shared,
+    table: Served,
     id: SessionId,
 }
 

@@ -24,29 +24,30 @@ use crate::rpc::RpcError;
 use crate::session::AcpSession;
 use crate::updates::{Mapper, message_chunk, usage};
 
-pub(crate) struct Pump {
+pub(crate) struct EventForwarder {
     mapper: Mapper,
     acp: Arc<AcpSession>,
     /// Plan questions asked so far, numbering their cards.
     plan_questions: u32,
 }
 
-impl Pump {
+impl EventForwarder {
     /// Sends what `events` already hold (a replayed history first, when
     /// `replay`), then serves the rest in a task.
     pub(crate) fn start(acp: Arc<AcpSession>, mut events: Events, replay: bool) -> JoinHandle<()> {
-        let mut pump = Pump { mapper: Mapper::new(&acp.roots.editor), acp, plan_questions: 0 };
+        let mut forwarder =
+            EventForwarder { mapper: Mapper::new(&acp.roots.editor), acp, plan_questions: 0 };
         while let Ok(event) = events.try_recv() {
             match event {
                 AgentEvent::History { messages } if replay => {
-                    for update in pump.mapper.replay(&messages) {
-                        pump.send(update);
+                    for update in forwarder.mapper.replay(&messages) {
+                        forwarder.send(update);
                     }
                 }
-                event => pump.event(event),
+                event => forwarder.event(event),
             }
         }
-        tokio::spawn(pump.run(events))
+        tokio::spawn(forwarder.run(events))
     }
 
     async fn run(mut self, mut events: Events) {

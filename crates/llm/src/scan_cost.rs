@@ -4,9 +4,9 @@
 
 /// Bytes looked at (counted in tests only).
 #[derive(Debug, Default)]
-pub(crate) struct Work(#[cfg(test)] pub(crate) usize);
+pub(crate) struct ScanCost(#[cfg(test)] pub(crate) usize);
 
-impl Work {
+impl ScanCost {
     pub(crate) fn add(&mut self, _bytes: usize) {
         #[cfg(test)]
         {
