@@ -43,7 +43,7 @@ impl Captured {
     }
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Kept {
     head: Vec<u8>,
     tail: VecDeque<u8>,
@@ -79,12 +79,6 @@ impl Kept {
 pub struct Capture {
     state: Arc<Mutex<Kept>>,
     task: tokio::task::JoinHandle<()>,
-}
-
-impl std::fmt::Debug for Kept {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kept").field("omitted", &self.omitted).finish_non_exhaustive()
-    }
 }
 
 impl Capture {

@@ -231,3 +231,37 @@ impl Drop for GroupChild {
         }
     }
 }
+
+/// [`GroupChild`] for a blocking `std` child (the skills' `git clone`):
+/// its group guarded while it runs, killed by [`StdGroupChild::kill_group`]
+/// and on drop, when the child is also killed and reaped.
+#[derive(Debug)]
+pub struct StdGroupChild {
+    pub child: std::process::Child,
+    group: Option<u32>,
+}
+
+impl StdGroupChild {
+    /// `child` must lead its own group (`process_group(0)`).
+    pub fn new(child: std::process::Child) -> Self {
+        let group = child.id();
+        guard_group(group);
+        StdGroupChild { child, group: Some(group) }
+    }
+
+    /// Kills what is left of the group, once.
+    pub fn kill_group(&mut self) {
+        if let Some(group) = self.group.take() {
+            kill_process_group(group);
+            release_group(group);
+        }
+    }
+}
+
+impl Drop for StdGroupChild {
+    fn drop(&mut self) {
+        self.kill_group();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

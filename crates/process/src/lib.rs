@@ -26,7 +26,7 @@ mod servers;
 pub use capture::{Capture, Captured, Keep};
 pub use env_policy::EnvPolicy;
 pub use group::{
-    GroupChild, become_subreaper, die_with_parent, die_with_parent_std, guard_group,
+    GroupChild, StdGroupChild, become_subreaper, die_with_parent, die_with_parent_std, guard_group,
     hide_environment, kill_process_group, release_group,
 };
 pub use orphans::kill_orphans;

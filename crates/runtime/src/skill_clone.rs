@@ -13,10 +13,10 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use axon_process::EnvPolicy;
+use axon_process::{EnvPolicy, StdGroupChild};
 
 /// How long one clone may take.
 pub const CLONE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -58,7 +58,7 @@ fn clone_within(
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     axon_process::die_with_parent_std(&mut command);
     let child = command.spawn().map_err(|e| format!("cannot run git (is it installed?): {e}"))?;
-    let mut git = Group::new(child);
+    let mut git = StdGroupChild::new(child);
     let deadline = Instant::now() + timeout;
     let status = loop {
         match git.child.try_wait() {
@@ -74,7 +74,7 @@ fn clone_within(
     };
     // What git left behind in its group goes with it, so nothing holds
     // its stderr open below.
-    git.kill();
+    git.kill_group();
     if !status.success() {
         let mut stderr = String::new();
         if let Some(mut pipe) = git.child.stderr.take() {
@@ -86,37 +86,6 @@ fn clone_within(
     }
     std::fs::rename(&partial, target)
         .map_err(|e| format!("cannot move the clone into {}: {e}", target.display()))
-}
-
-/// git and its process group: listed with the guardian while it runs,
-/// killed (and git reaped) when dropped.
-struct Group {
-    child: Child,
-    group: Option<u32>,
-}
-
-impl Group {
-    fn new(child: Child) -> Group {
-        let group = child.id();
-        axon_process::guard_group(group);
-        Group { child, group: Some(group) }
-    }
-
-    /// Kills what is left of the group, once.
-    fn kill(&mut self) {
-        if let Some(group) = self.group.take() {
-            axon_process::kill_process_group(group);
-            axon_process::release_group(group);
-        }
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        self.kill();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[cfg(test)]
@@ -162,14 +131,13 @@ mod tests {
         // git runs this as its transport: a grandchild of axon, in git's group.
         let repo = format!("ext::sh -c echo% $$% >{}% &&% exec% sleep% 60", pid_file.display());
         let target = dir.path().join("cache/skill");
-        let started = Instant::now();
         let err = clone_within(&repo, &target, dir.path(), &ext_git(), Duration::from_secs(2))
             .unwrap_err();
         assert!(err.contains("took longer than 2s"), "{err}");
-        assert!(started.elapsed() < Duration::from_secs(30));
         assert!(!target.exists() && !target.with_extension("partial").exists());
         let pid = std::fs::read_to_string(&pid_file).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(5);
+        // Room for a busy machine: the kill is sent; its reaping may lag.
+        let deadline = Instant::now() + Duration::from_secs(60);
         while !gone(pid.trim()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
