@@ -14,6 +14,8 @@
 //!   and tail kept), never outliving the call.
 //! - `env_policy`: the environment a child sees, built from scratch
 //!   without axon's secrets.
+//! - `scratch`: private temp folders removed on the way out, and those a
+//!   killed axon left removed by the next one.
 //! - [`kill_all`]: the one call for a front end that leaves with
 //!   `process::exit` (which runs no destructors).
 
@@ -21,6 +23,7 @@ pub mod capture;
 pub mod env_policy;
 mod group;
 mod orphans;
+mod scratch;
 mod servers;
 
 pub use capture::{Capture, Captured, Keep};
@@ -30,11 +33,14 @@ pub use group::{
     hide_environment, kill_process_group, release_group,
 };
 pub use orphans::kill_orphans;
+pub use scratch::private_temp;
 pub use servers::{kill_server_group, track_server_group};
 
 /// Kills everything axon started that is still running: every server
-/// group, then every orphan axon adopted. For the moment axon leaves.
+/// group, then every orphan axon adopted; then removes its private temp
+/// folders. For the moment axon leaves.
 pub fn kill_all() {
     servers::kill_all_servers();
     orphans::kill_orphans();
+    scratch::remove_all();
 }

@@ -176,9 +176,7 @@ fn setup_choice(choice: &Choice, workspace: &Path, support: &Support) -> Result<
             warning: Some(warning),
         });
     }
-    let temp = tempfile::Builder::new()
-        .prefix("axon-sandbox-")
-        .tempdir()
+    let temp = axon_process::private_temp("axon-sandbox-")
         .context("cannot create the sandbox's private temp folder")?;
     let sandbox = CommandSandbox::new(policy, temp);
     sandbox
