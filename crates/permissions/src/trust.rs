@@ -35,9 +35,11 @@ pub struct Trust {
     /// command) -> a fingerprint of what it runs (the command and the
     /// workspace scripts it names); a changed one is not trusted.
     pub hooks: BTreeMap<String, String>,
-    /// A session under `--yes` has run here: from then on `--yes` covers
-    /// only the workspace servers and hooks trusted as they are, so one a
-    /// command wrote or changed since is not run without a new consent.
+    /// A session has run here (of any kind; the name is the older
+    /// meaning, a session under `--yes`, kept so trust files stay
+    /// readable): from then on `--yes` covers only the workspace servers
+    /// and hooks trusted as they are, so one a command wrote or changed
+    /// since is not run without a new consent.
     pub yes_baseline: bool,
 }
 
@@ -76,7 +78,7 @@ const HEADER: &str = "\
 # `mcp_servers` the workspace's MCP servers the user consented to, each with
 # the command it runs (a changed command is asked about again); `hooks` the
 # workspace's hook commands the user consented to, likewise; `yes_baseline`
-# that a session under --yes ran here, so --yes now covers only those.
+# that a session ran here, so --yes now covers only those.
 # It lives in the user's data folder, never in the repository, so a
 # repository cannot grant itself permissions. axon rewrites this file:
 # edits to its values are kept, comments are not.

@@ -107,8 +107,8 @@ pub fn in_effect(
         if !allowed {
             refused.push(entry.clone());
         } else if !trusted {
-            // The first `--yes` session here: what it runs is what later
-            // `--yes` sessions may run (ServerConsent::settle).
+            // The first session here, under `--yes`: what it runs is what
+            // later `--yes` sessions may run (ServerConsent::settle).
             to_trust.push((trust_key(entry), now));
         }
     }
@@ -132,12 +132,12 @@ pub fn in_effect(
         let why = if approval == ApprovalPolicy::ReadOnly {
             "a read-only session runs no workspace hooks".to_string()
         } else if matches!(consent, ServerConsent::AllowTrusted) {
-            "they are new or changed since a session here last ran them under --yes, and a \
-             command may have written them, so --yes does not cover them; run `axon hooks \
-             trust` to allow them as they are"
+            "--yes does not cover them: they are new or changed since a session here last \
+             ran, and a command may have written them; run `axon hooks trust` to allow them \
+             as they are"
                 .to_string()
         } else {
-            "run `axon hooks trust` to allow them as they are, or pass --yes".to_string()
+            "run `axon hooks trust` to allow them as they are".to_string()
         };
         let mut files: Vec<&PathBuf> = refused.iter().map(|e| &e.source.path).collect();
         files.dedup();

@@ -25,13 +25,16 @@ pub type AskConsent = Arc<dyn Fn(&ServerConfig, &str) -> bool + Send + Sync>;
 /// Whether the workspace's own MCP servers start.
 #[derive(Clone)]
 pub enum ServerConsent {
-    /// All of them (the user said so up front, e.g. `--yes`). The first
-    /// such session in a workspace trusts what it allows; every later one
-    /// is [`ServerConsent::AllowTrusted`] (see [`ServerConsent::settle`]).
+    /// All of them (the user said so up front, e.g. `--yes`). Only in the
+    /// first session ever opened in a workspace, when no command axon ran
+    /// can have written them; it trusts what it allows. In every later
+    /// session `--yes` is [`ServerConsent::AllowTrusted`] (see
+    /// [`ServerConsent::settle`]).
     Allow,
-    /// `--yes` in a workspace where a `--yes` session ran before: the ones
-    /// trusted as they are now; one that is new or changed since (a command
-    /// may have written it: `.mcp.json` and `.claude/settings.json` are
+    /// `--yes` in a workspace where any session ran before: the ones
+    /// trusted as they are now; one that is new or changed since, or was
+    /// never allowed (a command of an earlier session, asked or not, may
+    /// have written it: `.mcp.json` and `.claude/settings.json` are
     /// ordinary files to a command when they did not exist) is left out,
     /// with how to allow it.
     AllowTrusted,
@@ -42,15 +45,17 @@ pub enum ServerConsent {
 }
 
 impl ServerConsent {
-    /// What `self` means in `workspace` this session: `Allow` where a
-    /// `--yes` session ran before is [`ServerConsent::AllowTrusted`].
-    /// Answers whether this is the first `--yes` session here, whose end
-    /// of set-up must call [`TrustStore::mark_yes_baseline`].
+    /// What `self` means in `workspace` this session: `Allow` where any
+    /// session ran before is [`ServerConsent::AllowTrusted`]. Answers
+    /// whether this is the first session here (of any kind: a command of
+    /// an unasked, sandboxed session can plant a server as well as one
+    /// under `--yes`), whose end of set-up must call
+    /// [`TrustStore::mark_baseline`].
     pub fn settle(self, store: TrustStore<'_>) -> (ServerConsent, bool) {
+        let first = !store.baseline();
         match self {
-            ServerConsent::Allow if store.yes_baseline() => (ServerConsent::AllowTrusted, false),
-            ServerConsent::Allow => (ServerConsent::Allow, true),
-            other => (other, false),
+            ServerConsent::Allow if !first => (ServerConsent::AllowTrusted, false),
+            other => (other, first),
         }
     }
 }
@@ -64,14 +69,17 @@ pub struct TrustStore<'a> {
 }
 
 impl TrustStore<'_> {
-    /// Whether a session under `--yes` has run in this workspace.
-    pub fn yes_baseline(&self) -> bool {
+    /// Whether any session has run in this workspace since axon began
+    /// keeping this record (from then on `--yes` covers only what the user
+    /// trusted).
+    pub fn baseline(&self) -> bool {
         axon_permissions::Trust::load(self.data, self.workspace).is_ok_and(|t| t.yes_baseline)
     }
 
-    /// Records that a session under `--yes` ran here (its servers and hooks
-    /// are trusted as they were).
-    pub fn mark_yes_baseline(&self) -> Result<(), String> {
+    /// Records that a session ran here: from now on `--yes` covers only
+    /// what the user trusted (or a first `--yes` session ran, trusted as it
+    /// was then).
+    pub fn mark_baseline(&self) -> Result<(), String> {
         axon_permissions::Trust::update(self.data, self.workspace, |trust| {
             trust.yes_baseline = true;
         })
@@ -163,7 +171,9 @@ pub fn servers_to_start(
             ServerConsent::AllowTrusted => {
                 events.emit(AgentEvent::Warning {
                     message: format!(
-                        "MCP server {} from {} is new or changed since a session here last ran it                          under --yes (a command may have written it), so --yes does not cover it;                          allow it as it is now with `axon mcp trust {}`",
+                        "MCP server {} from {} is not covered by --yes: it is new or changed since a \
+                         session here last ran, and a command may have written it; allow it as it \
+                         is now with `axon mcp trust {}`",
                         server.name, server.source, server.name
                     ),
                 });
@@ -189,7 +199,8 @@ pub fn servers_to_start(
             ServerConsent::Ask(_) | ServerConsent::Refuse => {
                 events.emit(AgentEvent::Warning {
                     message: format!(
-                        "MCP server {} from {} was not started: workspace servers run commands; pass --yes to allow them, or trust it with `axon mcp trust {}`",
+                        "MCP server {} from {} was not started: workspace servers run commands; allow \
+                         it as it is now with `axon mcp trust {}`",
                         server.name, server.source, server.name
                     ),
                 });

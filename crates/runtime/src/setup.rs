@@ -66,9 +66,9 @@ struct Grounds {
     project: Project,
     profile: Profile,
     approval: ApprovalPolicy,
-    /// This is the first `--yes` session in the workspace: what it allows
-    /// is remembered once the session is open.
-    first_yes: bool,
+    /// This is the first session in the workspace: once it is open, later
+    /// `--yes` sessions cover only what the user trusted.
+    first_session: bool,
     sandbox: sandbox::Setup,
     permissions: Arc<SessionPermissions>,
 }
@@ -80,10 +80,11 @@ fn project_step(config: &mut SessionConfig, emitter: &Emitter) -> Result<Grounds
     let profile = config.profile()?;
     let approval = config.approval()?;
     let project = config.project();
-    // `--yes` covers what a `--yes` session here ran before, not a server
-    // or hook a command may have written since (ServerConsent::settle).
+    // `--yes` covers what the user trusted (or the first session here ran
+    // under --yes), not a server or hook a command of any earlier session
+    // may have written (ServerConsent::settle).
     let consent = std::mem::replace(&mut config.workspace_servers, ServerConsent::Refuse);
-    let (consent, first_yes) = consent.settle(project.trust_store());
+    let (consent, first_session) = consent.settle(project.trust_store());
     config.workspace_servers = consent;
     // Set up for every profile: MCP servers may ask for it too.
     let sandbox = project.sandbox(config.sandbox)?;
@@ -97,7 +98,7 @@ fn project_step(config: &mut SessionConfig, emitter: &Emitter) -> Result<Grounds
     // Path rules hold for every tool that reads a path: a file read_file is
     // denied is not searched either.
     config.workspace = config.workspace.clone().with_read_denied(permissions.read_denied());
-    Ok(Grounds { project, profile, approval, first_yes, sandbox, permissions })
+    Ok(Grounds { project, profile, approval, first_session, sandbox, permissions })
 }
 
 /// The provider the session talks to, and the config it was chosen by.
@@ -282,14 +283,14 @@ async fn agent_step(
     let lifecycle =
         lifecycle(&config, &root, approval, &secret_vars, &emitter, grounds.sandbox.tool.clone())?;
     planner.set_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
-    if grounds.first_yes
+    if grounds.first_session
         && config.start_servers
-        && let Err(e) = grounds.project.trust_store().mark_yes_baseline()
+        && let Err(e) = grounds.project.trust_store().mark_baseline()
     {
         emitter.emit(AgentEvent::Warning {
             message: format!(
-                "--yes ran this workspace's servers and hooks, but that could not be remembered \
-                 (the next --yes session will run what it finds again): {e}"
+                "the first session in this workspace could not be remembered (the next --yes \
+                 session will run the workspace's servers and hooks it finds): {e}"
             ),
         });
     }

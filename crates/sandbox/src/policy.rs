@@ -101,7 +101,7 @@ impl Policy {
     /// files axon and Claude Code execute from or that start servers:
     /// axon's workspace folder (its config, hooks and skills), the MCP
     /// server list, Claude Code's settings (hooks), subagents and skills.
-    pub const DEFAULT_PROTECTED: [&'static str; 7] = [
+    pub const DEFAULT_PROTECTED: [&'static str; 9] = [
         ".git",
         ".axon",
         ".mcp.json",
@@ -109,6 +109,10 @@ impl Policy {
         ".claude/settings.local.json",
         ".claude/agents",
         ".claude/skills",
+        // Read for skills and subagents as well (runtime's guidance.rs and
+        // agent_files.rs): a planted one would be followed like axon's own.
+        ".agents/skills",
+        ".gemini/agents",
     ];
 
     /// A policy with the network off, no extra writable roots and the

@@ -20,10 +20,15 @@
 //!
 //! Only what exists when the command starts is protected: a name that does
 //! not exist yet (a new `.mcp.json`, a new repository) can be created.
-//! Repositories are not looked for inside `node_modules` folders nor
-//! folders tagged as caches (`CACHEDIR.TAG`, as cargo's `target/` is):
+//! Repositories are not looked for inside `node_modules` folders nor a
+//! `target` folder tagged as a cache (`CACHEDIR.TAG`, as cargo tags it):
 //! they hold many files (walking them before every command would cost
-//! tens of milliseconds) and no repository the user works in.
+//! tens of milliseconds) and no repository the user works in. Both are
+//! chosen by name, which a command cannot give a folder holding a
+//! protected entry (that folder is pinned): a tag alone, which any
+//! command can write, never makes a folder skipped. A folder the walk
+//! cannot read (a command can `chmod 000` one) may hold anything, so it
+//! is protected whole.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -132,12 +137,20 @@ fn walk_for_git(
     while let Some(dir) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
-            // The workspace itself must be readable; a subfolder the user
-            // cannot read holds nothing a command could change either.
+            // The workspace itself must be readable.
             Err(source) if dir == root => {
                 return Err(SandboxError::Path { what: "workspace", path: dir, source });
             }
-            Err(_) => continue,
+            // Gone since it was listed (a command running beside): nothing
+            // to protect there.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // Unreadable: a command can make a folder so (`chmod 000`) and
+            // make it readable again once the walk passed it by, so it is
+            // kept read-only whole.
+            Err(_) => {
+                found.push(Found::Entry(dir));
+                continue;
+            }
         };
         for entry in entries.flatten() {
             let Ok(kind) = entry.file_type() else { continue };
@@ -161,10 +174,10 @@ fn walk_for_git(
     Ok(())
 }
 
-/// Dependency and cache folders, where no repository of the user's lives
-/// (see the module comment).
+/// Dependency and build folders, where no repository of the user's lives,
+/// known by name (see the module comment).
 fn skipped_for_speed(name: &std::ffi::OsStr, path: &Path) -> bool {
-    name == "node_modules" || path.join("CACHEDIR.TAG").is_file()
+    name == "node_modules" || (name == "target" && path.join("CACHEDIR.TAG").is_file())
 }
 
 impl Protection {
@@ -346,6 +359,78 @@ mod tests {
                 "vendor/lib",
             ]
         );
+    }
+
+    /// Runs `f` on a thread without the capabilities that let root read
+    /// any folder (credentials are per thread in Linux), so a folder's
+    /// mode counts for it as it does for a user.
+    #[allow(unsafe_code)]
+    fn as_a_user_would<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        #[repr(C)]
+        struct Header {
+            version: u32,
+            pid: i32,
+        }
+        #[repr(C)]
+        #[derive(Clone, Copy, Default)]
+        struct Data {
+            effective: u32,
+            permitted: u32,
+            inheritable: u32,
+        }
+        std::thread::spawn(move || {
+            let mut header = Header { version: 0x2008_0522, pid: 0 };
+            let mut data = [Data::default(); 2];
+            // SAFETY: both point to the layouts capget/capset take (v3).
+            unsafe {
+                assert_eq!(libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()), 0);
+                // CAP_DAC_OVERRIDE (1) and CAP_DAC_READ_SEARCH (2).
+                data[0].effective &= !0b110;
+                assert_eq!(libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()), 0);
+            }
+            f()
+        })
+        .join()
+        .unwrap()
+    }
+
+    #[test]
+    fn an_unreadable_folder_is_protected_whole() {
+        // A command can `chmod 000 vendor`, then in its next call make it
+        // readable again and repoint `vendor/lib/.git`: the walk that could
+        // not look inside must protect all of it.
+        use std::os::unix::fs::PermissionsExt;
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("vendor/lib")).unwrap();
+        std::fs::write(root.join("vendor/lib/.git"), "gitdir: ../../.git/modules/lib\n").unwrap();
+        std::fs::set_permissions(root.join("vendor"), std::fs::Permissions::from_mode(0)).unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        let policy = Policy::new(Mode::WorkspaceWrite, &root, temp.path());
+        let found = as_a_user_would(move || find(&policy).map(|p| p.paths()));
+        std::fs::set_permissions(root.join("vendor"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        assert_eq!(found.unwrap(), [root.join("vendor")]);
+    }
+
+    #[test]
+    fn a_cache_tag_skips_only_a_folder_named_target() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        for dir in ["vendor/lib", "target/x"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+            std::fs::write(root.join(dir).join(".git"), "gitdir: elsewhere\n").unwrap();
+        }
+        for dir in ["vendor", "target"] {
+            std::fs::write(
+                root.join(dir).join("CACHEDIR.TAG"),
+                "Signature: 8a477f597d28d172789f06886806bc55",
+            )
+            .unwrap();
+        }
+        let temp = tempfile::tempdir().unwrap();
+        let policy = Policy::new(Mode::WorkspaceWrite, &root, temp.path());
+        assert_eq!(find(&policy).unwrap().paths(), [root.join("vendor/lib/.git")]);
     }
 
     #[test]

@@ -371,6 +371,35 @@ fn a_session_without_snapshots_after_its_turns_is_restored_whole_and_says_so() {
 }
 
 #[test]
+fn a_first_yes_session_does_not_cover_what_an_earlier_sessions_command_planted() {
+    // The same plant by a session without --yes (its sandboxed commands
+    // run unasked): the workspace's first --yes session came after it, so
+    // it is not the repository as it came and must not run them.
+    let servers = r#"{"mcpServers":{"planted":{"command":"sh","args":["-c","echo planted > server-ran.txt"]}}}"#;
+    let hooks = r#"{"hooks":{"PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo planted > hook-ran.txt"}]}]}}"#;
+    let plant = format!(
+        "mkdir -p .claude && printf '%s' '{hooks}' > .claude/settings.json && printf '%s' '{servers}' > .mcp.json"
+    );
+    let s = setup(vec![
+        Reply::tool("shell", json!({"command": plant})),
+        Reply::text("planted"),
+        Reply::tool("shell", json!({"command": "true"})),
+        Reply::text("done"),
+    ]);
+    let ws = s.workspace.path();
+    stdout(&s, &["run", "set things up"]);
+    assert!(ws.join(".mcp.json").exists() && ws.join(".claude/settings.json").exists());
+
+    let output = s.axon().args(["run", "--yes", "go on, and use planted"]).output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{err}");
+    assert!(!ws.join("hook-ran.txt").exists(), "the planted hook ran under --yes: {err}");
+    assert!(!ws.join("server-ran.txt").exists(), "the planted server ran under --yes: {err}");
+    assert!(err.contains("axon mcp trust planted"), "the server is named with its fix: {err}");
+    assert!(err.contains("axon hooks trust"), "the hooks are named with their fix: {err}");
+}
+
+#[test]
 fn yes_does_not_cover_servers_and_hooks_a_command_planted_since() {
     // Issue 30 §2.5: with no approval the model wrote `.claude/settings.json`
     // (a hook) and `.mcp.json` (a server running `sh -c`); the user's next

@@ -6,6 +6,7 @@
 //! inherited written through (§2.10), the host name set (§2.12), and the
 //! mount namespace's own protections undone (rename, unmount, a working
 //! folder entered before the mounts). Each checks that nothing changed.
+//! `docs/attacks.md` lists every finding of that issue with its test.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -69,6 +70,31 @@ fn a_submodule_git_file_cannot_be_repointed() {
 }
 
 #[test]
+fn a_cache_tag_does_not_unprotect_a_folder() {
+    // The attack found after issue 30's first round: a `CACHEDIR.TAG`
+    // written into `vendor/` made the walk skip it as a cache, so the next
+    // command could repoint `vendor/lib/.git`. Only a folder's name (which
+    // a command cannot change for one holding a protected entry) skips it.
+    require_landlock!();
+    for (name, sandbox) in both(with_submodule) {
+        let before = std::fs::read(sandbox.path("vendor/lib/.git")).unwrap();
+        // Written here rather than by a command: in Landlock-only mode the
+        // folder holding a protected entry cannot gain one, which is not
+        // what is tested.
+        std::fs::write(
+            sandbox.path("vendor/CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55",
+        )
+        .unwrap();
+        let output = sandbox.sh("mkdir -p evil && cp -r .git/modules/vendor/lib evil/gitdir && \
+             printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> evil/gitdir/config && \
+             echo \"gitdir: $PWD/evil/gitdir\" > vendor/lib/.git");
+        assert_refused(&output, &format!("{name}: rewriting vendor/lib/.git beside a cache tag"));
+        assert_eq!(std::fs::read(sandbox.path("vendor/lib/.git")).unwrap(), before, "{name}");
+    }
+}
+
+#[test]
 fn git_config_hooks_and_info_cannot_be_planted() {
     require_landlock!();
     for (name, sandbox) in both(|| Sandbox::git(Mode::WorkspaceWrite)) {
@@ -113,6 +139,8 @@ fn axons_and_claudes_auto_run_files_cannot_be_planted() {
         std::fs::create_dir_all(sandbox.path(".claude/agents")).unwrap();
         std::fs::create_dir_all(sandbox.path(".claude/skills/s")).unwrap();
         std::fs::create_dir_all(sandbox.path(".axon/skills")).unwrap();
+        std::fs::create_dir_all(sandbox.path(".agents/skills/s")).unwrap();
+        std::fs::create_dir_all(sandbox.path(".gemini/agents")).unwrap();
         std::fs::write(sandbox.path(".claude/settings.json"), "{}\n").unwrap();
         std::fs::write(sandbox.path(".claude/settings.local.json"), "{}\n").unwrap();
         std::fs::write(sandbox.path(".mcp.json"), "{}\n").unwrap();
@@ -129,6 +157,12 @@ fn axons_and_claudes_auto_run_files_cannot_be_planted() {
             ("an agent", "echo evil > .claude/agents/a.md".into()),
             ("a skill", "echo evil > .claude/skills/s/SKILL.md".into()),
             ("an axon skill", "echo evil > .axon/skills/SKILL.md".into()),
+            ("a shared skill", "echo evil > .agents/skills/s/SKILL.md".into()),
+            ("a Gemini agent", "echo evil > .gemini/agents/a.md".into()),
+            (
+                "replacing .agents/skills",
+                "mv .agents/skills .agents/old && mkdir .agents/skills".into(),
+            ),
             ("axon's config", "echo 'x=1' >> .axon/config.toml".into()),
             ("replacing .claude", "mv .claude .claude-old && mkdir .claude".into()),
             ("removing .mcp.json", "rm -f .mcp.json".into()),
@@ -139,6 +173,8 @@ fn axons_and_claudes_auto_run_files_cannot_be_planted() {
         assert_eq!(std::fs::read_to_string(sandbox.path(".mcp.json")).unwrap(), "{}\n");
         assert!(!sandbox.path(".claude/agents/a.md").exists(), "{name}");
         assert!(!sandbox.path(".axon/skills/SKILL.md").exists(), "{name}");
+        assert!(!sandbox.path(".agents/skills/s/SKILL.md").exists(), "{name}");
+        assert!(!sandbox.path(".gemini/agents/a.md").exists(), "{name}");
         // Claude's other files stay the command's to change, except that
         // Landlock-only cannot let a folder holding a protected entry gain
         // entries (its documented price).
