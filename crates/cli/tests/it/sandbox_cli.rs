@@ -256,3 +256,66 @@ fn sandbox_run_commits_in_a_repository() {
     }
     assert.success().stdout(contains("second\nfirst"));
 }
+
+/// The `axon-sandbox-*` folders in `tmp`.
+fn sandbox_temps(tmp: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("axon-sandbox-"))
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn the_sandboxs_temp_folder_does_not_outlive_axon_however_it_ends() {
+    // A day of tests here had left about 3,000 `axon-sandbox-*` folders in
+    // /tmp: SIGTERM and SIGHUP end axon through process::exit (no
+    // destructors), SIGKILL through nothing.
+    use axon_testkit::Reply;
+    use serde_json::json;
+    if !enforced() {
+        return;
+    }
+    let long = || Reply::tool("shell", json!({"command": "sleep 120"}));
+    let s = crate::common::setup(vec![long(), long(), Reply::text("done")]);
+    let tmp = tempfile::tempdir().unwrap();
+    let start = || {
+        let mut cmd = s.std_command();
+        cmd.env("TMPDIR", tmp.path()).args(["run", "--yes", "wait"]);
+        cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        cmd.spawn().unwrap()
+    };
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGKILL, "SIGKILL")] {
+        let mut axon = start();
+        assert!(
+            crate::common::eventually(|| !sandbox_temps(tmp.path()).is_empty()),
+            "{name}: the session made no sandbox temp folder in $TMPDIR"
+        );
+        let pid = libc::pid_t::try_from(axon.id()).unwrap();
+        // SAFETY: signals the child this test started.
+        #[allow(unsafe_code)]
+        let sent = unsafe { libc::kill(pid, signal) };
+        assert_eq!(sent, 0);
+        axon.wait().unwrap();
+        if signal == libc::SIGTERM {
+            let left = sandbox_temps(tmp.path());
+            assert!(left.is_empty(), "SIGTERM left {left:?}");
+        }
+    }
+    // SIGKILL left its folder; the next axon removes it, as the pid that
+    // made it runs no more.
+    let left = sandbox_temps(tmp.path());
+    assert_eq!(left.len(), 1, "{left:?}");
+    let mut cmd = s.std_command();
+    let output = cmd
+        .env("TMPDIR", tmp.path())
+        .args(["tool", "call", "shell", r#"{"command":"true"}"#])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let after = sandbox_temps(tmp.path());
+    assert!(!after.contains(&left[0]), "the killed axon's folder stayed: {after:?}");
+    assert!(after.is_empty(), "axon tool call left its own: {after:?}");
+}
