@@ -52,6 +52,7 @@ pub(crate) fn remove_all() {
 
 /// Removes `parent/{prefix}{pid}-*` folders owned by this user whose pid
 /// no longer runs. Best effort: what cannot be read or removed stays.
+#[allow(unsafe_code)]
 fn remove_stale(parent: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
@@ -86,6 +87,7 @@ fn owner_pid(name: &str, prefix: &str) -> Option<u32> {
 }
 
 /// Whether a process `pid` exists (one of another user counts too).
+#[allow(unsafe_code)]
 fn alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
