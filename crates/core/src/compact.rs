@@ -11,8 +11,11 @@ use axon_protocol::{AgentEvent, Message, Role};
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, ContextStrategy, EventSink};
+use crate::config::ContextStrategy;
 use crate::context;
+use crate::lifecycle::{Lifecycle, consult};
+use crate::model_turn::ModelTurn;
+use crate::sink::EventSink;
 
 /// Characters of one tool result shown to the summariser.
 const RESULT_EXCERPT: usize = 2000;
@@ -23,33 +26,34 @@ const SUMMARY_SYSTEM: &str = "You write handoff summaries of an AI coding agent'
     their outcomes, errors met, and what remains to do. Omit pleasantries. Write plain text, \
     at most about 400 words.";
 
-impl Agent {
+impl ModelTurn {
     /// Makes the next request fit 80 % of the model's window. Past
     /// [`context::EXACT_AT`] of it the history is counted with the model's
     /// tokenizer first, so what is trimmed or summarised is decided on
     /// exact counts; a short conversation never loads the tokenizer.
-    pub(crate) async fn fit_window(&mut self, emit: EventSink<'_>, cancel: &CancellationToken) {
+    /// `lifecycle` is told before a summary is made.
+    pub(crate) async fn fit_window(
+        &mut self,
+        lifecycle: Option<&dyn Lifecycle>,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) {
         let window = self.provider.info().context_window;
         if window == 0 {
             return;
         }
         let budget = context::budget(window);
-        let preamble = crate::agent::preamble_of(
-            &self.preamble,
-            &self.registry,
-            &*self.provider,
-            &self.config,
-        );
+        let preamble = self.offered.preamble(&*self.provider);
         let tokens = self
             .history
             .count_exactly_past(&|counter| preamble.tokens(counter), context::exact_from(window));
         if tokens <= budget {
             return;
         }
-        if self.config.context_strategy == ContextStrategy::Summarize {
+        if self.context_strategy == ContextStrategy::Summarize {
             let replaced = self.oldest_half();
             if replaced > 0 {
-                self.consult(emit, cancel, |l| l.compacting(true)).await;
+                consult(lifecycle, emit, cancel, |l| l.compacting(true)).await;
                 match self.compact(replaced, cancel).await {
                     Ok(()) => {
                         emit(AgentEvent::Warning {
@@ -83,8 +87,10 @@ impl Agent {
 
     /// Summarises everything before the last user request (`axon run
     /// --compact`). Returns how many messages the summary replaced.
-    pub async fn compact_all(
+    /// `lifecycle` is told first.
+    pub(crate) async fn compact_all(
         &mut self,
+        lifecycle: Option<&dyn Lifecycle>,
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<usize, String> {
@@ -94,7 +100,7 @@ impl Agent {
             return Ok(0);
         }
         // PreCompact hooks cannot stop it; they are told, and may warn.
-        self.consult(emit, cancel, |l| l.compacting(false)).await;
+        consult(lifecycle, emit, cancel, |l| l.compacting(false)).await;
         self.compact(last_user, cancel).await?;
         Ok(last_user)
     }
@@ -197,7 +203,8 @@ mod tests {
     use axon_testkit::{Reply, ScriptedServer};
     use axon_tools::{ToolContext, ToolRegistry, Workspace};
 
-    use crate::agent::{Agent, AgentConfig, RunOutcome};
+    use crate::agent::{Agent, RunOutcome};
+    use crate::config::AgentConfig;
     use tokio_util::sync::CancellationToken;
 
     /// An agent without tools (so the preamble is small) on a scripted
@@ -244,7 +251,7 @@ mod tests {
             for n in 0..3 {
                 ask(&mut agent, &format!("short request {n}")).await;
             }
-            assert!(!agent.history.counter.is_loaded());
+            assert!(!agent.model.history.counter.is_loaded());
         });
     }
 
@@ -257,21 +264,22 @@ mod tests {
             let script = (0..9).map(|_| Reply::text(&long)).collect();
             let (_server, _dir, mut agent) = agent(script, 2000).await;
             ask(&mut agent, "hello").await;
-            assert!(!agent.history.counter.is_loaded(), "far from the window");
+            assert!(!agent.model.history.counter.is_loaded(), "far from the window");
             let mut trimmed = false;
             for n in 0..8 {
                 let warnings = ask(&mut agent, &format!("question {n}: {long}")).await;
                 if warnings.iter().any(|w| w.contains("80 %")) {
-                    assert!(agent.history.counter.is_loaded(), "trimmed on estimates");
+                    assert!(agent.model.history.counter.is_loaded(), "trimmed on estimates");
                     trimmed = true;
                 }
             }
             assert!(trimmed, "the window was reached");
-            assert!(agent.history.counter.is_loaded());
+            assert!(agent.model.history.counter.is_loaded());
             let counter = crate::tokens::TokenCounter::for_model("scripted");
             counter.load();
-            let exact: u64 = agent.history.messages().iter().map(|m| counter.message(m)).sum();
-            assert_eq!(agent.history.raw_tokens(), exact, "every cost is exact");
+            let exact: u64 =
+                agent.model.history.messages().iter().map(|m| counter.message(m)).sum();
+            assert_eq!(agent.model.history.raw_tokens(), exact, "every cost is exact");
             assert!(agent.context_tokens() <= crate::context::budget(2000));
         });
     }

@@ -5,7 +5,15 @@
 //! that turn through its [`ToolRegistry`](axon_tools::ToolRegistry), feeds
 //! the results back, and repeats until the model answers without calling a
 //! tool. Everything that happens is reported as
-//! [`AgentEvent`](axon_protocol::AgentEvent)s; front ends only render those.
+//! [`AgentEvent`](axon_protocol::AgentEvent)s through an [`EventSink`];
+//! front ends only render those.
+//!
+//! The agent is two parts and the loop between them (`agent.rs`): the
+//! model turn (`model_turn.rs`, with context fitting in `compact.rs`,
+//! `context.rs`, `tokens.rs`, `history.rs`) asks the model and reads its
+//! reply; the call runner (`call_runner.rs`, `batch.rs`, `approval.rs`,
+//! `lifecycle.rs`) runs the calls it asked for and produces their results.
+//! `config.rs` is what both are told.
 //!
 //! Core reads no file and starts no process of its own: rules, skills and
 //! subagent definitions arrive as data ([`rules::Rule`], [`skills::Skill`],
@@ -15,29 +23,33 @@ mod agent;
 mod approval;
 mod batch;
 pub mod brief;
-mod calls;
+mod call_runner;
 mod compact;
+mod config;
 pub mod context;
 mod history;
 mod lifecycle;
+mod model_turn;
 pub mod plan;
 pub mod prompt;
 mod repeats;
 pub mod rules;
+mod sink;
 mod skill_tool;
 pub mod skills;
 pub mod subagents;
 mod todo;
 pub mod tokens;
 mod tool_source;
-mod turn;
 
-pub use agent::{Agent, AgentConfig, ContextStrategy, EventSink, RunOutcome};
+pub use agent::{Agent, RunOutcome};
 pub use approval::{
     Approval, ApprovalPolicy, Approver, Gate, Permissions, SharedApproval, UnderAuto,
 };
+pub use config::{AgentConfig, ContextStrategy};
 pub use history::Journal;
 pub use lifecycle::{HookPermission, Lifecycle, LifecycleFuture, Verdict};
+pub use sink::EventSink;
 pub use skill_tool::{LoadSkill, LoadSkillArgs};
 pub use todo::{Todo, TodoArgs, TodoItem, TodoStatus};
 pub use tokio_util::sync::CancellationToken;

@@ -13,7 +13,10 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use axon_protocol::{ContentPart, Message, ToolCall, ToolOutput, ToolSpec};
+use axon_protocol::{AgentEvent, ContentPart, Message, ToolCall, ToolOutput, ToolSpec};
+use tokio_util::sync::CancellationToken;
+
+use crate::sink::EventSink;
 
 /// A future a [`Lifecycle`] returns.
 pub type LifecycleFuture<'a> = Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
@@ -99,6 +102,29 @@ pub trait Lifecycle: Send + Sync {
     fn compacting(&self, _auto: bool) -> LifecycleFuture<'_> {
         Box::pin(async { Verdict::default() })
     }
+}
+
+/// Runs `ask` on `lifecycle` (or says go on without one) and shows its
+/// warnings.
+/// A cancellation stops waiting for it (dropping a hook's future kills its
+/// process group) and says go on: the cancelled run ends anyway.
+pub(crate) async fn consult<'a>(
+    lifecycle: Option<&'a dyn Lifecycle>,
+    emit: EventSink<'_>,
+    cancel: &CancellationToken,
+    ask: impl FnOnce(&'a dyn Lifecycle) -> LifecycleFuture<'a>,
+) -> Verdict {
+    let Some(lifecycle) = lifecycle else {
+        return Verdict::default();
+    };
+    let verdict = tokio::select! {
+        verdict = ask(lifecycle) => verdict,
+        () = cancel.cancelled() => return Verdict::default(),
+    };
+    for message in &verdict.warnings {
+        emit(AgentEvent::Warning { message: message.clone() });
+    }
+    verdict
 }
 
 /// Adds a verdict's context to a message's text.

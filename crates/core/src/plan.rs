@@ -20,8 +20,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentConfig, EventSink, RunOutcome};
+use crate::agent::{Agent, RunOutcome};
 use crate::approval::ApprovalPolicy;
+use crate::config::AgentConfig;
+use crate::sink::EventSink;
 
 pub const SUBMIT_PLAN: &str = "submit_plan";
 

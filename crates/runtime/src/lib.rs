@@ -6,8 +6,8 @@
 //! [`open`], sends it [`Op`](axon_protocol::Op)s and renders the
 //! [`AgentEvent`](axon_protocol::AgentEvent)s that come out. Everything
 //! else is here, once: the provider, the tools and MCP servers, rules and
-//! skills, the saved session, approvals with previews, plan mode's policy,
-//! compaction and cancellation.
+//! skills, the saved session, approvals with previews (`approvals/`), plan
+//! mode's policy (`plan/`), compaction and cancellation.
 //!
 //! It is its own crate, not part of `axon-core`, because it wires together
 //! what core must not depend on: MCP servers (`axon-mcp`), the session
@@ -15,7 +15,7 @@
 //! loop, testable with a provider and a tool registry alone.
 
 mod agent_files;
-mod approver;
+mod approvals;
 mod attach;
 pub mod config;
 pub mod doctor;
@@ -31,9 +31,7 @@ pub mod mcp_edit;
 pub mod mcp_host;
 pub mod mentions;
 mod model_switch;
-mod permissions;
-mod plan_mode;
-pub mod plan_text;
+mod plan;
 mod project;
 mod replay;
 pub mod rewind;
@@ -52,11 +50,12 @@ pub mod skill_files;
 mod subagents;
 mod workspace_layer;
 
-pub use approver::SessionControl;
+pub use approvals::SessionControl;
 pub use config::{NoProvider, SEE_CONFIG_SHOW};
 pub use events::{Emitter, Events, channel};
 pub use journal::{SessionChoice, secrets};
 pub use local_model::connect;
+pub use plan::plan_text;
 pub use project::Project;
 pub use run_tool::{RunTool, RunToolArgs};
 pub use servers::{AskConsent, ServerConsent};

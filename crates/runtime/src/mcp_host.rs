@@ -28,7 +28,7 @@ use axon_protocol::{AgentEvent, ContentPart, ElicitAction, Preview, ToolCall, To
 use futures_util::StreamExt;
 use serde_json::json;
 
-use crate::approver::SessionControl;
+use crate::approvals::SessionControl;
 use crate::events::Emitter;
 
 /// The name a sampling request goes by in `action` and `observation`.

@@ -19,7 +19,7 @@ use crate::config::{Dirs, Effective};
 
 // For `axon sandbox check` and `axon sandbox run`, which set a sandbox up
 // by hand to show or use it.
-use crate::permissions::Commands;
+use crate::approvals::Commands;
 use crate::safety_config::{UnsandboxedUnderYes, mode_name, sandbox_mode as mode};
 pub use axon_sandbox::{probe, self_test};
 

@@ -19,7 +19,7 @@ use axon_tools::Workspace;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::approver::SessionControl;
+use crate::approvals::SessionControl;
 use crate::config::Effective;
 use crate::events::Emitter;
 use crate::journal::{SessionChoice, SessionJournal, Sessions};

@@ -20,14 +20,13 @@ use axon_protocol::{AgentEvent, PlanStatus, SessionInfo};
 use axon_store::SessionStore;
 use axon_tools::{Profile, ToolContext};
 
-use crate::approver::{AskFrontEnd, SessionControl};
+use crate::approvals::{AskFrontEnd, SessionControl, SessionPermissions};
 use crate::config::{Effective, Overrides};
 use crate::events::Emitter;
 use crate::guidance::{self, Guidance};
 use crate::journal::{SessionChoice, Sessions, secrets};
 use crate::lifecycle::{Checkpointing, SessionLifecycle};
 use crate::live_tools::{BuildTools, LiveTools};
-use crate::permissions::SessionPermissions;
 use crate::project::Project;
 use crate::sandbox;
 use crate::servers::{ServerConsent, describe_state, servers_to_start};

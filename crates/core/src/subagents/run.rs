@@ -21,8 +21,9 @@ use axon_protocol::{AgentEvent, ToolCall, ToolOutput, ToolSpec};
 use axon_tools::{ToolContext, ToolError, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentConfig, ContextStrategy, RunOutcome};
+use crate::agent::{Agent, RunOutcome};
 use crate::approval::{ApprovalPolicy, Approver, Permissions, SharedApproval};
+use crate::config::{AgentConfig, ContextStrategy};
 use crate::lifecycle::{Lifecycle, LifecycleFuture};
 
 /// How deep subagents may nest: the main agent's subagents are at depth 1,
@@ -59,25 +60,30 @@ impl Agent {
     /// What this agent lends the calls of one turn.
     pub(crate) fn as_parent(&self, cancel: &CancellationToken) -> Parent {
         Parent {
-            provider: Arc::clone(&self.provider),
+            provider: Arc::clone(&self.model.provider),
             // A subagent's tools are chosen from the session's (its
             // approval policy, not its parent's tool set, bounds it).
             registry: self
+                .calls
                 .tools
                 .caller::<Parent>()
-                .map_or_else(|| Arc::clone(&self.registry), |p| Arc::clone(&p.registry)),
+                .map_or_else(|| Arc::clone(&self.calls.registry), |p| Arc::clone(&p.registry)),
             approval: self.approval(),
-            shared_approval: self.shared_approval.clone().or_else(|| self.bound.clone()),
-            approver: self.approver.clone(),
-            permissions: self.permissions.clone(),
-            lifecycle: self.lifecycle.clone(),
-            tool_timeout: self.config.tool_timeout,
-            turn_retries: self.config.turn_retries,
-            retry: self.config.retry.clone(),
-            max_output_tokens: self.config.max_output_tokens,
-            context_strategy: self.config.context_strategy,
-            preview_actions: self.config.preview_actions,
-            depth: self.tools.caller::<Parent>().map_or(1, |p| p.depth + 1),
+            shared_approval: self
+                .calls
+                .shared_approval
+                .clone()
+                .or_else(|| self.calls.bound.clone()),
+            approver: self.calls.approver.clone(),
+            permissions: self.calls.permissions.clone(),
+            lifecycle: self.calls.lifecycle.clone(),
+            tool_timeout: self.calls.tool_timeout,
+            turn_retries: self.model.turn_retries,
+            retry: self.model.retry.clone(),
+            max_output_tokens: self.model.max_output_tokens,
+            context_strategy: self.model.context_strategy,
+            preview_actions: self.calls.preview_actions,
+            depth: self.calls.tools.caller::<Parent>().map_or(1, |p| p.depth + 1),
             cancel: cancel.clone(),
         }
     }
@@ -125,7 +131,7 @@ pub(crate) async fn run_child(ctx: &ToolContext, parent: &Parent, child: Child) 
     if let Some(permissions) = &parent.permissions {
         agent = agent.with_permissions(Arc::clone(permissions));
     }
-    agent.bound = parent.shared_approval.clone();
+    agent.calls.bound = parent.shared_approval.clone();
     if let Some(lifecycle) = &parent.lifecycle {
         agent = agent.with_lifecycle(Arc::new(ChildLifecycle {
             parent: Arc::clone(lifecycle),

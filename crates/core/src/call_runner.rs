@@ -1,47 +1,171 @@
-//! Running one turn's tool calls: which may run (the approval policy),
-//! running them in batches (read-only calls together, a call that changes
-//! anything alone), and feeding every result back, one per call.
+//! The call runner: what runs the calls the model asked for and produces
+//! their results. [`CallRunner`] holds the registry (and where it comes
+//! from when it changes mid-session), the approval side (policy, approver,
+//! permissions, what the user allowed or refused for the session), the
+//! lifecycle hooks and the timeout. It decides which calls may run, runs
+//! them in batches (read-only calls together, a call that changes anything
+//! alone), and returns one result per call.
+//!
+//! Guarantees: every call gets exactly one output, in call order (refused,
+//! failed, timed-out and cancelled calls an error output); a call that got
+//! an `action` event gets exactly one `observation`; a subagent's events
+//! reach the stream before its call's observation.
 
 use std::any::Any;
+use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
-use axon_llm::ToolProtocol;
-use axon_protocol::{AgentEvent, ContentPart, Message, TEXT_RESULTS_HEADER, ToolCall, ToolOutput};
-use axon_tools::{CallEvents, Progress, ProgressSink};
+use axon_protocol::{AgentEvent, ContentPart, ToolCall, ToolOutput};
+use axon_tools::{CallEvents, Progress, ProgressSink, ToolContext, ToolRegistry};
 use futures_util::future::join_all;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, EventSink, PlannedCall};
-use crate::approval::{Approval, ApprovalPolicy, Gate, UnderAuto};
+use crate::approval::{
+    Approval, ApprovalPolicy, Approver, Gate, Permissions, SharedApproval, UnderAuto,
+};
 use crate::batch::batches;
-use crate::lifecycle::{HookPermission, Verdict, add_context};
+use crate::config::AgentConfig;
+use crate::lifecycle::{HookPermission, Lifecycle, LifecycleFuture, Verdict, add_context};
+use crate::model_turn::PlannedCall;
+use crate::sink::EventSink;
+use crate::tool_source::ToolSource;
 
-impl Agent {
-    /// Runs a turn's calls (see `batch` for what runs concurrently) and
-    /// returns one output per call, in call order.
-    pub(crate) async fn run_calls(
-        &mut self,
-        calls: &[PlannedCall],
+/// Runs a turn's calls: the tools, who may say no to them, and the hooks
+/// told of them.
+pub(crate) struct CallRunner {
+    pub(crate) registry: Arc<ToolRegistry>,
+    /// Where the tools come from when they can change mid-session.
+    tool_source: Option<Arc<dyn ToolSource>>,
+    /// What every call is given (the workspace, the session's powers).
+    pub(crate) tools: ToolContext,
+    /// The approval policy as last read (from `shared_approval` when set).
+    pub(crate) policy: ApprovalPolicy,
+    /// Where the approval policy is read from when a front end may change
+    /// it mid-turn.
+    pub(crate) shared_approval: Option<Arc<SharedApproval>>,
+    /// A subagent's parent's policy, as the user may change it mid-turn:
+    /// the subagent is never looser.
+    pub(crate) bound: Option<Arc<SharedApproval>>,
+    pub(crate) approver: Option<Arc<dyn Approver>>,
+    /// Rules and the sandbox, consulted before the approval policy.
+    pub(crate) permissions: Option<Arc<dyn Permissions>>,
+    /// Tools the user allowed for the rest of the session.
+    allowed: HashSet<String>,
+    /// Tools the user refused for the rest of the session.
+    denied: HashSet<String>,
+    /// Hooks and checkpoints, told of each step.
+    pub(crate) lifecycle: Option<Arc<dyn Lifecycle>>,
+    /// Longest one tool call may run.
+    pub(crate) tool_timeout: Duration,
+    /// Whether a call that changes something shows a preview in its
+    /// `action` event.
+    pub(crate) preview_actions: bool,
+}
+
+/// What a turn's calls gave.
+pub(crate) struct CallResults {
+    /// One per call, in call order.
+    pub(crate) outputs: Vec<ToolOutput>,
+    /// Ids of the calls refused before they ran.
+    pub(crate) refused: HashSet<String>,
+    /// Why a hook stopped the run, if one did.
+    pub(crate) halted: Option<String>,
+}
+
+impl CallRunner {
+    pub(crate) fn new(
+        registry: Arc<ToolRegistry>,
+        tools: ToolContext,
+        config: &AgentConfig,
+    ) -> Self {
+        CallRunner {
+            registry,
+            tool_source: None,
+            tools,
+            policy: config.approval,
+            shared_approval: None,
+            bound: None,
+            approver: None,
+            permissions: None,
+            allowed: HashSet::new(),
+            denied: HashSet::new(),
+            lifecycle: None,
+            tool_timeout: config.tool_timeout,
+            preview_actions: config.preview_actions,
+        }
+    }
+
+    /// The policy in force: the shared one when set, never looser than a
+    /// bounding parent's.
+    pub(crate) fn approval(&self) -> ApprovalPolicy {
+        let own = self.shared_approval.as_ref().map_or(self.policy, |s| s.get());
+        match &self.bound {
+            Some(parent) => own.stricter(parent.get()),
+            None => own,
+        }
+    }
+
+    /// Brings `policy` up to the policy in force.
+    pub(crate) fn sync_approval(&mut self) {
+        self.policy = self.approval();
+    }
+
+    /// Takes the tools from `source` from now on.
+    pub(crate) fn set_tool_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.tool_source = Some(source);
+    }
+
+    /// Brings the registry up to the tool source's.
+    pub(crate) fn sync_tools(&mut self) {
+        let Some(source) = &self.tool_source else { return };
+        let current = source.current();
+        if !Arc::ptr_eq(&current, &self.registry) {
+            self.registry = current;
+        }
+    }
+
+    pub(crate) fn lifecycle(&self) -> Option<&dyn Lifecycle> {
+        self.lifecycle.as_deref()
+    }
+
+    /// [`crate::lifecycle::consult`] on this runner's lifecycle.
+    async fn consult<'a>(
+        &'a self,
         emit: EventSink<'_>,
         cancel: &CancellationToken,
-    ) -> Vec<ToolOutput> {
+        ask: impl FnOnce(&'a dyn Lifecycle) -> LifecycleFuture<'a>,
+    ) -> Verdict {
+        crate::lifecycle::consult(self.lifecycle.as_deref(), emit, cancel, ask).await
+    }
+
+    /// Runs a turn's calls (see `batch` for what runs concurrently) and
+    /// returns one output per call, in call order. `parent` is what each
+    /// call is lent: the agent's powers, for a subagent it starts.
+    pub(crate) async fn run(
+        &mut self,
+        calls: &[PlannedCall],
+        parent: Arc<dyn Any + Send + Sync>,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> CallResults {
         let read_only: Vec<bool> = calls
             .iter()
             .map(|p| {
                 p.problem.is_none() && self.registry.reads_only(&p.call.name, &p.call.arguments)
             })
             .collect();
-        // What each call is lent: the agent's powers, for a subagent it
-        // starts, and where that subagent's events go (into this stream,
-        // in order, before the call's observation).
-        let parent: Arc<dyn Any + Send + Sync> = Arc::new(self.as_parent(cancel));
+        // Where a subagent's events go: into this stream, in order, before
+        // the call's observation.
         let (nested, mut nested_events) = mpsc::unbounded_channel::<AgentEvent>();
         let sink: CallEvents = Arc::new(move |event| {
             // Closed only once this turn's calls are done with.
             let _ = nested.send(event);
         });
         let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+        let mut refused = HashSet::new();
+        let mut halted = None;
         // What PreToolUse hooks added for the model, per call.
         let mut context: Vec<Vec<String>> = vec![Vec::new(); calls.len()];
         // Calls that got an Action event; only they get an Observation.
@@ -65,7 +189,7 @@ impl Agent {
                 };
                 context[i] = verdict.context;
                 if let Some(reason) = &verdict.halt {
-                    self.halted = Some(reason.clone());
+                    halted = Some(reason.clone());
                 }
                 let checked = match (verdict.block.or(verdict.halt), verdict.permission) {
                     (Some(reason), _) | (None, Some(HookPermission::Deny(reason))) => {
@@ -76,7 +200,7 @@ impl Agent {
                 match checked {
                     Ok(asked) => {
                         // A call just asked about was shown with its preview.
-                        let preview = if read_only[i] || asked || !self.config.preview_actions {
+                        let preview = if read_only[i] || asked || !self.preview_actions {
                             None
                         } else {
                             tokio::select! {
@@ -99,7 +223,7 @@ impl Agent {
                     Err(output) => {
                         if self.registry.contains(&planned.call.name) {
                             // Shown as refused, live and when replayed.
-                            self.refused.insert(planned.call.id.clone());
+                            refused.insert(planned.call.id.clone());
                             emit(AgentEvent::Action {
                                 refused: true,
                                 preview: None,
@@ -112,7 +236,7 @@ impl Agent {
                 }
             }
             let registry = &self.registry;
-            let timeout = self.config.tool_timeout;
+            let timeout = self.tool_timeout;
             let running = join_all(runnable.iter().map(|&i| {
                 let call = &calls[i].call;
                 let tools = self
@@ -150,7 +274,7 @@ impl Agent {
                     let (output, halt) =
                         self.after_hooks(&calls[i].call, output, emit, cancel).await;
                     if halt.is_some() {
-                        self.halted = halt;
+                        halted = halt;
                     }
                     outputs[i] = Some(output);
                 }
@@ -170,7 +294,7 @@ impl Agent {
                 }
             }
         }
-        calls
+        let outputs = calls
             .iter()
             .zip(outputs)
             .zip(announced)
@@ -183,7 +307,8 @@ impl Agent {
                     output
                 })
             })
-            .collect()
+            .collect();
+        CallResults { outputs, refused, halted }
     }
 
     /// Whether a call may run: readable, known, and allowed by the policy
@@ -237,7 +362,7 @@ impl Agent {
         }
         self.sync_approval();
         let confirm = match gate {
-            _ if self.config.approval == ApprovalPolicy::ReadOnly => {
+            _ if self.policy == ApprovalPolicy::ReadOnly => {
                 return Err(ToolOutput::error(format!(
                     "Refused: this session is read-only, and {name} changes files or runs \
                      commands. Use read-only tools, or tell the user what you would change."
@@ -246,7 +371,7 @@ impl Agent {
             Gate::Allow => return Ok(false),
             Gate::Confirm(reason) => Some(reason),
             Gate::LeaveSandbox { ask, under_auto } => {
-                match (self.config.approval == ApprovalPolicy::Auto, under_auto) {
+                match (self.policy == ApprovalPolicy::Auto, under_auto) {
                     (true, UnderAuto::Allow) => return Ok(false),
                     (true, UnderAuto::Refuse(reason)) => return Err(ToolOutput::error(reason)),
                     _ => Some(ask),
@@ -255,8 +380,7 @@ impl Agent {
             // A deny returned above.
             Gate::Policy | Gate::Deny(_) => None,
         };
-        if confirm.is_none()
-            && (self.allowed.contains(name) || self.config.approval == ApprovalPolicy::Auto)
+        if confirm.is_none() && (self.allowed.contains(name) || self.policy == ApprovalPolicy::Auto)
         {
             return Ok(false);
         }
@@ -303,42 +427,6 @@ impl Agent {
         }
         add_context(&mut output.content, &verdict);
         (output, verdict.halt)
-    }
-
-    pub(crate) fn push_results(&mut self, calls: &[PlannedCall], mut outputs: Vec<ToolOutput>) {
-        let refused = std::mem::take(&mut self.refused);
-        let reminder = crate::rules::reminder(self.config.rule_count);
-        if let Some(last) = outputs.last_mut()
-            && !reminder.is_empty()
-        {
-            last.content.push(axon_protocol::ContentPart::text(format!("\n{reminder}")));
-        }
-        match self.provider.info().tool_protocol {
-            ToolProtocol::Native => {
-                for (planned, output) in calls.iter().zip(outputs) {
-                    let mut message = Message::tool_result(planned.call.id.clone(), output);
-                    message.refused = refused.contains(&planned.call.id);
-                    self.history.push(message);
-                }
-            }
-            ToolProtocol::Text => {
-                let mut text = format!("{TEXT_RESULTS_HEADER}\n");
-                for (n, (planned, output)) in calls.iter().zip(outputs).enumerate() {
-                    let name = if planned.call.name.is_empty() {
-                        "(unreadable block)"
-                    } else {
-                        &planned.call.name
-                    };
-                    let status = if output.is_error { "error" } else { "ok" };
-                    text.push_str(&format!(
-                        "\n[{}] {name}: {status}\n{}\n",
-                        n + 1,
-                        output.text_content()
-                    ));
-                }
-                self.history.push(Message::user(text));
-            }
-        }
     }
 }
 

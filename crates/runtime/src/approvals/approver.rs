@@ -16,8 +16,8 @@ use axon_tools::ToolContext;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
+use super::permissions::SessionPermissions;
 use crate::events::Emitter;
-use crate::permissions::SessionPermissions;
 
 /// A form's answer: what the user did, and the fields with `accept`.
 pub(crate) type FormAnswer = (ElicitAction, Option<Map<String, Value>>);

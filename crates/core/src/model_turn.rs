@@ -1,26 +1,143 @@
-//! One model call of the loop: the request (the preamble, the history,
-//! tools offered or withheld), streaming it with retries of broken streams
-//! and one trim on a context-length error, and reading the reply's calls in
-//! either tool protocol.
+//! The model turn: what asks the model and reads its reply. [`ModelTurn`]
+//! holds the provider, the history, the preamble (system prompt and tools
+//! offered) and the settings of one model call; it builds the request,
+//! streams it with retries of broken streams and one trim on a
+//! context-length error, reads the reply's calls in either tool protocol,
+//! and takes the calls' results back into the history. Fitting the history
+//! to the window is its too (`compact.rs`).
 //!
 //! Guarantees: a stream that ends before the model finished is an error,
 //! never a turn; a cancellation returns the text received so far; with the
-//! tools withheld no call is read from the reply.
+//! tools withheld no call is read from the reply; every call read from a
+//! reply gets exactly one result in the history (`push_results`).
 
 use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use axon_llm::retry::RetryClass;
+use axon_llm::retry::{RetryClass, RetryPolicy};
 use axon_llm::{
-    AssembledTurn, LlmError, ProviderEvent, ProviderRequest, ToolProtocol, TurnAssembler,
+    AssembledTurn, LlmError, Provider, ProviderEvent, ProviderRequest, ToolProtocol, TurnAssembler,
     text_protocol,
 };
-use axon_protocol::{AgentEvent, Message, ToolCall};
+use axon_protocol::{
+    AgentEvent, ContentPart, Message, TEXT_RESULTS_HEADER, ToolCall, ToolOutput, ToolSpec,
+};
+use axon_tools::ToolRegistry;
 use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, EventSink, PlannedCall, TurnEnd};
+use crate::approval::ApprovalPolicy;
+use crate::config::{AgentConfig, ContextStrategy};
+use crate::history::History;
+use crate::lifecycle::Lifecycle;
+use crate::sink::EventSink;
+use crate::tokens::TokenCounter;
+
+/// Asks the model for the next turn and keeps the conversation it is
+/// asked with.
+pub(crate) struct ModelTurn {
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) history: History,
+    /// Where the request being worked on sits in the history.
+    pub(crate) prompt_index: usize,
+    /// The system prompt and tools every request carries.
+    pub(crate) offered: Offered,
+    pub(crate) max_output_tokens: Option<u32>,
+    /// Fresh attempts at a turn whose stream broke off or stalled.
+    pub(crate) turn_retries: u32,
+    /// Backoff between those attempts.
+    pub(crate) retry: RetryPolicy,
+    pub(crate) context_strategy: ContextStrategy,
+    /// How many rules the system prompt carries (each batch of results
+    /// ends with a reminder of them when any).
+    rule_count: usize,
+}
+
+/// What the model is offered before the history: the system prompt and
+/// the tools (the call runner's registry as the approval policy filters
+/// it), and the preamble built from them once per provider.
+pub(crate) struct Offered {
+    system_prompt: String,
+    tools: Arc<ToolRegistry>,
+    policy: ApprovalPolicy,
+    preamble: OnceLock<Preamble>,
+}
+
+impl Offered {
+    /// The preamble for `provider`, built on first use.
+    pub(crate) fn preamble(&self, provider: &dyn Provider) -> &Preamble {
+        self.preamble
+            .get_or_init(|| Preamble::new(&self.system_prompt, &self.tools, self.policy, provider))
+    }
+
+    /// Offers `tools` under `policy` from now on; the preamble is built
+    /// again when either changed.
+    fn offer(&mut self, tools: &Arc<ToolRegistry>, policy: ApprovalPolicy) {
+        if !Arc::ptr_eq(tools, &self.tools) || policy != self.policy {
+            self.tools = Arc::clone(tools);
+            self.policy = policy;
+            self.preamble = OnceLock::new();
+        }
+    }
+}
+
+/// What every request sends before the history, and its token counts.
+pub(crate) struct Preamble {
+    pub(crate) system: String,
+    pub(crate) tools: Vec<ToolSpec>,
+    /// The tools the text protocol describes in `system`.
+    pub(crate) text_tools: Vec<ToolSpec>,
+    estimated: OnceLock<u64>,
+    exact: OnceLock<u64>,
+}
+
+impl Preamble {
+    fn new(
+        system_prompt: &str,
+        registry: &ToolRegistry,
+        policy: ApprovalPolicy,
+        provider: &dyn Provider,
+    ) -> Self {
+        // A read-only session refuses every other tool: the model is not
+        // offered them (the policy can change mid-session, so this is
+        // decided here rather than by removing them from the registry).
+        let specs: Vec<ToolSpec> = registry.specs().filter(|s| policy.offers(s)).cloned().collect();
+        // A small window cannot afford every tool at full length.
+        let specs = crate::brief::tools_for_window(specs, provider.info().context_window);
+        let (system, tools, text_tools) = match provider.info().tool_protocol {
+            ToolProtocol::Native => (system_prompt.to_string(), specs, Vec::new()),
+            ToolProtocol::Text => (
+                format!("{system_prompt}\n\n{}", text_protocol::instructions(&specs)),
+                Vec::new(),
+                specs,
+            ),
+        };
+        Preamble { system, tools, text_tools, estimated: OnceLock::new(), exact: OnceLock::new() }
+    }
+
+    /// Its tokens as `counter` counts now (estimated, or exactly once loaded).
+    pub(crate) fn tokens(&self, counter: &TokenCounter) -> u64 {
+        let slot = if counter.is_loaded() { &self.exact } else { &self.estimated };
+        *slot.get_or_init(|| counter.preamble(&self.system, &self.tools))
+    }
+}
+
+/// One tool call as the loop will handle it.
+pub(crate) struct PlannedCall {
+    pub(crate) call: ToolCall,
+    /// Why it cannot run at all (unreadable arguments or block).
+    pub(crate) problem: Option<String>,
+}
+
+/// Why a model call gave no turn: cancelled (with the partial text), or
+/// failed for good.
+pub(crate) enum TurnEnd {
+    Cancelled(String),
+    Failed(String),
+}
 
 /// How one streamed model call ended.
 enum Streamed {
@@ -32,7 +149,57 @@ enum Streamed {
     Cancelled(String),
 }
 
-impl Agent {
+impl ModelTurn {
+    /// Offers the tools of `tools` under `policy` (the call runner's) to
+    /// `provider`'s model, which starts with an empty history.
+    pub(crate) fn new(
+        provider: Arc<dyn Provider>,
+        tools: &Arc<ToolRegistry>,
+        config: &AgentConfig,
+    ) -> Self {
+        let history = History::new(&provider.info().model);
+        ModelTurn {
+            provider,
+            history,
+            prompt_index: 0,
+            offered: Offered {
+                system_prompt: config.system_prompt.clone(),
+                tools: Arc::clone(tools),
+                policy: config.approval,
+                preamble: OnceLock::new(),
+            },
+            max_output_tokens: config.max_output_tokens,
+            turn_retries: config.turn_retries,
+            retry: config.retry.clone(),
+            context_strategy: config.context_strategy,
+            rule_count: config.rule_count,
+        }
+    }
+
+    /// Talks to another model from the next turn on.
+    pub(crate) fn set_provider(&mut self, provider: Arc<dyn Provider>) {
+        self.provider = provider;
+        // Its tool protocol may differ: the preamble is built again.
+        self.offered.preamble = OnceLock::new();
+    }
+
+    /// Offers `tools` under `policy` from the next request on.
+    pub(crate) fn offer(&mut self, tools: &Arc<ToolRegistry>, policy: ApprovalPolicy) {
+        self.offered.offer(tools, policy);
+    }
+
+    /// The system prompt and tool list every request carries.
+    pub(crate) fn preamble(&self) -> &Preamble {
+        self.offered.preamble(&*self.provider)
+    }
+
+    /// Estimated tokens the next request would send, corrected by what the
+    /// provider has reported.
+    pub(crate) fn context_tokens(&self) -> u64 {
+        let fixed = self.preamble().tokens(&self.history.counter);
+        self.history.counter.corrected(fixed + self.history.raw_tokens())
+    }
+
     /// The next model call; `answer_only` when the tools are withheld.
     pub(crate) fn request(&self, answer_only: bool) -> ProviderRequest<'_> {
         let preamble = self.preamble();
@@ -45,23 +212,23 @@ impl Agent {
             } else {
                 Cow::Borrowed(&preamble.text_tools)
             },
-            max_output_tokens: self.config.max_output_tokens,
+            max_output_tokens: self.max_output_tokens,
             temperature: None,
             answer_only,
         }
     }
 
     /// Gets the model's next turn, retrying broken streams and trimming
-    /// once on a context-length error.
+    /// once on a context-length error. The history is fitted to the window
+    /// first (`lifecycle` is told before a summary).
     pub(crate) async fn next_turn(
         &mut self,
         answer_only: bool,
+        lifecycle: Option<&dyn Lifecycle>,
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<AssembledTurn, TurnEnd> {
-        self.sync_approval();
-        self.sync_tools();
-        self.fit_window(emit, cancel).await;
+        self.fit_window(lifecycle, emit, cancel).await;
         let mut trimmed = false;
         let mut attempts = 0;
         loop {
@@ -88,10 +255,9 @@ impl Agent {
                         ),
                     });
                 }
-                e if e.is_transient() && attempts < self.config.turn_retries => {
+                e if e.is_transient() && attempts < self.turn_retries => {
                     attempts += 1;
                     let delay = self
-                        .config
                         .retry
                         .delay(RetryClass::Connection, attempts, None)
                         .unwrap_or(Duration::from_secs(1));
@@ -100,7 +266,7 @@ impl Agent {
                             "{}; asking again in {:.1}s ({attempts}/{})",
                             clause(&e.to_string()),
                             delay.as_secs_f64(),
-                            self.config.turn_retries
+                            self.turn_retries
                         ),
                     });
                     tokio::select! {
@@ -246,6 +412,49 @@ impl Agent {
                 let mut message = turn.message;
                 message.tool_calls.clear();
                 (message, parsed.text, calls)
+            }
+        }
+    }
+
+    /// Takes a turn's results back into the history, one per call in call
+    /// order (`refused`: the ids of calls refused before they ran), the
+    /// last ending with the rules' reminder.
+    pub(crate) fn push_results(
+        &mut self,
+        calls: &[PlannedCall],
+        mut outputs: Vec<ToolOutput>,
+        refused: &HashSet<String>,
+    ) {
+        let reminder = crate::rules::reminder(self.rule_count);
+        if let Some(last) = outputs.last_mut()
+            && !reminder.is_empty()
+        {
+            last.content.push(ContentPart::text(format!("\n{reminder}")));
+        }
+        match self.provider.info().tool_protocol {
+            ToolProtocol::Native => {
+                for (planned, output) in calls.iter().zip(outputs) {
+                    let mut message = Message::tool_result(planned.call.id.clone(), output);
+                    message.refused = refused.contains(&planned.call.id);
+                    self.history.push(message);
+                }
+            }
+            ToolProtocol::Text => {
+                let mut text = format!("{TEXT_RESULTS_HEADER}\n");
+                for (n, (planned, output)) in calls.iter().zip(outputs).enumerate() {
+                    let name = if planned.call.name.is_empty() {
+                        "(unreadable block)"
+                    } else {
+                        &planned.call.name
+                    };
+                    let status = if output.is_error { "error" } else { "ok" };
+                    text.push_str(&format!(
+                        "\n[{}] {name}: {status}\n{}\n",
+                        n + 1,
+                        output.text_content()
+                    ));
+                }
+                self.history.push(Message::user(text));
             }
         }
     }
