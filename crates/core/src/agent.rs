@@ -323,7 +323,8 @@ impl Agent {
                 answer_only = true;
                 emit(AgentEvent::Warning {
                     message: format!(
-                        "the model called {} {} times with the same arguments and got the same                          result; its next reply is asked without tools, so that it answers",
+                        "the model called {} {} times with the same arguments and got the same \
+                         result; its next reply is asked without tools, so that it answers",
                         looping.tool, looping.times
                     ),
                 });
