@@ -404,7 +404,8 @@ mod tests {
         let root = ws.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("vendor/lib")).unwrap();
         std::fs::write(root.join("vendor/lib/.git"), "gitdir: ../../.git/modules/lib\n").unwrap();
-        std::fs::set_permissions(root.join("vendor"), std::fs::Permissions::from_mode(0)).unwrap();
+        std::fs::set_permissions(root.join("vendor"), std::fs::Permissions::from_mode(0o000))
+            .unwrap();
         let temp = tempfile::tempdir().unwrap();
         let policy = Policy::new(Mode::WorkspaceWrite, &root, temp.path());
         let found = as_a_user_would(move || find(&policy).map(|p| p.paths()));
