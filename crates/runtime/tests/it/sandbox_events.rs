@@ -116,7 +116,14 @@ fn leaving_the_sandbox_is_asked_every_time_whatever_the_rules_and_policy() {
         let outputs = outputs(&seen);
         assert!(outputs.iter().all(|(_, failed)| !failed), "{outputs:?}");
         assert_eq!(std::fs::read_to_string(&escaped).unwrap(), "outside\n");
-        assert!(!rig.home.path().join("data").join("trust").exists(), "nothing was saved");
+        // The trust file records that a session ran here, but no rule.
+        let trust = axon_permissions::Trust::load(
+            &rig.home.path().join("data"),
+            &rig.workspace.path().canonicalize().unwrap(),
+        )
+        .unwrap();
+        assert!(trust.yes_baseline, "the session ran here is not recorded (the wrong file?)");
+        assert!(trust.allow.is_empty(), "a rule was saved: {:?}", trust.allow);
     });
 }
 
