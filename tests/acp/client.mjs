@@ -36,6 +36,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const sdkDist = path.join(here, "../peers/node_modules/@agentclientprotocol/sdk/dist/v1");
 const acp = await import(pathToFileURL(path.join(sdkDist, "stable/acp.js")).href);
 const schema = await import(pathToFileURL(path.join(sdkDist, "schema/zod.gen.js")).href);
+// The draft schema, for what axon sends beyond the stable one: a prompt's
+// answer carries the turn's token usage (`unstable_end_turn_token_usage`).
+const draft = await import(pathToFileURL(path.join(sdkDist, "unstable/schema/zod.gen.js")).href);
 
 const AXON_BIN = process.env.AXON_BIN;
 const WORKSPACE = process.env.ACP_WORKSPACE;
@@ -51,7 +54,8 @@ const RESPONSE_SCHEMAS = {
   "session/list": schema.zListSessionsResponse,
   "session/close": schema.zCloseSessionResponse,
   "session/set_mode": schema.zSetSessionModeResponse,
-  "session/prompt": schema.zPromptResponse,
+  "session/prompt": draft.zPromptResponse,
+  "session/set_config_option": schema.zSetSessionConfigOptionResponse,
 };
 
 /** The schema each request from the agent is checked against. */
@@ -135,9 +139,10 @@ const problems = [];
 
 /** One `axon acp` process and the SDK connection to it. */
 class Agent {
-  constructor(label, { clientFs = false } = {}) {
+  constructor(label, { clientFs = false, notices = false } = {}) {
     this.label = label;
     this.clientFs = clientFs;
+    this.notices = notices;
     /** Everything received, in wire order: {seq, msg}. */
     this.log = [];
     /** Request ids sent, by id: the method. */
@@ -297,7 +302,11 @@ class Agent {
   async initialize() {
     const { result } = await this.call(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: this.clientFs, writeTextFile: this.clientFs }, terminal: false },
+      clientCapabilities: {
+        fs: { readTextFile: this.clientFs, writeTextFile: this.clientFs },
+        terminal: false,
+        ...(this.notices ? { session: { notices: {} } } : {}),
+      },
       clientInfo: { name: "axon-acp-test", title: "axon ACP test client", version: "1.0.0" },
     });
     assert.equal(result.protocolVersion, 1, "initialize: protocolVersion");
@@ -462,6 +471,42 @@ function brief(u) {
 }
 
 const scenarios = {
+  // Script: text "Hello from the other model.". The model server lists
+  // `some-model` (ModelInfo::Hosted). The client shows notices.
+  async models() {
+    const agent = new Agent("agent", { notices: true });
+    await agent.initialize();
+    const opened = await agent.call(acp.methods.agent.session.new, { cwd: cwd(), mcpServers: [] });
+    const sessionId = opened.result.sessionId;
+    const option = opened.result.configOptions?.find((o) => o.category === "model");
+    assert.ok(option, `session/new offers no model option: ${JSON.stringify(opened.result.configOptions)}`);
+    assert.equal(option.id, "model");
+    assert.equal(option.type, "select");
+    const values = option.options.map((o) => o.value);
+    assert.ok(values.includes(option.currentValue) && values.includes("some-model"), `model values ${JSON.stringify(values)}`);
+
+    const setModel = acp.methods.agent.session.setConfigOption;
+    await assert.rejects(
+      agent.call(setModel, { sessionId, configId: "model", value: "no-such-model" }),
+      (e) => /does not offer `no-such-model`/.test(e.message),
+      "a model the provider does not list is refused",
+    );
+    const set = await agent.call(setModel, { sessionId, configId: "model", value: "some-model" });
+    assert.equal(set.result.configOptions[0].currentValue, "some-model", "the answer holds the new value");
+
+    const turn = await agent.prompt(sessionId, "Say hello");
+    assert.equal(turn.result.stopReason, "end_turn");
+    const usage = turn.result.usage;
+    assert.ok(usage && usage.inputTokens > 0 && usage.outputTokens > 0, `the answer's usage ${JSON.stringify(usage)}`);
+    assert.equal(usage.totalTokens, usage.inputTokens + usage.outputTokens, "totalTokens");
+    // What axon says besides the answer (the switch) is a notice, never
+    // the answer's text.
+    const all = agent.updates(sessionId);
+    assert.ok(all.some((u) => u.sessionUpdate === "notice"), `no notice among ${JSON.stringify(all.map(brief))}`);
+    assert.equal(messageText(turn.updates), "Hello from the other model.", "the answer's text");
+    return { sessionId, agent, turns: [turn] };
+  },
+
   // Script: read_file {path: notes.txt}; edit_file {notes.txt: hello -> goodbye};
   // shell {echo hi}; text "All done: notes.txt now says goodbye.".
   // Workspace: notes.txt = "one\nhello\nthree\n".

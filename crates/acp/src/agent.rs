@@ -19,7 +19,7 @@ use agent_client_protocol_schema::v1::{
     LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest, PromptCapabilities,
     PromptRequest, ResumeSessionRequest, SessionCapabilities, SessionCloseCapabilities,
     SessionInfo as AcpSessionInfo, SessionListCapabilities, SessionMode, SessionModeState,
-    SessionResumeCapabilities, SetSessionModeRequest,
+    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use axon_protocol::{ApprovalMode, Mode, Op};
 use axon_runtime::{
@@ -31,7 +31,7 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use crate::commands::{self, Command};
 use crate::fs::EditorFiles;
 use crate::rpc::{self, AUTH_REQUIRED, Incoming, METHOD_NOT_FOUND, Outgoing, Peer, RpcError};
-use crate::session::AcpSession;
+use crate::session::{AcpSession, State};
 use crate::{Log, Options, Outbound};
 
 /// How long closing sessions may take once the client is gone, before the
@@ -101,6 +101,10 @@ where
             // A mode switch too: a prompt sent right after it runs in it.
             Incoming::Request { id, method, params } if method == "session/set_mode" => {
                 out.respond(id, agent.set_mode(params));
+            }
+            // And a model switch.
+            Incoming::Request { id, method, params } if method == "session/set_config_option" => {
+                out.respond(id, agent.set_config_option(params));
             }
             Incoming::Request { id, method, params } => {
                 let agent = Arc::clone(&agent);
@@ -237,7 +241,11 @@ impl Agent {
             .open(&request.cwd, request.mcp_servers, SessionChoice::NewAs(id.clone()), false, &id)
             .await?;
         self.opened(&session);
-        Ok((json!({"sessionId": id, "modes": modes(&session.mode())}), session))
+        let options = crate::models::config_options_json(session.state().models.as_ref());
+        Ok((
+            json!({"sessionId": id, "modes": modes(&session.mode()), "configOptions": options}),
+            session,
+        ))
     }
 
     async fn load(
@@ -262,7 +270,8 @@ impl Agent {
         }
         let session = self.open(&cwd, servers, SessionChoice::Id(id.clone()), replay, &id).await?;
         self.opened(&session);
-        Ok((json!({"modes": modes(&session.mode())}), session))
+        let options = crate::models::config_options_json(session.state().models.as_ref());
+        Ok((json!({"modes": modes(&session.mode()), "configOptions": options}), session))
     }
 
     /// A session is open: requests may name it. One it replaces (two
@@ -318,6 +327,7 @@ impl Agent {
         let approval: ApprovalMode =
             config.approval().map_err(|e| RpcError::internal(format!("{e:#}")))?.into();
         let roots = crate::prompt::Roots { editor: cwd, workspace: config.workspace.clone() };
+        let models = config.offered_models().await;
         let (emitter, mut events) = axon_runtime::channel();
         let session = match axon_runtime::open(config, emitter).await {
             Ok(session) => session,
@@ -337,12 +347,18 @@ impl Agent {
                 return Err(RpcError::new(code, format!("{e:#}")));
             }
         };
+        let notices = client.session.as_ref().is_some_and(|s| s.notices.is_some());
         Ok(AcpSession::start(
             id.to_string(),
             roots,
             session,
             events,
-            mode_id(approval, Mode::React).to_string(),
+            State {
+                mode: mode_id(approval, Mode::React).to_string(),
+                models,
+                notices,
+                ..State::default()
+            },
             replay,
             &self.link,
         ))
@@ -379,6 +395,12 @@ impl Agent {
             }
             None => Err(RpcError::invalid_params(format!("unknown session {id}"))),
         }
+    }
+
+    fn set_config_option(&self, params: Value) -> Result<Value, RpcError> {
+        let request: SetSessionConfigOptionRequest = rpc::params(params)?;
+        let session = self.known_session(&request.session_id.0)?;
+        crate::models::set_config_option(&session, request)
     }
 
     fn set_mode(&self, params: Value) -> Result<Value, RpcError> {

@@ -10,11 +10,13 @@
 use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
-    PermissionOption, PermissionOptionKind, RequestPermissionRequest, SessionUpdate,
+    ConfigOptionUpdate, Notice, NoticeSeverity, PermissionOption, PermissionOptionKind,
+    PromptResponse, RequestPermissionRequest, SessionUpdate, StopReason as AcpStopReason,
     ToolCall as AcpToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    Usage as AcpUsage,
 };
 use axon_protocol::{
-    AgentEvent, ApprovalDecision, McpState, Op, RuleSuggestion, StopReason, ToolCall,
+    AgentEvent, ApprovalDecision, McpState, Op, RuleSuggestion, StopReason, ToolCall, Usage,
 };
 use axon_runtime::Events;
 use serde_json::{Value, json};
@@ -22,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use crate::rpc::RpcError;
 use crate::session::AcpSession;
-use crate::updates::{Mapper, message_chunk, usage};
+use crate::updates::{Mapper, context_usage, message_chunk};
 
 pub(crate) struct EventForwarder {
     mapper: Mapper,
@@ -90,12 +92,14 @@ impl EventForwarder {
                     known.message = message.clone();
                 }
                 match message {
-                    Some(message) if *state == McpState::Error => {
-                        self.notice(&format!("MCP server {server}: {state}: {message}"));
-                    }
-                    Some(message) => {
-                        self.notice(&format!("MCP server {server}: {state} ({message})"))
-                    }
+                    Some(message) if *state == McpState::Error => self.notice(
+                        NoticeSeverity::Error,
+                        &format!("MCP server {server}: {state}: {message}"),
+                    ),
+                    Some(message) => self.notice(
+                        NoticeSeverity::Info,
+                        &format!("MCP server {server}: {state} ({message})"),
+                    ),
                     None => {}
                 }
             }
@@ -111,8 +115,22 @@ impl EventForwarder {
                 self.send(message_chunk(text));
             }
             AgentEvent::PlanProposed { .. } => self.acp.state().proposed = true,
-            AgentEvent::Info { message } => self.notice(message),
-            AgentEvent::Warning { message } => self.notice(&format!("⚠ {message}")),
+            AgentEvent::ModelChanged { provider, model, context_window } => {
+                let options = {
+                    let mut state = self.acp.state();
+                    if let Some(models) = state.models.as_mut() {
+                        models.current = model.clone();
+                    }
+                    crate::models::config_options(state.models.as_ref())
+                };
+                self.send(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options)));
+                self.notice(
+                    NoticeSeverity::Info,
+                    &format!("model: {provider}/{model} ({context_window} token window)"),
+                );
+            }
+            AgentEvent::Info { message } => self.notice(NoticeSeverity::Info, message),
+            AgentEvent::Warning { message } => self.notice(NoticeSeverity::Warning, message),
             AgentEvent::Error { message } => {
                 self.log(&format!("error: {message}"));
                 self.acp.state().error = Some(message.clone());
@@ -125,8 +143,8 @@ impl EventForwarder {
                 self.ask_permission(call, asked, rule.as_ref());
                 return;
             }
-            AgentEvent::TurnCompleted { stop_reason, context_tokens, .. } => {
-                self.turn_completed(*stop_reason, *context_tokens);
+            AgentEvent::TurnCompleted { stop_reason, context_tokens, usage, .. } => {
+                self.turn_completed(*stop_reason, *context_tokens, usage);
                 return;
             }
             _ => {}
@@ -136,15 +154,26 @@ impl EventForwarder {
         }
     }
 
-    /// A notice: in the transcript while a turn runs, in the log always.
-    fn notice(&self, message: &str) {
+    /// A notice (a retry, a server's state, a warning): in the log always;
+    /// to a client that shows notices as a `notice` update, so it is never
+    /// taken for the answer (a harness records the answer's text as the
+    /// agent's message); to one that does not, as ACP says, in the
+    /// transcript while a turn runs, set apart in italics.
+    fn notice(&self, severity: NoticeSeverity, message: &str) {
         self.log(message);
-        if self.acp.state().in_turn {
-            self.send(message_chunk(&format!("\n\n_{message}_\n\n")));
+        let (notices, in_turn) = {
+            let state = self.acp.state();
+            (state.notices, state.in_turn)
+        };
+        if notices {
+            self.send(SessionUpdate::Notice(Notice::new(severity, message.to_string())));
+        } else if in_turn {
+            let mark = if severity == NoticeSeverity::Info { "" } else { "⚠ " };
+            self.send(message_chunk(&format!("\n\n_{mark}{message}_\n\n")));
         }
     }
 
-    fn turn_completed(&mut self, stop_reason: StopReason, context_tokens: u64) {
+    fn turn_completed(&mut self, stop_reason: StopReason, context_tokens: u64, usage: &Usage) {
         let (window, proposed, error) = {
             let mut state = self.acp.state();
             state.in_turn = false;
@@ -154,7 +183,7 @@ impl EventForwarder {
             (window, std::mem::take(&mut state.proposed), state.error.take())
         };
         if window > 0 {
-            self.send(usage(context_tokens, window));
+            self.send(context_usage(context_tokens, window));
         }
         if proposed && stop_reason == StopReason::EndTurn && self.ask_to_run_plan() {
             return;
@@ -162,14 +191,18 @@ impl EventForwarder {
         let Some(waiting) = self.acp.state().waiting.pop_front() else { return };
         let stop_reason = if waiting.cancelled { StopReason::Cancelled } else { stop_reason };
         let answer = match stop_reason {
-            StopReason::EndTurn => Ok(json!({"stopReason": "end_turn"})),
-            StopReason::MaxIterations => Ok(json!({"stopReason": "max_turn_requests"})),
-            StopReason::Cancelled => Ok(json!({"stopReason": "cancelled"})),
-            StopReason::Refusal => Ok(json!({"stopReason": "refusal"})),
+            StopReason::EndTurn => Ok(AcpStopReason::EndTurn),
+            StopReason::MaxIterations => Ok(AcpStopReason::MaxTurnRequests),
+            StopReason::Cancelled => Ok(AcpStopReason::Cancelled),
+            StopReason::Refusal => Ok(AcpStopReason::Refusal),
             StopReason::Error => Err(RpcError::internal(
                 error.unwrap_or_else(|| "the turn failed; axon's log on stderr says why".into()),
             )),
         };
+        let answer = answer.map(|stop| {
+            let response = PromptResponse::new(stop).usage(turn_usage(usage));
+            serde_json::to_value(response).unwrap_or_else(|_| json!({"stopReason": "end_turn"}))
+        });
         self.acp.out().respond(waiting.id, answer);
     }
 
@@ -272,6 +305,17 @@ impl EventForwarder {
         });
         true
     }
+}
+
+/// The tokens a turn's model calls used, as ACP's end-of-turn usage (a
+/// harness records them as the turn's cost): input counts every prompt
+/// token, cached ones included; cached and reasoning tokens are given when
+/// the provider reported any.
+fn turn_usage(usage: &Usage) -> AcpUsage {
+    let some = |n: u64| (n > 0).then_some(n);
+    AcpUsage::new(usage.total(), usage.input_tokens, usage.output_tokens)
+        .thought_tokens(some(usage.reasoning_tokens))
+        .cached_read_tokens(some(usage.cached_input_tokens))
 }
 
 /// The option the user picked; `None` when they cancelled or the request

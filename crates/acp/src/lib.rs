@@ -6,7 +6,8 @@
 //! Requests become the runtime's operations, its events become
 //! `session/update`s ([`updates`]), approvals become
 //! `session/request_permission`, and when the editor offers to, file tools
-//! read and write through it ([`fs`]). Nothing but ACP is written to the
+//! read and write through it ([`fs`]); the model is a session config
+//! option a client can set (`models`). Nothing but ACP is written to the
 //! output; what is worth logging goes to the caller's [`Log`].
 //!
 //! The wire types are the official `agent-client-protocol-schema` crate's;
@@ -17,6 +18,7 @@ mod auth;
 mod commands;
 mod forward;
 mod fs;
+mod models;
 mod prompt;
 pub mod rpc;
 mod session;

@@ -47,6 +47,12 @@ pub(crate) struct State {
     pub(crate) mode: String,
     /// A turn is running: notices go to the transcript, not only the log.
     pub(crate) in_turn: bool,
+    /// The models the session may switch to, and the current one (the
+    /// `model` config option); `None` without a provider.
+    pub(crate) models: Option<axon_runtime::OfferedModels>,
+    /// The client shows `notice` updates (`session.notices`): information
+    /// and warnings go out as notices, never as the answer's text.
+    pub(crate) notices: bool,
     /// The last error of the running turn, for its answer.
     pub(crate) error: Option<String>,
     /// A plan was proposed during the running turn.
@@ -84,7 +90,7 @@ impl AcpSession {
         roots: Roots,
         session: Session,
         events: Events,
-        mode: String,
+        state: State,
         replay: bool,
         link: &Outbound,
     ) -> Arc<AcpSession> {
@@ -93,7 +99,7 @@ impl AcpSession {
             roots,
             handle: session.handle(),
             session: Mutex::new(Some(session)),
-            state: Mutex::new(State { mode, ..State::default() }),
+            state: Mutex::new(state),
             forwarder: Mutex::new(None),
             link: link.clone(),
         });

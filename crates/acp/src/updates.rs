@@ -340,7 +340,7 @@ struct Live {
 }
 
 /// The usage update at the end of a turn.
-pub fn usage(used: u64, size: u64) -> SessionUpdate {
+pub fn context_usage(used: u64, size: u64) -> SessionUpdate {
     SessionUpdate::UsageUpdate(UsageUpdate::new(used, size))
 }
 

@@ -60,7 +60,7 @@ pub use project::Project;
 pub use run_tool::{RunTool, RunToolArgs};
 pub use servers::{AskConsent, ServerConsent};
 pub use session::{MAX_REVISIONS, Session, SessionHandle};
-pub use session_config::{SessionConfig, choose_profile};
+pub use session_config::{OfferedModels, SessionConfig, choose_profile};
 pub use setup::open;
 
 // What a front end names from the crates below the runtime, so that it

@@ -19,6 +19,18 @@ use crate::journal::SessionChoice;
 use crate::project::Project;
 use crate::servers::ServerConsent;
 
+/// The models a session may switch to ([`SessionConfig::offered_models`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferedModels {
+    /// The provider's name (`deepseek`, a `[providers.NAME]`).
+    pub provider: String,
+    /// The model sessions start with.
+    pub current: String,
+    /// What the provider lists (sorted); `None` when it lists nothing, so
+    /// any name may be tried (the switch checks it).
+    pub listed: Option<Vec<String>>,
+}
+
 /// Everything a session is built from: the config files' layers and what
 /// the front end's flags chose.
 #[derive(Clone)]
@@ -147,6 +159,22 @@ impl SessionConfig {
         let overrides = Overrides { provider: self.provider.clone(), model: self.model.clone() };
         let config = self.config.provider(&overrides).ok()?;
         Some((config.name, config.model))
+    }
+
+    /// The models a client may pick from for sessions of this config (a
+    /// harness's `-m`, an editor's picker): the current one and what the
+    /// provider lists. The list is asked of the provider, bounded by a few
+    /// seconds; a provider that lists none (or did not answer) offers only
+    /// the current model, and `None` means no provider is configured.
+    pub async fn offered_models(&self) -> Option<OfferedModels> {
+        let overrides = Overrides { provider: self.provider.clone(), model: self.model.clone() };
+        let config = self.config.provider(&overrides).ok()?;
+        let listed =
+            tokio::time::timeout(std::time::Duration::from_secs(5), axon_llm::list_models(&config))
+                .await
+                .ok()
+                .flatten();
+        Some(OfferedModels { provider: config.name, current: config.model, listed })
     }
 
     /// The tool set: the front end's choice, else the config's, else code.

@@ -230,3 +230,18 @@ fn plan_mode_proposes_asks_and_runs_the_plan() {
     assert!(!tools(&requests[0]).contains(&"\"write_file\"".to_string()), "{}", requests[0]);
     assert!(tools(&requests[1]).contains(&"\"write_file\"".to_string()), "{}", requests[1]);
 }
+
+#[test]
+fn a_client_picks_the_model_gets_the_turns_usage_and_notices_apart_from_the_answer() {
+    // Issue 34: Harbor's `-m provider/model` needs a model-selection
+    // mechanism (a config option of category `model`), records a turn's
+    // tokens from the prompt's answer, and takes every message chunk for
+    // the agent's answer.
+    let s = setup(vec![Reply::text("Hello from the other model.")]);
+    s.server.set_model_info(axon_testkit::ModelInfo::Hosted);
+    let summary = drive(&s, "models");
+    assert_eq!(summary["stopReasons"], json!(["end_turn"]));
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0]["model"], "some-model", "the turn ran on the model the client picked");
+}
