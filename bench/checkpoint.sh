@@ -5,7 +5,7 @@
 # a peer doing the same in the same tree in the same run: Gemini CLI's
 # checkpoint sequence (a shadow repository with GIT_DIR/GIT_WORK_TREE, then
 # `git add -A` and `git commit --allow-empty`), as plain git processes with
-# the same isolated environment (crates/checkpoint/examples/bench.rs).
+# the same isolated environment (crates/checkpoint/examples/checkpoint_bench.rs).
 # Prints the first snapshot, the median and p95 of RUNS turns, and one
 # restore to the first snapshot. Target: < 50 ms per turn.
 #
@@ -18,8 +18,8 @@ runs=${1:-50}
 files=${2:-10000}
 command -v git >/dev/null || { echo "bench/checkpoint.sh: needs git" >&2; exit 2; }
 
-cargo build --release --quiet -p axon-checkpoint --example bench
-bench=${CARGO_TARGET_DIR:-target}/release/examples/bench
+cargo build --release --quiet -p axon-checkpoint --example checkpoint_bench
+bench=${CARGO_TARGET_DIR:-target}/release/examples/checkpoint_bench
 
 git --version
 echo

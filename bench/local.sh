@@ -44,7 +44,7 @@ for link, target in json.load(open("_symlinks.json")).items():
         os.symlink(target, link)
 PY
 
-cargo build -q --release -p axon-local --example bench
+cargo build -q --release -p axon-local --example local_bench
 cat > "$work/prompt.txt" <<'TXT'
 You are reviewing a small Rust function that parses a configuration file
 with lines of the form KEY = VALUE, ignores comments starting with #, trims
@@ -55,7 +55,7 @@ TXT
 
 echo "# axon local provider: $runs runs, $threads threads, $tokens tokens"
 for i in $(seq "$runs"); do
-  target/release/examples/bench "$model" "$threads" "$tokens" "$work/prompt.txt" > "$work/axon-$i.json"
+  target/release/examples/local_bench "$model" "$threads" "$tokens" "$work/prompt.txt" > "$work/axon-$i.json"
 done
 python3 - "$work/axon-1.json" > "$work/rendered.txt" <<'PY'
 import json, sys
