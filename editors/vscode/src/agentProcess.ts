@@ -88,6 +88,11 @@ export class AgentProcess {
     return this.stderrTail;
   }
 
+  /** The process id, for the log (undefined when it could not start). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   get running(): boolean {
     return this.exit === null;
   }

@@ -33,6 +33,8 @@ export type ChatSessionOptions = {
   /** Tells the user outside the panel (a VS Code notification). */
   onAgentDied?: (message: string) => void;
   onStderr?: (text: string) => void;
+  /** Told each time an axon process is up with a session (for the log). */
+  onStarted?: (pid: number | undefined, sessionId: string) => void;
 };
 
 type Live = { process: AgentProcess; sessionId: string };
@@ -110,13 +112,8 @@ export class ChatSession {
         cwd: this.options.agent.cwd,
         mcpServers: [],
       });
-      if (session.modes) {
-        this.emit({
-          type: "modes",
-          current: session.modes.currentModeId,
-          available: session.modes.availableModes.map((m) => ({ id: m.id, name: m.name, description: m.description ?? undefined })),
-        });
-      }
+      this.emitModes(session);
+      this.options.onStarted?.(process.pid, session.sessionId);
       return { process, sessionId: session.sessionId };
     } catch (error) {
       await process.stop();
@@ -198,16 +195,20 @@ export class ChatSession {
     try {
       const session = await live.process.agent.request(acp.methods.agent.session.new, { cwd: this.options.agent.cwd, mcpServers: [] });
       this.live = Promise.resolve({ process: live.process, sessionId: session.sessionId });
-      if (session.modes) {
-        this.emit({
-          type: "modes",
-          current: session.modes.currentModeId,
-          available: session.modes.availableModes.map((m) => ({ id: m.id, name: m.name, description: m.description ?? undefined })),
-        });
-      }
+      this.emitModes(session);
     } catch (error) {
       this.emit({ type: "error", message: `cannot start a new chat: ${(error as Error).message}` });
     }
+  }
+
+  /** The mode switch's choices, from session/new. */
+  private emitModes(session: acp.NewSessionResponse): void {
+    if (!session.modes) return;
+    this.emit({
+      type: "modes",
+      current: session.modes.currentModeId,
+      available: session.modes.availableModes.map((m) => ({ id: m.id, name: m.name, description: m.description ?? undefined })),
+    });
   }
 
   private emit(event: AgentEvent): void {

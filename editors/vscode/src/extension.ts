@@ -26,6 +26,7 @@ export function activate(context: vscode.ExtensionContext): void {
       post: (message) => provider.postMessage(message),
       onAgentDied: (message) => void vscode.window.showWarningMessage(message),
       onStderr: (text) => output.append(text),
+      onStarted: (pid, sessionId) => output.appendLine(`[axon-vscode] axon acp running (pid ${pid}), session ${sessionId}`),
     });
     return chat;
   };

@@ -40,7 +40,17 @@ class EditorFiles implements FileAccess {
   }
 }
 
-type World = { chat: ChatSession; ui: Recorder; files: EditorFiles; model: ScriptedModel; workspace: string };
+type World = {
+  chat: ChatSession;
+  ui: Recorder;
+  files: EditorFiles;
+  model: ScriptedModel;
+  workspace: string;
+  /** Each axon process that came up, in order. */
+  started: { pid: number | undefined; sessionId: string }[];
+  /** What the user was told outside the panel when axon died. */
+  died: string[];
+};
 
 /** Runs `body` with a fresh model, workspace and ChatSession; tears all down after. */
 async function withAxon(script: Reply[], body: (world: World) => Promise<void>): Promise<void> {
@@ -51,6 +61,8 @@ async function withAxon(script: Reply[], body: (world: World) => Promise<void>):
   const ui = new Recorder();
   const files = new EditorFiles();
   let stderr = "";
+  const started: World["started"] = [];
+  const died: string[] = [];
   const chat = new ChatSession({
     agent: {
       command: AXON_BIN,
@@ -69,9 +81,11 @@ async function withAxon(script: Reply[], body: (world: World) => Promise<void>):
     onStderr: (text) => {
       stderr = (stderr + text).slice(-8000);
     },
+    onStarted: (pid, sessionId) => started.push({ pid, sessionId }),
+    onAgentDied: (message) => died.push(message),
   });
   try {
-    await body({ chat, ui, files, model, workspace });
+    await body({ chat, ui, files, model, workspace, started, died });
   } catch (error) {
     (error as Error).message += `\n--- axon stderr\n${stderr}`;
     throw error;
@@ -215,4 +229,67 @@ test("Stop cancels the turn and keeps the partial answer; the chat goes on", asy
     assert.equal(answerText(ui.eventsFrom(from)), "Back again.");
     assert.deepEqual(ui.eventsFrom(from).at(-1), { type: "turn_end", stopReason: "end_turn" });
   });
+});
+
+test("Stop while a question is open cancels the question and writes nothing", async () => {
+  const script: Reply[] = [{ calls: [{ name: "write_file", args: { path: "held.txt", content: "no\n" } }] }];
+  await withAxon(script, async ({ chat, ui, files, workspace }) => {
+    ui.listeners.push((message) => {
+      if (message.type === "agent_event" && message.event.type === "permission_request") void chat.handle({ type: "cancel" });
+    });
+    await chat.handle({ type: "user_message", content: "Write held.txt" });
+    const events = ui.events;
+    const asked = events.find((e): e is Asked => e.type === "permission_request");
+    assert.ok(asked, "the write was asked about");
+    assert.deepEqual(
+      events.find((e) => e.type === "permission_resolved"),
+      { type: "permission_resolved", requestId: asked.requestId, optionId: null },
+      "the question was settled as cancelled",
+    );
+    assert.deepEqual(events.at(-1), { type: "turn_end", stopReason: "cancelled" });
+    assert.ok(!statuses(events, asked.toolCallId).includes("in_progress"), `statuses ${JSON.stringify(statuses(events, asked.toolCallId))}`);
+    assert.deepEqual(files.writes, []);
+    assert.equal(fs.existsSync(path.join(workspace, "held.txt")), false);
+  });
+});
+
+test("if axon dies, the user is told and a new axon serves the next prompt", async () => {
+  const script: Reply[] = [{ text: "first" }, { text: "second" }];
+  await withAxon(script, async ({ chat, ui, started, died }) => {
+    await chat.handle({ type: "user_message", content: "one" });
+    assert.equal(answerText(ui.events), "first");
+    assert.equal(started.length, 1);
+    const firstPid = started[0].pid!;
+    const from = ui.messages.length;
+    process.kill(firstPid, "SIGKILL");
+    const notice = await ui.until("the notice that axon died", (e) => e.type === "notice", from);
+    assert.ok(notice.type === "notice" && notice.level === "warning" && notice.message.includes("signal SIGKILL") && notice.message.includes("restarted"), JSON.stringify(notice));
+    assert.deepEqual(died, [notice.type === "notice" ? notice.message : ""]);
+    await ui.until("the new session's modes", (e) => e.type === "modes", from);
+    assert.equal(started.length, 2);
+    assert.notEqual(started[1].pid, firstPid);
+    assert.notEqual(started[1].sessionId, started[0].sessionId);
+    assert.throws(() => process.kill(firstPid, 0), "the first axon is gone");
+
+    const again = ui.messages.length;
+    await chat.handle({ type: "user_message", content: "two" });
+    assert.equal(answerText(ui.eventsFrom(again)), "second");
+  });
+});
+
+test("an axon that cannot start is reported in the panel", async () => {
+  const ui = new Recorder();
+  const broken = new ChatSession({
+    agent: { command: path.join(os.tmpdir(), "no-such-axon-binary"), args: ["acp"], cwd: os.tmpdir(), env: {} },
+    files: new EditorFiles(),
+    post: ui.post,
+  });
+  try {
+    await broken.handle({ type: "user_message", content: "hi" });
+    const error = ui.events.find((e) => e.type === "error");
+    assert.ok(error?.type === "error" && error.message.includes("axon could not start") && error.message.includes("ENOENT"), JSON.stringify(error));
+    assert.deepEqual(ui.events.at(-1), { type: "turn_end", stopReason: "error" });
+  } finally {
+    await broken.dispose();
+  }
 });
