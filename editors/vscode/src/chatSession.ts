@@ -168,9 +168,10 @@ export class ChatSession {
 
   private async cancel(): Promise<void> {
     this.permissions.cancelAll();
-    if (!this.turnRunning || !this.live) return;
-    const { process, sessionId } = await this.live;
-    await process.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    const live = this.turnRunning && this.live ? await this.live.catch(() => null) : null;
+    if (!live) return;
+    // If axon is gone the turn ends by itself (its request fails).
+    await live.process.agent.notify(acp.methods.agent.session.cancel, { sessionId: live.sessionId }).catch(() => {});
   }
 
   private async setMode(mode: string): Promise<void> {
