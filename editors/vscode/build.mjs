@@ -1,0 +1,50 @@
+// build.mjs — esbuild bundles: the extension host (dist/extension.js,
+// CommonJS, `vscode` external), the webview (dist/webview/panel.js and
+// panel.css, the only files a webview may load), and with --tests each
+// test/*.test.ts to out/test/ (node packages left external, loaded from
+// node_modules). Nothing is fetched; everything comes from node_modules.
+
+import * as esbuild from "esbuild";
+import { readdirSync } from "node:fs";
+
+const production = process.argv.includes("--production");
+const tests = process.argv.includes("--tests");
+
+const common = { bundle: true, logLevel: "warning", sourcemap: !production, minify: production, legalComments: "external" };
+
+await esbuild.build({
+  ...common,
+  entryPoints: ["src/extension.ts"],
+  outfile: "dist/extension.js",
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  external: ["vscode"],
+});
+
+await esbuild.build({
+  ...common,
+  entryPoints: { panel: "webview/main.ts" },
+  outdir: "dist/webview",
+  platform: "browser",
+  format: "iife",
+  target: "es2022",
+  loader: { ".css": "css" },
+  inject: [],
+});
+await esbuild.build({ ...common, entryPoints: { panel: "webview/panel.css" }, outdir: "dist/webview" });
+
+if (tests) {
+  const entryPoints = readdirSync("test").filter((f) => f.endsWith(".test.ts")).map((f) => `test/${f}`);
+  await esbuild.build({
+    ...common,
+    entryPoints,
+    outdir: "out/test",
+    platform: "node",
+    format: "esm",
+    outExtension: { ".js": ".mjs" },
+    target: "node20",
+    packages: "external",
+    sourcemap: true,
+  });
+}

@@ -1,0 +1,58 @@
+// extension.ts — activation: one ChatSession (one `axon acp`) per window,
+// the chat view, and the commands.
+//
+// Guarantees: axon is not started until a panel opens (or a command needs
+// it); it runs in the first workspace folder (the user's home when no
+// folder is open); the binary is the setting `axon.path`, else `axon` from
+// PATH; axon's stderr goes to the "axon" output channel; `deactivate`
+// stops the process and waits for it.
+
+import * as os from "node:os";
+import * as vscode from "vscode";
+import { ChatPanelProvider } from "./chatPanel";
+import { ChatSession } from "./chatSession";
+import { VscodeFiles } from "./vscodeFiles";
+
+let chat: ChatSession | null = null;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const output = vscode.window.createOutputChannel("axon");
+  context.subscriptions.push(output);
+
+  const session = (): ChatSession => {
+    chat ??= new ChatSession({
+      agent: agentCommand(),
+      files: new VscodeFiles(),
+      post: (message) => provider.postMessage(message),
+      onAgentDied: (message) => void vscode.window.showWarningMessage(message),
+      onStderr: (text) => output.append(text),
+      onStarted: (pid, sessionId) => output.appendLine(`[axon-vscode] axon acp running (pid ${pid}), session ${sessionId}`),
+    });
+    return chat;
+  };
+  const provider = new ChatPanelProvider(context.extensionUri, session);
+
+  context.subscriptions.push(
+    vscode.window.registerWebviewViewProvider(ChatPanelProvider.viewType, provider, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
+    vscode.commands.registerCommand("axon.openInTab", () => provider.openInTab()),
+    vscode.commands.registerCommand("axon.newChat", () => void session().handle({ type: "clear_chat" })),
+    vscode.commands.registerCommand("axon.stop", () => void session().handle({ type: "cancel" })),
+  );
+}
+
+export async function deactivate(): Promise<void> {
+  const closing = chat;
+  chat = null;
+  await closing?.dispose();
+}
+
+/** `axon acp` as the settings say, in the window's folder. */
+function agentCommand() {
+  const config = vscode.workspace.getConfiguration("axon");
+  const configured = config.get<string>("path", "").trim();
+  const extraArgs = config.get<string[]>("args", []);
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
+  return { command: configured || "axon", args: ["acp", ...extraArgs], cwd: folder, env: process.env };
+}

@@ -1,0 +1,106 @@
+// messages.ts — the contract between the webview and the extension host
+// (seed 002's UIMessage), with no dependency on vscode or on ACP.
+//
+// Guarantees: these types are the only shapes that cross `postMessage` in
+// either direction. Seed 002's five message types keep their names and
+// fields (`user_message`, `agent_event`, `clear_chat`, `cancel`,
+// `set_mode`); an approval needs an answer from the panel, which seed 002
+// has no message for, so `permission_response` is added, and `ready` lets a
+// panel that (re)loads ask for the transcript so far. `set_mode`'s mode is
+// an ACP mode id of the session (axon: ask, auto, read-only, plan), not
+// seed 002's 'react' | 'plan'.
+
+/** One line of a rendered diff: added, removed or unchanged context. */
+export type DiffLine = { op: "+" | "-" | " "; text: string };
+
+/** What a tool call shows on its card, in order. */
+export type ToolContent =
+  | { type: "text"; text: string }
+  | { type: "diff"; path: string; created: boolean; lines: DiffLine[]; added: number; removed: number }
+  | { type: "other"; description: string };
+
+export type ToolStatus = "pending" | "in_progress" | "completed" | "failed";
+
+export type PermissionChoice = {
+  optionId: string;
+  name: string;
+  kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+};
+
+export type ModeInfo = { id: string; name: string; description?: string };
+
+/**
+ * Seed 002's AgentEvent, in the shape ACP gives it: `token` and `thought`
+ * are streamed pieces, `action` opens a tool call's card and `observation`
+ * updates it (status, result, diff), `plan` replaces the plan.
+ */
+export type AgentEvent =
+  | { type: "token"; content: string }
+  | { type: "thought"; content: string }
+  | { type: "user_text"; content: string }
+  | {
+      type: "action";
+      id: string;
+      tool: string;
+      kind: string;
+      status: ToolStatus;
+      params: unknown;
+      content: ToolContent[];
+      locations: string[];
+    }
+  | {
+      type: "observation";
+      id: string;
+      tool?: string;
+      kind?: string;
+      status?: ToolStatus;
+      content?: ToolContent[];
+      locations?: string[];
+    }
+  | { type: "plan"; entries: { content: string; status: string; priority: string }[] }
+  | { type: "modes"; current: string; available: ModeInfo[] }
+  | { type: "mode"; mode: string }
+  | { type: "usage"; used: number; size: number }
+  | { type: "permission_request"; requestId: string; toolCallId: string; title: string; options: PermissionChoice[] }
+  | { type: "permission_resolved"; requestId: string; optionId: string | null }
+  | { type: "turn_start" }
+  | { type: "turn_end"; stopReason: string }
+  | { type: "notice"; level: "info" | "warning" | "error"; message: string }
+  | { type: "error"; message: string };
+
+/** Host → webview. */
+export type HostMessage =
+  | { type: "agent_event"; event: AgentEvent }
+  | { type: "user_message"; content: string }
+  | { type: "clear_chat" };
+
+/** Webview → host. */
+export type WebviewMessage =
+  | { type: "user_message"; content: string }
+  | { type: "clear_chat" }
+  | { type: "cancel" }
+  | { type: "set_mode"; mode: string }
+  | { type: "permission_response"; requestId: string; optionId: string | null }
+  | { type: "ready" };
+
+/** The message types a webview may send, to reject anything else. */
+const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "permission_response", "ready"]);
+
+/** `value` as a WebviewMessage when it is one, else null (a webview is not trusted blindly). */
+export function parseWebviewMessage(value: unknown): WebviewMessage | null {
+  if (value === null || typeof value !== "object") return null;
+  const m = value as Record<string, unknown>;
+  if (typeof m.type !== "string" || !WEBVIEW_TYPES.has(m.type)) return null;
+  switch (m.type) {
+    case "user_message":
+      return typeof m.content === "string" ? { type: "user_message", content: m.content } : null;
+    case "set_mode":
+      return typeof m.mode === "string" ? { type: "set_mode", mode: m.mode } : null;
+    case "permission_response":
+      if (typeof m.requestId !== "string") return null;
+      if (m.optionId !== null && typeof m.optionId !== "string") return null;
+      return { type: "permission_response", requestId: m.requestId, optionId: m.optionId as string | null };
+    default:
+      return { type: m.type } as WebviewMessage;
+  }
+}

@@ -1,0 +1,295 @@
+// axon.test.ts — the extension's ACP client (ChatSession, the code the
+// panel uses, minus vscode) against the REAL `axon acp` and a scripted
+// OpenAI-compatible model on 127.0.0.1: the UI messages a panel receives
+// for a streamed answer, an approved write (through the fs capability),
+// a rejected write, and a cancelled turn.
+//
+// Environment: AXON_BIN (default ../../.bin/axon from editors/vscode).
+// Each test has its own AXON_HOME, workspace, model and axon process, and
+// disposes all of them (axon stopped, model closed, directories removed)
+// however it ends. Nothing waits on time: every wait is on a condition,
+// bounded by a generous deadline.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { ChatSession } from "../src/chatSession";
+import type { FileAccess } from "../src/fileAccess";
+import type { AgentEvent } from "../src/messages";
+import { answerText, Recorder } from "./support/recorder";
+import { ScriptedModel, type Reply } from "./support/scriptedModel";
+
+const AXON_BIN = path.resolve(process.env.AXON_BIN ?? path.join(process.cwd(), "../../.bin/axon"));
+
+/** Files as the editor holds them: an overlay of open buffers over the disk, writes recorded. */
+class EditorFiles implements FileAccess {
+  readonly buffers = new Map<string, string>();
+  readonly writes: { path: string; content: string }[] = [];
+  readonly reads: string[] = [];
+
+  async read(file: string): Promise<string> {
+    this.reads.push(file);
+    return this.buffers.get(file) ?? fs.promises.readFile(file, "utf8");
+  }
+
+  async write(file: string, content: string): Promise<void> {
+    this.writes.push({ path: file, content });
+    await fs.promises.writeFile(file, content);
+  }
+}
+
+type World = {
+  chat: ChatSession;
+  ui: Recorder;
+  files: EditorFiles;
+  model: ScriptedModel;
+  workspace: string;
+  /** Each axon process that came up, in order. */
+  started: { pid: number | undefined; sessionId: string }[];
+  /** What the user was told outside the panel when axon died. */
+  died: string[];
+};
+
+/** Runs `body` with a fresh model, workspace and ChatSession; tears all down after. */
+async function withAxon(script: Reply[], body: (world: World) => Promise<void>): Promise<void> {
+  assert.ok(fs.existsSync(AXON_BIN), `no axon binary at ${AXON_BIN} (set AXON_BIN)`);
+  const model = await ScriptedModel.start(script);
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-home-"));
+  const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-ws-")));
+  const ui = new Recorder();
+  const files = new EditorFiles();
+  let stderr = "";
+  const started: World["started"] = [];
+  const died: string[] = [];
+  const chat = new ChatSession({
+    agent: {
+      command: AXON_BIN,
+      args: ["acp"],
+      cwd: workspace,
+      env: {
+        PATH: process.env.PATH ?? "",
+        AXON_HOME: home,
+        AXON_PROVIDER: "openai",
+        AXON_BASE_URL: model.openaiBase,
+        OPENAI_API_KEY: "sk-test-0000000000",
+      },
+    },
+    files,
+    post: ui.post,
+    onStderr: (text) => {
+      stderr = (stderr + text).slice(-8000);
+    },
+    onStarted: (pid, sessionId) => started.push({ pid, sessionId }),
+    onAgentDied: (message) => died.push(message),
+  });
+  try {
+    await body({ chat, ui, files, model, workspace, started, died });
+  } catch (error) {
+    (error as Error).message += `\n--- axon stderr\n${stderr}`;
+    throw error;
+  } finally {
+    await chat.dispose();
+    await model.close();
+    fs.rmSync(home, { recursive: true, force: true });
+    fs.rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+type Action = Extract<AgentEvent, { type: "action" }>;
+type Observation = Extract<AgentEvent, { type: "observation" }>;
+type Asked = Extract<AgentEvent, { type: "permission_request" }>;
+
+/** The statuses one tool call's card went through, in order. */
+function statuses(events: AgentEvent[], id: string): string[] {
+  return events
+    .filter((e): e is Action | Observation => (e.type === "action" || e.type === "observation") && e.id === id)
+    .flatMap((e) => (e.status ? [e.status] : []))
+    .filter((s, i, all) => i === 0 || all[i - 1] !== s);
+}
+
+/** Answers each permission question with the option of `kind`. */
+function answerWith(chat: ChatSession, ui: Recorder, kind: string): Asked[] {
+  const asked: Asked[] = [];
+  ui.listeners.push((message) => {
+    if (message.type === "agent_event" && message.event.type === "permission_request") {
+      const event = message.event;
+      asked.push(event);
+      const option = event.options.find((o) => o.kind === kind);
+      assert.ok(option, `no ${kind} option among ${JSON.stringify(event.options)}`);
+      void chat.handle({ type: "permission_response", requestId: event.requestId, optionId: option.optionId });
+    }
+  });
+  return asked;
+}
+
+test("a prompt streams its answer as token events between turn_start and turn_end", async () => {
+  const answer = "Hello **world**, here is `code`.";
+  await withAxon([{ text: answer }], async ({ chat, ui }) => {
+    await chat.handle({ type: "ready" });
+    const modes = await ui.until("the session's modes", (e) => e.type === "modes");
+    assert.deepEqual(modes.type === "modes" && modes.available.map((m) => m.id), ["ask", "auto", "read-only", "plan"]);
+    assert.equal(modes.type === "modes" && modes.current, "ask");
+
+    await chat.handle({ type: "user_message", content: "Say hello" });
+    assert.deepEqual(ui.messages.find((m) => m.type === "user_message"), { type: "user_message", content: "Say hello" });
+    const events = ui.events;
+    const start = events.findIndex((e) => e.type === "turn_start");
+    const end = events.findIndex((e) => e.type === "turn_end");
+    assert.ok(start >= 0 && end > start, "turn_start then turn_end");
+    assert.deepEqual(events[end], { type: "turn_end", stopReason: "end_turn" });
+    const tokens = events.slice(start, end).filter((e) => e.type === "token");
+    assert.ok(tokens.length > 1, `streamed in pieces: ${JSON.stringify(tokens)}`);
+    assert.equal(answerText(events), answer);
+    assert.ok(events.some((e) => e.type === "usage" && e.used > 0 && e.size > 0), "a usage event");
+  });
+});
+
+test("an approved write asks on its card, goes through the editor's fs, and shows a diff", async () => {
+  const script: Reply[] = [
+    { calls: [{ name: "read_file", args: { path: "notes.txt" } }] },
+    { calls: [{ name: "write_file", args: { path: "new.txt", content: "fresh\nlines\n" } }] },
+    { text: "Wrote new.txt." },
+  ];
+  await withAxon(script, async ({ chat, ui, files, workspace }) => {
+    fs.writeFileSync(path.join(workspace, "notes.txt"), "DISK TEXT\n");
+    files.buffers.set(path.join(workspace, "notes.txt"), "BUFFER TEXT\n");
+    const asked = answerWith(chat, ui, "allow_once");
+    await chat.handle({ type: "user_message", content: "Copy notes" });
+    const events = ui.events;
+    assert.deepEqual(events.at(-1), { type: "turn_end", stopReason: "end_turn" });
+
+    const actions = events.filter((e): e is Action => e.type === "action");
+    assert.deepEqual(actions.map((a) => a.kind), ["read", "edit"], "tool calls");
+    const [read, write] = actions;
+    // The read saw the editor's buffer, not the disk, and was not asked about.
+    assert.ok(files.reads.includes(path.join(workspace, "notes.txt")), `reads ${JSON.stringify(files.reads)}`);
+    const readTexts = events.filter((e): e is Observation => e.type === "observation" && e.id === read.id).flatMap((e) => e.content ?? []);
+    assert.ok(readTexts.some((c) => c.type === "text" && c.text.includes("BUFFER TEXT")), `read result ${JSON.stringify(readTexts)}`);
+    assert.equal(statuses(events, read.id).at(-1), "completed");
+
+    assert.equal(asked.length, 1, "one question");
+    assert.equal(asked[0].toolCallId, write.id, "asked on the write's card");
+    assert.deepEqual(asked[0].options.map((o) => o.kind).sort(), ["allow_always", "allow_once", "reject_always", "reject_once"]);
+    const resolved = events.find((e) => e.type === "permission_resolved");
+    assert.deepEqual(resolved, { type: "permission_resolved", requestId: asked[0].requestId, optionId: asked[0].options.find((o) => o.kind === "allow_once")!.optionId });
+    assert.deepEqual(statuses(events, write.id), ["pending", "in_progress", "completed"]);
+
+    assert.deepEqual(files.writes, [{ path: path.join(workspace, "new.txt"), content: "fresh\nlines\n" }], "written through the fs capability");
+    assert.equal(fs.readFileSync(path.join(workspace, "new.txt"), "utf8"), "fresh\nlines\n");
+    const diffs = events
+      .filter((e): e is Action | Observation => (e.type === "action" || e.type === "observation") && e.id === write.id)
+      .flatMap((e) => e.content ?? [])
+      .filter((c) => c.type === "diff");
+    assert.ok(diffs.length > 0, "the write's card shows a diff");
+    const diff = diffs.at(-1)!;
+    assert.ok(diff.type === "diff" && diff.path === path.join(workspace, "new.txt"));
+    assert.deepEqual(diff.type === "diff" && diff.lines.filter((l) => l.op === "+").map((l) => l.text), ["fresh", "lines"]);
+    assert.equal(answerText(events), "Wrote new.txt.");
+  });
+});
+
+test("a rejected write changes nothing and its card ends failed", async () => {
+  const script: Reply[] = [{ calls: [{ name: "write_file", args: { path: "denied.txt", content: "nope\n" } }] }, { text: "Understood, not writing." }];
+  await withAxon(script, async ({ chat, ui, files, workspace }) => {
+    const asked = answerWith(chat, ui, "reject_once");
+    await chat.handle({ type: "user_message", content: "Write denied.txt" });
+    const events = ui.events;
+    assert.deepEqual(events.at(-1), { type: "turn_end", stopReason: "end_turn" });
+    assert.equal(asked.length, 1);
+    const [write] = events.filter((e): e is Action => e.type === "action");
+    assert.equal(asked[0].toolCallId, write.id);
+    assert.deepEqual(statuses(events, write.id), ["pending", "failed"]);
+    assert.deepEqual(files.writes, [], "nothing written through the fs capability");
+    assert.equal(fs.existsSync(path.join(workspace, "denied.txt")), false);
+    assert.equal(answerText(events), "Understood, not writing.");
+  });
+});
+
+test("Stop cancels the turn and keeps the partial answer; the chat goes on", async () => {
+  const script: Reply[] = [{ stall: "Let me think about that..." }, { text: "Back again." }];
+  await withAxon(script, async ({ chat, ui }) => {
+    const turn = chat.handle({ type: "user_message", content: "Think slowly" });
+    await ui.until("the first token", (e) => e.type === "token");
+    await chat.handle({ type: "cancel" });
+    await turn;
+    const events = ui.events;
+    assert.deepEqual(events.at(-1), { type: "turn_end", stopReason: "cancelled" });
+    const partial = answerText(events);
+    assert.ok(partial.length > 0 && "Let me think about that...".startsWith(partial), `partial answer ${JSON.stringify(partial)}`);
+
+    // A panel that loads now is replayed the partial answer.
+    const replayed: unknown[] = [];
+    await chat.handle({ type: "ready" }, (m) => replayed.push(m));
+    assert.equal(answerText(replayed.flatMap((m) => ((m as { type: string }).type === "agent_event" ? [(m as { event: AgentEvent }).event] : []))), partial);
+
+    const from = ui.messages.length;
+    await chat.handle({ type: "user_message", content: "Are you there?" });
+    assert.equal(answerText(ui.eventsFrom(from)), "Back again.");
+    assert.deepEqual(ui.eventsFrom(from).at(-1), { type: "turn_end", stopReason: "end_turn" });
+  });
+});
+
+test("Stop while a question is open cancels the question and writes nothing", async () => {
+  const script: Reply[] = [{ calls: [{ name: "write_file", args: { path: "held.txt", content: "no\n" } }] }];
+  await withAxon(script, async ({ chat, ui, files, workspace }) => {
+    ui.listeners.push((message) => {
+      if (message.type === "agent_event" && message.event.type === "permission_request") void chat.handle({ type: "cancel" });
+    });
+    await chat.handle({ type: "user_message", content: "Write held.txt" });
+    const events = ui.events;
+    const asked = events.find((e): e is Asked => e.type === "permission_request");
+    assert.ok(asked, "the write was asked about");
+    assert.deepEqual(
+      events.find((e) => e.type === "permission_resolved"),
+      { type: "permission_resolved", requestId: asked.requestId, optionId: null },
+      "the question was settled as cancelled",
+    );
+    assert.deepEqual(events.at(-1), { type: "turn_end", stopReason: "cancelled" });
+    assert.ok(!statuses(events, asked.toolCallId).includes("in_progress"), `statuses ${JSON.stringify(statuses(events, asked.toolCallId))}`);
+    assert.deepEqual(files.writes, []);
+    assert.equal(fs.existsSync(path.join(workspace, "held.txt")), false);
+  });
+});
+
+test("if axon dies, the user is told and a new axon serves the next prompt", async () => {
+  const script: Reply[] = [{ text: "first" }, { text: "second" }];
+  await withAxon(script, async ({ chat, ui, started, died }) => {
+    await chat.handle({ type: "user_message", content: "one" });
+    assert.equal(answerText(ui.events), "first");
+    assert.equal(started.length, 1);
+    const firstPid = started[0].pid!;
+    const from = ui.messages.length;
+    process.kill(firstPid, "SIGKILL");
+    const notice = await ui.until("the notice that axon died", (e) => e.type === "notice", from);
+    assert.ok(notice.type === "notice" && notice.level === "warning" && notice.message.includes("signal SIGKILL") && notice.message.includes("restarted"), JSON.stringify(notice));
+    assert.deepEqual(died, [notice.type === "notice" ? notice.message : ""]);
+    await ui.until("the new session's modes", (e) => e.type === "modes", from);
+    assert.equal(started.length, 2);
+    assert.notEqual(started[1].pid, firstPid);
+    assert.notEqual(started[1].sessionId, started[0].sessionId);
+    assert.throws(() => process.kill(firstPid, 0), "the first axon is gone");
+
+    const again = ui.messages.length;
+    await chat.handle({ type: "user_message", content: "two" });
+    assert.equal(answerText(ui.eventsFrom(again)), "second");
+  });
+});
+
+test("an axon that cannot start is reported in the panel", async () => {
+  const ui = new Recorder();
+  const broken = new ChatSession({
+    agent: { command: path.join(os.tmpdir(), "no-such-axon-binary"), args: ["acp"], cwd: os.tmpdir(), env: {} },
+    files: new EditorFiles(),
+    post: ui.post,
+  });
+  try {
+    await broken.handle({ type: "user_message", content: "hi" });
+    const error = ui.events.find((e) => e.type === "error");
+    assert.ok(error?.type === "error" && error.message.includes("axon could not start") && error.message.includes("ENOENT"), JSON.stringify(error));
+    assert.deepEqual(ui.events.at(-1), { type: "turn_end", stopReason: "error" });
+  } finally {
+    await broken.dispose();
+  }
+});

@@ -1,0 +1,128 @@
+// webview.test.ts — the panel's real bundle (dist/webview/panel.js, built
+// by build.mjs) run in jsdom, with the extension host played by the test:
+// what the page sends (seed 002's messages) and what it shows for the
+// host's messages (streamed Markdown, a tool card with its approval
+// buttons and diff, Stop, New chat, the mode switch).
+//
+// Guarantees: every wait is on a condition (the next animation frame, which
+// is when streamed Markdown is drawn); the jsdom window is closed at the end.
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import { JSDOM } from "jsdom";
+import type { HostMessage, WebviewMessage } from "../src/messages";
+
+const bundle = fs.readFileSync("dist/webview/panel.js", "utf8");
+const dom = new JSDOM('<!DOCTYPE html><div id="app"></div>', { runScripts: "outside-only", pretendToBeVisual: true });
+const window = dom.window;
+const document = window.document;
+const sent: WebviewMessage[] = [];
+(window as unknown as { acquireVsCodeApi: () => unknown }).acquireVsCodeApi = () => ({ postMessage: (m: WebviewMessage) => sent.push(structuredClone(m)) });
+window.eval(bundle);
+after(() => window.close());
+
+function host(message: HostMessage): void {
+  window.dispatchEvent(new window.MessageEvent("message", { data: message }));
+}
+function frame(): Promise<void> {
+  return new Promise((resolve) => window.requestAnimationFrame(() => resolve()));
+}
+const $ = (selector: string) => document.querySelector(selector) as HTMLElement | null;
+
+test("the panel asks for the transcript when it loads", () => {
+  assert.deepEqual(sent[0], { type: "ready" });
+});
+
+test("the mode switch lists the session's modes and sends set_mode", () => {
+  host({ type: "agent_event", event: { type: "modes", current: "ask", available: [{ id: "ask", name: "Ask" }, { id: "plan", name: "Plan" }] } });
+  const select = $("select.mode") as HTMLSelectElement;
+  assert.deepEqual([...select.options].map((o) => o.value), ["ask", "plan"]);
+  assert.equal(select.value, "ask");
+  select.value = "plan";
+  select.dispatchEvent(new window.Event("change"));
+  assert.deepEqual(sent.at(-1), { type: "set_mode", mode: "plan" });
+  host({ type: "agent_event", event: { type: "mode", mode: "ask" } });
+  assert.equal(select.value, "ask");
+});
+
+test("a prompt is sent with Enter; the echo and streamed Markdown are shown; Stop sends cancel", async () => {
+  const input = $("textarea.prompt") as HTMLTextAreaElement;
+  input.value = "Say hello";
+  input.dispatchEvent(new window.KeyboardEvent("keydown", { key: "Enter" }));
+  assert.deepEqual(sent.at(-1), { type: "user_message", content: "Say hello" });
+  assert.equal(input.value, "");
+  host({ type: "user_message", content: "Say hello" });
+  assert.equal($(".message.user")?.textContent, "Say hello");
+
+  host({ type: "agent_event", event: { type: "turn_start" } });
+  assert.equal($("button.stop")?.hasAttribute("disabled"), false);
+  for (const piece of ["Hello **wor", "ld** <img src=x onerror=alert(1)> [x](javascript:alert(1))"]) {
+    host({ type: "agent_event", event: { type: "token", content: piece } });
+  }
+  await frame();
+  const answer = $(".message.assistant")!;
+  assert.equal(answer.querySelector("strong")?.textContent, "world");
+  assert.equal(answer.querySelector("img"), null);
+  assert.equal(answer.querySelector("a[href]"), null, "the javascript: link is not a link");
+  assert.ok(answer.textContent!.includes("<img src=x onerror=alert(1)>"));
+
+  $("button.stop")!.click();
+  assert.deepEqual(sent.at(-1), { type: "cancel" });
+  host({ type: "agent_event", event: { type: "turn_end", stopReason: "cancelled" } });
+  assert.equal($("button.stop")?.hasAttribute("disabled"), true);
+  assert.equal($(".message.assistant strong")?.textContent, "world", "the partial answer stays");
+  assert.ok($(".line.notice")?.textContent?.includes("Stopped"));
+});
+
+test("a tool call's card shows kind, status, diff and the approval buttons; a click answers", () => {
+  host({
+    type: "agent_event",
+    event: {
+      type: "action",
+      id: "call_1",
+      tool: "Write new.txt",
+      kind: "edit",
+      status: "pending",
+      params: { path: "new.txt" },
+      content: [{ type: "diff", path: "/w/new.txt", created: true, lines: [{ op: "+", text: "fresh" }], added: 1, removed: 0 }],
+      locations: ["/w/new.txt:1"],
+    },
+  });
+  const card = $('[data-tool-call="call_1"]')!;
+  assert.equal(card.querySelector(".tool-kind")?.textContent, "edit");
+  assert.equal(card.querySelector(".tool-title")?.textContent, "Write new.txt");
+  assert.equal(card.querySelector(".tool-status")?.textContent, "waiting");
+  assert.equal(card.querySelector(".diff-lines .add")?.textContent, "+ fresh");
+
+  host({
+    type: "agent_event",
+    event: {
+      type: "permission_request",
+      requestId: "perm-1",
+      toolCallId: "call_1",
+      title: "Write new.txt",
+      options: [
+        { optionId: "allow_once", name: "Allow", kind: "allow_once" },
+        { optionId: "allow_always", name: "Always", kind: "allow_always" },
+        { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+      ],
+    },
+  });
+  const buttons = [...card.querySelectorAll("button.approval")] as HTMLElement[];
+  assert.deepEqual(buttons.map((b) => b.textContent), ["Allow", "Always", "Reject"]);
+  buttons[0].click();
+  assert.deepEqual(sent.at(-1), { type: "permission_response", requestId: "perm-1", optionId: "allow_once" });
+  host({ type: "agent_event", event: { type: "permission_resolved", requestId: "perm-1", optionId: "allow_once" } });
+  assert.equal(card.querySelectorAll("button.approval").length, 0);
+  host({ type: "agent_event", event: { type: "observation", id: "call_1", status: "completed" } });
+  assert.equal(card.querySelector(".tool-status")?.textContent, "done");
+  assert.equal(card.dataset.status, "completed");
+});
+
+test("New chat sends clear_chat; the host's clear_chat empties the transcript", () => {
+  $("button.new-chat")!.click();
+  assert.deepEqual(sent.at(-1), { type: "clear_chat" });
+  host({ type: "clear_chat" });
+  assert.equal($(".transcript")?.children.length, 0);
+});

@@ -1,0 +1,200 @@
+// main.ts — the chat panel inside the webview: header (mode, New chat,
+// Stop), the transcript, the prompt box. Speaks only seed 002's messages
+// (src/messages.ts) with the extension host, through postMessage.
+//
+// Guarantees: model and tool text is either rendered by markdown.ts
+// (sanitised) or set as textContent; the page holds no state the host does
+// not also hold (on load it sends `ready` and is replayed the transcript),
+// so a reloaded or second panel shows the same chat; a user's message is
+// shown when the host echoes it, so every panel shows it once.
+
+import type { AgentEvent, HostMessage, WebviewMessage } from "../src/messages";
+import { ToolCard } from "./cards";
+import { h } from "./dom";
+import { createMarkdownRenderer } from "./markdown";
+
+declare function acquireVsCodeApi(): { postMessage(message: WebviewMessage): void };
+
+const vscode = acquireVsCodeApi();
+const send = (message: WebviewMessage) => vscode.postMessage(message);
+const renderMarkdown = createMarkdownRenderer(window);
+
+// The page.
+const modeSelect = h("select", { class: "mode", title: "Mode", "aria-label": "Mode" }) as HTMLSelectElement;
+const newChatButton = h("button", { type: "button", class: "new-chat", text: "New chat" });
+const stopButton = h("button", { type: "button", class: "stop", text: "Stop", disabled: true });
+const transcript = h("div", { class: "transcript", role: "log", "aria-live": "polite" });
+const planPanel = h("div", { class: "plan", hidden: true });
+const usageLine = h("div", { class: "usage" });
+const input = h("textarea", { class: "prompt", rows: "3", placeholder: "Ask axon… (Enter to send, Shift+Enter for a new line)" }) as HTMLTextAreaElement;
+const sendButton = h("button", { type: "button", class: "send", text: "Send" });
+document.getElementById("app")!.append(
+  h("header", {}, modeSelect, newChatButton, stopButton),
+  transcript,
+  planPanel,
+  h("footer", {}, input, h("div", { class: "composer-row" }, usageLine, sendButton)),
+);
+
+// What is being streamed, and the cards by tool call id.
+let answer: { element: HTMLElement; text: string; scheduled: boolean } | null = null;
+let thought: { pre: HTMLElement } | null = null;
+const cards = new Map<string, ToolCard>();
+const cardByRequest = new Map<string, ToolCard>();
+
+function scrollToEnd(): void {
+  transcript.scrollTop = transcript.scrollHeight;
+}
+
+function endBlocks(): void {
+  answer = null;
+  thought = null;
+}
+
+function appendAnswer(text: string): void {
+  thought = null;
+  if (!answer) {
+    answer = { element: h("div", { class: "message assistant" }), text: "", scheduled: false };
+    transcript.append(answer.element);
+  }
+  answer.text += text;
+  // Re-render at most once a frame while tokens stream in.
+  if (!answer.scheduled) {
+    const current = answer;
+    current.scheduled = true;
+    requestAnimationFrame(() => {
+      current.scheduled = false;
+      current.element.replaceChildren(renderMarkdown(current.text));
+      scrollToEnd();
+    });
+  }
+}
+
+function appendThought(text: string): void {
+  if (!thought) {
+    const pre = h("pre");
+    transcript.append(h("details", { class: "thought" }, h("summary", { text: "Thinking" }), pre));
+    thought = { pre };
+    answer = null;
+  }
+  thought.pre.textContent += text;
+}
+
+function line(kind: string, text: string): void {
+  endBlocks();
+  transcript.append(h("div", { class: `line ${kind}`, text }));
+  scrollToEnd();
+}
+
+function setRunning(running: boolean): void {
+  stopButton.toggleAttribute("disabled", !running);
+  sendButton.toggleAttribute("disabled", running);
+}
+
+function answerPermission(requestId: string, optionId: string): void {
+  send({ type: "permission_response", requestId, optionId });
+}
+
+function onEvent(event: AgentEvent): void {
+  switch (event.type) {
+    case "token":
+      return appendAnswer(event.content);
+    case "thought":
+      return appendThought(event.content);
+    case "user_text":
+      return line("user-replayed", event.content);
+    case "action": {
+      endBlocks();
+      const card = new ToolCard(event);
+      cards.set(event.id, card);
+      transcript.append(card.element);
+      return scrollToEnd();
+    }
+    case "observation":
+      return cards.get(event.id)?.update(event);
+    case "permission_request": {
+      let card = cards.get(event.toolCallId);
+      if (!card) {
+        card = new ToolCard({ type: "action", id: event.toolCallId, tool: event.title, kind: "other", status: "pending", params: null, content: [], locations: [] });
+        cards.set(event.toolCallId, card);
+        transcript.append(card.element);
+      }
+      card.ask(event.requestId, event.options, answerPermission);
+      cardByRequest.set(event.requestId, card);
+      return scrollToEnd();
+    }
+    case "permission_resolved":
+      cardByRequest.get(event.requestId)?.settled(event.optionId);
+      cardByRequest.delete(event.requestId);
+      return;
+    case "plan":
+      planPanel.hidden = event.entries.length === 0;
+      planPanel.replaceChildren(
+        h("div", { class: "plan-title", text: "Plan" }),
+        h("ol", {}, ...event.entries.map((e) => h("li", { class: `plan-${e.status}`, text: e.content }))),
+      );
+      return;
+    case "modes":
+      modeSelect.replaceChildren(...event.available.map((m) => h("option", { value: m.id, text: m.name, title: m.description })));
+      modeSelect.value = event.current;
+      return;
+    case "mode":
+      modeSelect.value = event.mode;
+      return;
+    case "usage":
+      usageLine.textContent = `${event.used.toLocaleString()} / ${event.size.toLocaleString()} tokens`;
+      return;
+    case "turn_start":
+      return setRunning(true);
+    case "turn_end":
+      endBlocks();
+      setRunning(false);
+      if (event.stopReason === "cancelled") line("notice", "Stopped.");
+      else if (event.stopReason !== "end_turn" && event.stopReason !== "error") line("notice", `Turn ended: ${event.stopReason}`);
+      return;
+    case "notice":
+      return line(`notice ${event.level}`, event.message);
+    case "error":
+      return line("error", event.message);
+  }
+}
+
+window.addEventListener("message", (e: MessageEvent<HostMessage>) => {
+  const message = e.data;
+  switch (message?.type) {
+    case "agent_event":
+      return onEvent(message.event);
+    case "user_message":
+      endBlocks();
+      transcript.append(h("div", { class: "message user", text: message.content }));
+      return scrollToEnd();
+    case "clear_chat":
+      endBlocks();
+      cards.clear();
+      cardByRequest.clear();
+      transcript.replaceChildren();
+      planPanel.hidden = true;
+      usageLine.textContent = "";
+      setRunning(false);
+      return;
+  }
+});
+
+function submit(): void {
+  const content = input.value.trim();
+  if (!content || sendButton.hasAttribute("disabled")) return;
+  input.value = "";
+  send({ type: "user_message", content });
+}
+
+sendButton.addEventListener("click", submit);
+input.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    submit();
+  }
+});
+stopButton.addEventListener("click", () => send({ type: "cancel" }));
+newChatButton.addEventListener("click", () => send({ type: "clear_chat" }));
+modeSelect.addEventListener("change", () => send({ type: "set_mode", mode: modeSelect.value }));
+
+send({ type: "ready" });
