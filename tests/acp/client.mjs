@@ -139,10 +139,11 @@ const problems = [];
 
 /** One `axon acp` process and the SDK connection to it. */
 class Agent {
-  constructor(label, { clientFs = false, notices = false } = {}) {
+  constructor(label, { clientFs = false, notices = false, args = [], obsidian = false } = {}) {
     this.label = label;
     this.clientFs = clientFs;
     this.notices = notices;
+    this.obsidian = obsidian;
     /** Everything received, in wire order: {seq, msg}. */
     this.log = [];
     /** Request ids sent, by id: the method. */
@@ -167,7 +168,7 @@ class Agent {
 
     assert.ok(AXON_BIN, "set AXON_BIN to the axon binary");
     assert.ok(WORKSPACE, "set ACP_WORKSPACE to the session's directory");
-    this.child = spawn(AXON_BIN, ["acp"], { cwd: WORKSPACE, stdio: ["pipe", "pipe", "pipe"] });
+    this.child = spawn(AXON_BIN, ["acp", ...args], { cwd: WORKSPACE, stdio: ["pipe", "pipe", "pipe"] });
     agents.push(this);
     this.child.stderr.setEncoding("utf8");
     this.child.stderr.on("data", (text) => {
@@ -300,7 +301,16 @@ class Agent {
   }
 
   async initialize() {
-    const { result } = await this.call(acp.methods.agent.initialize, {
+    // Obsidian's "Agent Client" plugin (RAIT-09/obsidian-agent-client,
+    // src/adapters/acp/acp.adapter.ts) sends exactly this: no file system,
+    // a terminal it can host, no clientInfo.
+    const params = this.obsidian
+      ? {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: true },
+        }
+      : null;
+    const { result } = await this.call(acp.methods.agent.initialize, params ?? {
       protocolVersion: acp.PROTOCOL_VERSION,
       clientCapabilities: {
         fs: { readTextFile: this.clientFs, writeTextFile: this.clientFs },
@@ -471,6 +481,28 @@ function brief(u) {
 }
 
 const scenarios = {
+  // Obsidian through the community "Agent Client" plugin: `axon acp
+  // --profile vault` in a vault, the plugin's own initialize, a note
+  // written after the user allows it and read back.
+  // Script: create_note {Ideas/axon.md}; read_note {Ideas/axon.md}; text "Noted.".
+  async obsidian() {
+    const agent = new Agent("obsidian", { args: ["--profile", "vault"], obsidian: true });
+    await agent.initialize();
+    const opened = await agent.call(acp.methods.agent.session.new, { cwd: cwd(), mcpServers: [] });
+    const sessionId = opened.result.sessionId;
+    const asked = [];
+    answerPermissions(agent, "allow_once", asked);
+    const turn = await agent.prompt(sessionId, "Write a note about axon");
+    assert.equal(turn.result.stopReason, "end_turn");
+    const calls = toolCalls(turn.updates);
+    assert.deepEqual(calls.map((c) => c.kind), ["edit", "read"], "the vault's write then read");
+    assert.equal(asked.length, 1, `one question, for the write: ${JSON.stringify(asked)}`);
+    const note = fs.readFileSync(inWorkspace("Ideas/axon.md"), "utf8");
+    assert.equal(note, "# axon\n\nAn agent for notes too.\n", "the note on disk");
+    assert.ok(calls[1].texts.some((t) => t.includes("An agent for notes too.")), `read back ${JSON.stringify(calls[1].texts)}`);
+    assert.equal(messageText(turn.updates), "Noted.");
+    return { sessionId, agent, turns: [turn], asked };
+  },
   // Script: text "Hello from the other model.". The model server lists
   // `some-model` (ModelInfo::Hosted). The client shows notices.
   async models() {

@@ -245,3 +245,30 @@ fn a_client_picks_the_model_gets_the_turns_usage_and_notices_apart_from_the_answ
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_eq!(requests[0]["model"], "some-model", "the turn ran on the model the client picked");
 }
+
+#[test]
+fn obsidians_agent_client_plugin_writes_a_note_after_asking_and_reads_it_back() {
+    // Issue 33: no first-party Obsidian plugin can be built here, so the
+    // community "Agent Client" plugin is the route; this drives
+    // `axon acp --profile vault` as it does (its initialize, no file
+    // system offered, one permission question for the write).
+    let s = setup(vec![
+        Reply::tool(
+            "create_note",
+            json!({"path": "Ideas/axon.md", "content": "# axon\n\nAn agent for notes too.\n"}),
+        ),
+        Reply::tool("read_note", json!({"path": "Ideas/axon.md"})),
+        Reply::text("Noted."),
+    ]);
+    std::fs::create_dir_all(s.workspace.path().join(".obsidian")).unwrap();
+    let summary = drive(&s, "obsidian");
+    assert_eq!(summary["stopReasons"], json!(["end_turn"]));
+    let requests = s.server.requests();
+    let tools: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"create_note") && !tools.contains(&"shell"), "{tools:?}");
+}
