@@ -2,7 +2,7 @@
 // CommonJS, `vscode` external), the webview (dist/webview/panel.js and
 // panel.css, the only files a webview may load), and with --tests each
 // test/*.test.ts to out/test/ (node packages left external, loaded from
-// node_modules). Nothing is fetched; everything comes from node_modules.
+// node_modules; `vscode` is test/support/vscode.ts, a stand-in). Nothing is fetched; everything comes from node_modules.
 
 import * as esbuild from "esbuild";
 import { readdirSync } from "node:fs";
@@ -45,6 +45,8 @@ if (tests) {
     outExtension: { ".js": ".mjs" },
     target: "node20",
     packages: "external",
+    // Unit tests of vscode-using modules get the stand-in; the real API exists only in VS Code.
+    alias: { vscode: "./test/support/vscode.ts" },
     sourcemap: true,
   });
 }

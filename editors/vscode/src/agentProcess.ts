@@ -6,8 +6,11 @@
 // (the last few KB) for error messages and passed to `onStderr`; `exited`
 // resolves once with how the process ended, also when it could not start
 // (ENOENT: no axon on PATH); `stop()` ends it (SIGTERM, then SIGKILL after
-// a grace period) and resolves when it is gone. The handlers are the
-// caller's: nothing here decides a permission or touches a file.
+// a grace period) and resolves when it is gone. On POSIX axon leads its own
+// process group (spawned detached) and `stop()` signals the whole group, so
+// the commands axon started end with it; on Windows only axon is signalled.
+// The handlers are the caller's: nothing here decides a permission or
+// touches a file.
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -34,6 +37,7 @@ export type Exit = { code: number | null; signal: string | null; error?: string 
 /** How long `stop()` waits after SIGTERM before SIGKILL. */
 const STOP_GRACE_MS = 3000;
 const STDERR_KEPT = 8000;
+const GROUPS = process.platform !== "win32";
 
 export class AgentProcess {
   readonly connection: acp.ClientConnection;
@@ -47,6 +51,8 @@ export class AgentProcess {
       cwd: command.cwd,
       env: command.env,
       stdio: ["pipe", "pipe", "pipe"],
+      // Its own process group, so stop() can end what it started too.
+      detached: GROUPS,
     });
     this.exited = new Promise((resolve) => {
       this.child.once("exit", (code, signal) => {
@@ -97,13 +103,30 @@ export class AgentProcess {
     return this.exit === null;
   }
 
-  /** Ends the process; resolves once it has exited. */
+  /** Ends the process (and on POSIX its process group); resolves once axon has exited. */
   async stop(): Promise<Exit> {
-    if (this.exit) return this.exit;
-    this.child.kill("SIGTERM");
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), STOP_GRACE_MS);
-    const exit = await this.exited;
+    if (this.exit && !GROUPS) return this.exit;
+    this.signal("SIGTERM");
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)));
+    await Promise.race([this.exited, graceOver]);
     clearTimeout(timer);
-    return exit;
+    // Whatever is left (axon past its grace, or a command that ignored SIGTERM).
+    this.signal("SIGKILL");
+    return this.exited;
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    if (GROUPS) {
+      try {
+        process.kill(-pid, signal);
+      } catch {
+        // ESRCH: the group is gone already.
+      }
+    } else if (!this.exit) {
+      this.child.kill(signal);
+    }
   }
 }

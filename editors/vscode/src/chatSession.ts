@@ -4,14 +4,28 @@
 //
 // Guarantees:
 // - axon is started on first use (one process per ChatSession, i.e. per
-//   window) and stopped by `dispose()`; if it dies otherwise, the user is
-//   told (`notice` + `onAgentDied`) and a new process and session start —
-//   at most MAX_RESTARTS times within RESTART_WINDOW_MS, so a binary that
-//   crashes at once does not loop;
+//   window) and stopped by `dispose()`; start-up (`initialize` and
+//   `session/new`, also a New chat's `session/new`) has a deadline
+//   (`startupTimeoutMs`, 30 s): when it passes, or Stop / New chat /
+//   dispose comes first, that process is stopped and the failure shown once;
+//   so Stop, New chat and dispose never wait on a hung axon;
+// - if axon dies otherwise, a new process and session start — at most
+//   MAX_RESTARTS times within RESTART_WINDOW_MS, so a binary that crashes at
+//   once does not loop — and the user is told (`notice` + `onAgentDied`)
+//   once that is done: "restarted" only after the restart succeeded;
+// - an error is shown once: a start-up failure where it happens, not again
+//   by the prompt or mode switch that needed axon;
 // - one prompt runs at a time; `cancel` settles open approvals as cancelled
 //   and sends `session/cancel`, and what streamed so far stays shown;
-// - every message posted since the last `clear_chat` is kept, so a panel
-//   that (re)loads (`ready`) is replayed the same transcript;
+// - only the live session is heard: session updates of any other session
+//   (an old chat's) are dropped, its permission questions answered
+//   `cancelled`, its fs requests refused (fileAccess.ts); New chat cancels
+//   the running turn and waits for it to end (its `turn_end` goes to the old
+//   chat, so the panels' Send comes back from the host) before `clear_chat`
+//   and the new session; a prompt sent meanwhile runs in the new session;
+// - every message posted since the last `clear_chat` is kept (consecutive
+//   `token`s, and `thought`s, merged into one entry), so a panel that
+//   (re)loads (`ready`) is replayed the same transcript;
 // - nothing from the webview is trusted: messages are parsed
 //   (messages.ts), approvals must name an offered option (permissions.ts).
 
@@ -24,6 +38,7 @@ import { PermissionQuestions } from "./permissions";
 
 const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 60_000;
+const STARTUP_TIMEOUT_MS = 30_000;
 
 export type ChatSessionOptions = {
   agent: AgentCommand;
@@ -35,15 +50,31 @@ export type ChatSessionOptions = {
   onStderr?: (text: string) => void;
   /** Told each time an axon process is up with a session (for the log). */
   onStarted?: (pid: number | undefined, sessionId: string) => void;
+  /** How long `initialize` + `session/new` may take (default 30 s). */
+  startupTimeoutMs?: number;
 };
 
 type Live = { process: AgentProcess; sessionId: string };
 
+/** A failure already shown in the panel (not to be shown again by the caller). */
+class ReportedError extends Error {}
+
+/** Start-up given up: its deadline passed, or Stop / New chat / dispose. */
+class StartAborted extends Error {}
+
 export class ChatSession {
   private live: Promise<Live> | null = null;
+  /** The session whose updates and requests are heard (null: none yet, or a New chat is under way). */
+  private sessionId: string | null = null;
+  /** Ends a pending start-up now (Stop, New chat, dispose). */
+  private abortStart: ((why: Error) => void) | null = null;
   private transcript: HostMessage[] = [];
   private readonly permissions: PermissionQuestions;
   private turnRunning = false;
+  /** Settles when the running prompt has ended (turn_end posted). */
+  private turn: Promise<void> = Promise.resolve();
+  /** Settles when the last New chat is done (never rejects). */
+  private clearing: Promise<void> = Promise.resolve();
   private disposed = false;
   private deaths: number[] = [];
 
@@ -76,15 +107,35 @@ export class ChatSession {
     return this.turnRunning;
   }
 
-  /** Starts axon and a session if none is running; resolves with them. */
+  /** Starts axon and a session if none is running; resolves with them. A failure is shown here, once. */
   ensureStarted(): Promise<Live> {
-    if (this.disposed) return Promise.reject(new Error("the chat is closed"));
+    if (this.disposed) return Promise.reject(new ReportedError("the chat is closed"));
     this.live ??= this.start().catch((error: Error) => {
       this.live = null;
-      this.emit({ type: "error", message: error.message });
-      throw error;
+      if (!this.disposed) this.emit({ type: "error", message: error.message });
+      throw new ReportedError(error.message);
     });
     return this.live;
+  }
+
+  private get startupTimeoutMs(): number {
+    return this.options.startupTimeoutMs ?? STARTUP_TIMEOUT_MS;
+  }
+
+  /** `work`, unless the start-up deadline passes or `abortStart` is called first. */
+  private async bounded<T>(work: Promise<T>): Promise<T> {
+    const ms = this.startupTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const abort = new Promise<never>((_, reject) => {
+      this.abortStart = (why) => reject(new StartAborted(why.message));
+      timer = setTimeout(() => reject(new StartAborted(`axon did not answer within ${ms / 1000} s`)), ms);
+    });
+    try {
+      return await Promise.race([work, abort]);
+    } finally {
+      clearTimeout(timer);
+      this.abortStart = null;
+    }
   }
 
   private async start(): Promise<Live> {
@@ -92,53 +143,75 @@ export class ChatSession {
     const process = new AgentProcess(
       this.options.agent,
       {
-        onUpdate: (n) => {
-          for (const event of mapUpdate(n.update)) this.emit(event);
-        },
-        askPermission: (request, signal) => this.permissions.ask(request, signal),
-        readTextFile: (request) => readTextFile(files, request),
-        writeTextFile: (request) => writeTextFile(files, request),
+        onUpdate: (n) => this.onUpdate(n),
+        askPermission: (request, signal) => this.askPermission(request, signal),
+        readTextFile: (request) => readTextFile(files, request, this.sessionId),
+        writeTextFile: (request) => writeTextFile(files, request, this.sessionId),
       },
       this.options.onStderr,
     );
     void process.exited.then((exit) => this.onExit(process, exit));
     try {
-      await process.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
-        clientInfo: { name: "axon-vscode", title: "axon for VS Code", version: "0.1.0" },
-      });
-      const session = await process.agent.request(acp.methods.agent.session.new, {
-        cwd: this.options.agent.cwd,
-        mcpServers: [],
-      });
+      const session = await this.bounded(
+        (async () => {
+          await process.agent.request(acp.methods.agent.initialize, {
+            protocolVersion: acp.PROTOCOL_VERSION,
+            clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+            clientInfo: { name: "axon-vscode", title: "axon for VS Code", version: "0.1.0" },
+          });
+          return process.agent.request(acp.methods.agent.session.new, { cwd: this.options.agent.cwd, mcpServers: [] });
+        })(),
+      );
+      this.sessionId = session.sessionId;
       this.emitModes(session);
       this.options.onStarted?.(process.pid, session.sessionId);
       return { process, sessionId: session.sessionId };
     } catch (error) {
-      await process.stop();
-      const exit = await process.exited;
-      const why = exit.error ?? (process.stderr.trim() || (error as Error).message);
+      const exit = await process.stop();
+      const stderr = process.stderr.trim();
+      const why =
+        error instanceof StartAborted ? error.message + (stderr ? `; its stderr: ${stderr}` : "") : (exit.error ?? (stderr || (error as Error).message));
       throw new Error(`axon could not start (${this.options.agent.command} ${this.options.agent.args.join(" ")}): ${why}`);
     }
+  }
+
+  /** A session/update from axon: shown only if it is the live session's. */
+  private onUpdate(notification: acp.SessionNotification): void {
+    if (notification.sessionId !== this.sessionId) return;
+    for (const event of mapUpdate(notification.update)) this.emit(event);
+  }
+
+  /** A permission question from axon: asked only if it is the live session's, else cancelled. */
+  private async askPermission(request: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
+    if (request.sessionId !== this.sessionId) return { outcome: { outcome: "cancelled" } };
+    return this.permissions.ask(request, signal);
   }
 
   private async onExit(process: AgentProcess, exit: { code: number | null; signal: string | null; error?: string }) {
     const current = await this.live?.catch(() => null);
     if (this.disposed || !current || current.process !== process) return;
     this.live = null;
+    this.sessionId = null;
     this.permissions.cancelAll();
     const now = Date.now();
     this.deaths = [...this.deaths.filter((t) => now - t < RESTART_WINDOW_MS), now];
     const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
-    const restart = this.deaths.length <= MAX_RESTARTS;
-    const message = restart
-      ? `axon stopped unexpectedly (${how}); it was restarted with a new session.`
-      : `axon stopped unexpectedly (${how}) ${this.deaths.length} times in a minute; it is not restarted until you send a message or start a new chat.`;
+    let message: string;
+    if (this.deaths.length > MAX_RESTARTS) {
+      message = `axon stopped unexpectedly (${how}) ${this.deaths.length} times in a minute; it is not restarted until you send a message or start a new chat.`;
+      this.deaths = [];
+    } else {
+      const restarted = await this.ensureStarted().then(
+        () => true,
+        () => false,
+      );
+      if (this.disposed) return;
+      message = restarted
+        ? `axon stopped unexpectedly (${how}); it was restarted with a new session.`
+        : `axon stopped unexpectedly (${how}) and could not be restarted; it is tried again when you send a message or start a new chat.`;
+    }
     this.emit({ type: "notice", level: "warning", message });
     this.options.onAgentDied?.(message);
-    if (restart) await this.ensureStarted().catch(() => {});
-    else this.deaths = [];
   }
 
   private async prompt(text: string): Promise<void> {
@@ -147,27 +220,36 @@ export class ChatSession {
       return;
     }
     this.turnRunning = true;
-    this.record({ type: "user_message", content: text });
-    this.emit({ type: "turn_start" });
+    let ended!: () => void;
+    this.turn = new Promise((resolve) => (ended = resolve));
     let stopReason = "error";
     try {
-      const { process, sessionId } = await this.ensureStarted();
-      const result = await process.agent.request(acp.methods.agent.session.prompt, {
-        sessionId,
-        prompt: [{ type: "text", text }],
-      });
-      stopReason = result.stopReason;
-    } catch (error) {
-      this.emit({ type: "error", message: (error as Error).message });
+      // A New chat under way finishes first: this prompt belongs to the new chat.
+      await this.clearing;
+      this.record({ type: "user_message", content: text });
+      this.emit({ type: "turn_start" });
+      try {
+        const { process, sessionId } = await this.ensureStarted();
+        const result = await process.agent.request(acp.methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text }],
+        });
+        stopReason = result.stopReason;
+      } catch (error) {
+        if (!(error instanceof ReportedError)) this.emit({ type: "error", message: (error as Error).message });
+      }
     } finally {
       this.turnRunning = false;
       this.permissions.cancelAll();
       this.emit({ type: "turn_end", stopReason });
+      ended();
     }
   }
 
   private async cancel(): Promise<void> {
     this.permissions.cancelAll();
+    // A start-up still under way is given up: its process is stopped.
+    this.abortStart?.(new Error("stopped while it was starting"));
     const live = this.turnRunning && this.live ? await this.live.catch(() => null) : null;
     if (!live) return;
     // If axon is gone the turn ends by itself (its request fails).
@@ -179,27 +261,43 @@ export class ChatSession {
       const { process, sessionId } = await this.ensureStarted();
       await process.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: mode });
     } catch (error) {
-      this.emit({ type: "error", message: `cannot switch to ${mode}: ${(error as Error).message}` });
+      if (!(error instanceof ReportedError)) this.emit({ type: "error", message: `cannot switch to ${mode}: ${(error as Error).message}` });
     }
   }
 
-  /** A new chat: the running turn is cancelled and a new session starts in the same process. */
-  private async clear(): Promise<void> {
-    await this.cancel();
-    this.transcript = [];
-    this.options.post({ type: "clear_chat" });
-    const live = this.live ? await this.live.catch(() => null) : null;
-    if (!live) {
-      await this.ensureStarted().catch(() => {});
-      return;
-    }
-    try {
-      const session = await live.process.agent.request(acp.methods.agent.session.new, { cwd: this.options.agent.cwd, mcpServers: [] });
-      this.live = Promise.resolve({ process: live.process, sessionId: session.sessionId });
-      this.emitModes(session);
-    } catch (error) {
-      this.emit({ type: "error", message: `cannot start a new chat: ${(error as Error).message}` });
-    }
+  /**
+   * A new chat: the running turn is cancelled and waited for, then the
+   * panels are cleared and a new session starts in the same process.
+   */
+  private clear(): Promise<void> {
+    const running = this.turnRunning ? this.turn : Promise.resolve();
+    const previous = this.clearing;
+    const done = (async () => {
+      await previous;
+      await this.cancel();
+      await running;
+      this.sessionId = null;
+      this.transcript = [];
+      this.options.post({ type: "clear_chat" });
+      const live = this.live ? await this.live.catch(() => null) : null;
+      if (!live) {
+        await this.ensureStarted().catch(() => {});
+        return;
+      }
+      try {
+        const session = await this.bounded(live.process.agent.request(acp.methods.agent.session.new, { cwd: this.options.agent.cwd, mcpServers: [] }));
+        this.sessionId = session.sessionId;
+        this.live = Promise.resolve({ process: live.process, sessionId: session.sessionId });
+        this.emitModes(session);
+      } catch (error) {
+        this.emit({ type: "error", message: `cannot start a new chat: ${(error as Error).message}` });
+        // A hung or broken axon is replaced on next use; the old one is stopped (not a "crash").
+        this.live = null;
+        await live.process.stop();
+      }
+    })().catch(() => {});
+    this.clearing = done;
+    return done;
   }
 
   /** The mode switch's choices, from session/new. */
@@ -217,14 +315,27 @@ export class ChatSession {
   }
 
   private record(message: HostMessage): void {
-    this.transcript.push(message);
+    const last = this.transcript.at(-1);
+    if (
+      message.type === "agent_event" &&
+      (message.event.type === "token" || message.event.type === "thought") &&
+      last?.type === "agent_event" &&
+      last.event.type === message.event.type
+    ) {
+      // One entry for a streamed run (a new object: the posted ones are not changed).
+      const content = (last.event as { content: string }).content + message.event.content;
+      this.transcript[this.transcript.length - 1] = { type: "agent_event", event: { type: message.event.type, content } };
+    } else {
+      this.transcript.push(message);
+    }
     this.options.post(message);
   }
 
-  /** Stops axon; the chat cannot be used afterwards. */
+  /** Stops axon (a pending start-up too); the chat cannot be used afterwards. */
   async dispose(): Promise<void> {
     this.disposed = true;
     this.permissions.cancelAll();
+    this.abortStart?.(new Error("the chat was closed"));
     const live = this.live ? await this.live.catch(() => null) : null;
     this.live = null;
     if (live) await live.process.stop();

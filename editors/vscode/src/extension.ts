@@ -4,8 +4,11 @@
 // Guarantees: axon is not started until a panel opens (or a command needs
 // it); it runs in the first workspace folder (the user's home when no
 // folder is open); the binary is the setting `axon.path`, else `axon` from
-// PATH; axon's stderr goes to the "axon" output channel; `deactivate`
-// stops the process and waits for it.
+// PATH; axon's environment is the extension host's minus
+// ELECTRON_RUN_AS_NODE and VSCODE_* (VS Code's internals, as its own
+// terminal drops them); axon's stderr goes to the "axon" output channel;
+// `deactivate` stops the process (a pending start-up included) and waits
+// for it.
 
 import * as os from "node:os";
 import * as vscode from "vscode";
@@ -22,7 +25,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const session = (): ChatSession => {
     chat ??= new ChatSession({
       agent: agentCommand(),
-      files: new VscodeFiles(),
+      files: new VscodeFiles(workspaceFolder()),
       post: (message) => provider.postMessage(message),
       onAgentDied: (message) => void vscode.window.showWarningMessage(message),
       onStderr: (text) => output.append(text),
@@ -53,6 +56,15 @@ function agentCommand() {
   const config = vscode.workspace.getConfiguration("axon");
   const configured = config.get<string>("path", "").trim();
   const extraArgs = config.get<string[]>("args", []);
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
-  return { command: configured || "axon", args: ["acp", ...extraArgs], cwd: folder, env: process.env };
+  return { command: configured || "axon", args: ["acp", ...extraArgs], cwd: workspaceFolder(), env: agentEnvironment(process.env) };
+}
+
+/** The first workspace folder, else the user's home. */
+function workspaceFolder(): string {
+  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
+}
+
+/** The extension host's environment without what belongs to VS Code itself. */
+function agentEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([key]) => key !== "ELECTRON_RUN_AS_NODE" && !key.startsWith("VSCODE_")));
 }

@@ -1,41 +1,58 @@
 // vscodeFiles.ts — FileAccess through VS Code: the agent sees what the user
-// sees and its writes are ordinary, undoable edits.
+// sees, and its writes to open files are ordinary, undoable edits.
 //
-// Guarantees: a read returns the open document's text, unsaved changes
-// included (openTextDocument gives the open buffer when there is one); a
-// write of an existing file replaces its whole text with one WorkspaceEdit,
-// so it is a single step in the editor's undo history, and then saves it so
-// the disk agrees with what the agent was told; a new file is created
-// through the same WorkspaceEdit. A refused edit is an error, never silent.
+// Guarantees: paths arrive checked by fileAccess.ts (absolute, resolved,
+// inside `roots()`: the workspace folders, or axon's folder when none is
+// open); a non-absolute one is refused here too. A read of a file open in
+// the editor (in `workspace.textDocuments`) returns its buffer, unsaved
+// changes included; any other file is read from disk (`workspace.fs`), so
+// no document is opened and no language server sees it. A write of a file
+// that is not open goes straight to disk (`workspace.fs.writeFile`, parent
+// folders created; no format-on-save runs). A write of an open file
+// replaces its whole text with one WorkspaceEdit — a single step in the
+// editor's undo history — and then saves it so the disk agrees with what
+// the agent was told; that save runs the user's save participants
+// (format-on-save, code actions on save), as any save in the editor does.
+// A refused edit or save is an error, never silent.
 
+import * as path from "node:path";
 import * as vscode from "vscode";
 import type { FileAccess } from "./fileAccess";
 
 export class VscodeFiles implements FileAccess {
-  async read(path: string): Promise<string> {
-    const document = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
-    return document.getText();
+  constructor(private readonly fallbackRoot: string) {}
+
+  roots(): readonly string[] {
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+    return folders.length ? folders : [this.fallbackRoot];
   }
 
-  async write(path: string, content: string): Promise<void> {
-    const uri = vscode.Uri.file(path);
+  async read(file: string): Promise<string> {
+    const uri = this.uri(file);
+    const open = this.openDocument(uri);
+    if (open) return open.getText();
+    return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+  }
+
+  async write(file: string, content: string): Promise<void> {
+    const uri = this.uri(file);
+    const open = this.openDocument(uri);
+    if (!open) {
+      await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(content));
+      return;
+    }
     const edit = new vscode.WorkspaceEdit();
-    let exists = true;
-    try {
-      await vscode.workspace.fs.stat(uri);
-    } catch {
-      exists = false;
-    }
-    if (exists) {
-      const document = await vscode.workspace.openTextDocument(uri);
-      const whole = new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length));
-      edit.replace(uri, whole, content);
-    } else {
-      edit.createFile(uri, { ignoreIfExists: true });
-      edit.insert(uri, new vscode.Position(0, 0), content);
-    }
+    edit.replace(uri, new vscode.Range(open.positionAt(0), open.positionAt(open.getText().length)), content);
     if (!(await vscode.workspace.applyEdit(edit))) throw new Error("VS Code refused the edit");
-    const document = await vscode.workspace.openTextDocument(uri);
-    if (document.isDirty && !(await document.save())) throw new Error("VS Code could not save the file");
+    if (open.isDirty && !(await open.save())) throw new Error("VS Code could not save the file");
+  }
+
+  private uri(file: string): vscode.Uri {
+    if (!path.isAbsolute(file)) throw new Error(`${file} is not an absolute path`);
+    return vscode.Uri.file(file);
+  }
+
+  private openDocument(uri: vscode.Uri): vscode.TextDocument | undefined {
+    return vscode.workspace.textDocuments.find((d) => !d.isClosed && d.uri.scheme === "file" && d.uri.fsPath === uri.fsPath);
   }
 }

@@ -17,7 +17,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { ChatSession } from "../src/chatSession";
 import type { FileAccess } from "../src/fileAccess";
-import type { AgentEvent } from "../src/messages";
+import type * as acp from "@agentclientprotocol/sdk";
+import type { AgentEvent, HostMessage } from "../src/messages";
 import { answerText, Recorder } from "./support/recorder";
 import { ScriptedModel, type Reply } from "./support/scriptedModel";
 
@@ -25,9 +26,14 @@ const AXON_BIN = path.resolve(process.env.AXON_BIN ?? path.join(process.cwd(), "
 
 /** Files as the editor holds them: an overlay of open buffers over the disk, writes recorded. */
 class EditorFiles implements FileAccess {
+  constructor(private readonly folders: string[] = []) {}
   readonly buffers = new Map<string, string>();
   readonly writes: { path: string; content: string }[] = [];
   readonly reads: string[] = [];
+
+  roots(): readonly string[] {
+    return this.folders;
+  }
 
   async read(file: string): Promise<string> {
     this.reads.push(file);
@@ -59,7 +65,7 @@ async function withAxon(script: Reply[], body: (world: World) => Promise<void>):
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-home-"));
   const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-ws-")));
   const ui = new Recorder();
-  const files = new EditorFiles();
+  const files = new EditorFiles([workspace]);
   let stderr = "";
   const started: World["started"] = [];
   const died: string[] = [];
@@ -143,6 +149,11 @@ test("a prompt streams its answer as token events between turn_start and turn_en
     assert.ok(tokens.length > 1, `streamed in pieces: ${JSON.stringify(tokens)}`);
     assert.equal(answerText(events), answer);
     assert.ok(events.some((e) => e.type === "usage" && e.used > 0 && e.size > 0), "a usage event");
+
+    // A panel that loads now is replayed the answer as one entry, not one per token.
+    const replayed: AgentEvent[] = [];
+    await chat.handle({ type: "ready" }, (m) => m.type === "agent_event" && replayed.push(m.event));
+    assert.deepEqual(replayed.filter((e) => e.type === "token"), [{ type: "token", content: answer }]);
   });
 });
 
@@ -265,7 +276,10 @@ test("if axon dies, the user is told and a new axon serves the next prompt", asy
     const notice = await ui.until("the notice that axon died", (e) => e.type === "notice", from);
     assert.ok(notice.type === "notice" && notice.level === "warning" && notice.message.includes("signal SIGKILL") && notice.message.includes("restarted"), JSON.stringify(notice));
     assert.deepEqual(died, [notice.type === "notice" ? notice.message : ""]);
-    await ui.until("the new session's modes", (e) => e.type === "modes", from);
+    // "restarted" is said once the new axon is up, not before.
+    const after = ui.eventsFrom(from);
+    const modesAt = after.findIndex((e) => e.type === "modes");
+    assert.ok(modesAt >= 0 && modesAt < after.indexOf(notice), `the new session comes before the notice: ${JSON.stringify(after)}`);
     assert.equal(started.length, 2);
     assert.notEqual(started[1].pid, firstPid);
     assert.notEqual(started[1].sessionId, started[0].sessionId);
@@ -286,10 +300,89 @@ test("an axon that cannot start is reported in the panel", async () => {
   });
   try {
     await broken.handle({ type: "user_message", content: "hi" });
-    const error = ui.events.find((e) => e.type === "error");
+    const errors = ui.events.filter((e) => e.type === "error");
+    assert.equal(errors.length, 1, `exactly one error: ${JSON.stringify(errors)}`);
+    const error = errors[0];
     assert.ok(error?.type === "error" && error.message.includes("axon could not start") && error.message.includes("ENOENT"), JSON.stringify(error));
     assert.deepEqual(ui.events.at(-1), { type: "turn_end", stopReason: "error" });
   } finally {
     await broken.dispose();
   }
+});
+
+test("after MAX_RESTARTS deaths in a minute axon is not restarted until the next message", async () => {
+  await withAxon([{ text: "still here" }], async ({ chat, ui, started, died }) => {
+    await chat.handle({ type: "ready" });
+    await ui.until("the first session", (e) => e.type === "modes");
+    for (let death = 1; death <= 4; death++) {
+      const from = ui.messages.length;
+      process.kill(started.at(-1)!.pid!, "SIGKILL");
+      await ui.until(`notice ${death}`, (e) => e.type === "notice", from);
+      assert.equal(started.length, death <= 3 ? death + 1 : 4, `processes after death ${death}`);
+    }
+    assert.equal(died.length, 4);
+    assert.ok(died.slice(0, 3).every((m) => m.includes("restarted with a new session")), JSON.stringify(died));
+    assert.ok(died[3].includes("4 times in a minute") && died[3].includes("not restarted"), died[3]);
+
+    // The next message starts axon again.
+    const from = ui.messages.length;
+    await chat.handle({ type: "user_message", content: "hello?" });
+    assert.equal(started.length, 5);
+    assert.equal(answerText(ui.eventsFrom(from)), "still here");
+  });
+});
+
+test("New chat during a running turn: the old turn ends first, nothing of it reaches the new chat, the next prompt runs in the new session", async () => {
+  const script: Reply[] = [{ stall: "Old answer that never ends" }, { text: "New answer." }];
+  await withAxon(script, async ({ chat, ui, started }) => {
+    const turn = chat.handle({ type: "user_message", content: "old question" });
+    await ui.until("the old turn's first token", (e) => e.type === "token");
+    const cleared = chat.handle({ type: "clear_chat" });
+    // The webview enables Send on turn_end; a prompt sent then (before the new session is up) must be served.
+    let next: Promise<void> | null = null;
+    ui.listeners.push((m) => {
+      if (m.type === "agent_event" && m.event.type === "turn_end" && !next) next = chat.handle({ type: "user_message", content: "new question" });
+    });
+    await cleared;
+    await turn;
+    const clearAt = ui.messages.findIndex((m) => m.type === "clear_chat");
+    assert.ok(clearAt > 0, "clear_chat was posted");
+    const before = ui.messages.slice(0, clearAt).flatMap((m) => (m.type === "agent_event" ? [m.event] : []));
+    assert.deepEqual(before.at(-1), { type: "turn_end", stopReason: "cancelled" }, "the old turn ended before the chat was cleared");
+    assert.ok(next, "a prompt was sent when Send came back");
+    await next;
+    const afterClear = ui.eventsFrom(clearAt + 1);
+    assert.equal(answerText(afterClear), "New answer.");
+    assert.equal(afterClear.filter((e) => e.type === "turn_end").length, 1, JSON.stringify(afterClear));
+    assert.equal(afterClear.filter((e) => e.type === "error").length, 0, JSON.stringify(afterClear));
+
+    const replayed: HostMessage[] = [];
+    await chat.handle({ type: "ready" }, (m) => replayed.push(m));
+    assert.ok(!JSON.stringify(replayed).includes("Old answer") && !JSON.stringify(replayed).includes("old question"), JSON.stringify(replayed));
+    assert.equal(started.length, 1, "the same axon process");
+  });
+});
+
+test("updates and questions of another session (an old chat's) are dropped and answered cancelled", async () => {
+  await withAxon([], async ({ chat, ui }) => {
+    await chat.handle({ type: "ready" });
+    await ui.until("the session", (e) => e.type === "modes");
+    const from = ui.messages.length;
+    // What the ACP connection hands the session (the same handlers AgentProcess calls).
+    const handlers = chat as unknown as {
+      onUpdate(n: acp.SessionNotification): void;
+      askPermission(r: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse>;
+    };
+    handlers.onUpdate({ sessionId: "some-old-session", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "stale" } } });
+    const answer = await handlers.askPermission(
+      {
+        sessionId: "some-old-session",
+        toolCall: { toolCallId: "call_old", title: "Write old.txt" },
+        options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }],
+      },
+      new AbortController().signal,
+    );
+    assert.deepEqual(answer, { outcome: { outcome: "cancelled" } });
+    assert.deepEqual(ui.messages.slice(from), [], "nothing shown");
+  });
 });

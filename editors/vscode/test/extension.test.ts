@@ -3,17 +3,24 @@
 // only: the real API exists only inside VS Code). It checks what VS Code
 // would be given: the view provider and commands registered on activation,
 // and the webview's options and HTML (the CSP with a nonce, nothing
-// remote, resources only from dist/webview). axon is not started: no panel
-// says `ready`.
+// remote, resources only from dist/webview); that malformed webview
+// messages are dropped and `ready` replays the transcript to the panel that
+// asked; what environment axon is given (no VS Code internals); and the
+// manifest's workspace-trust declaration. The "axon" here is a script that
+// records its environment and exits, so the chat's transcript holds the
+// start-up error.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import Module, { createRequire } from "node:module";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 
 type Disposable = { dispose(): void };
 const registered = { views: new Map<string, { resolveWebviewView(view: unknown): void }>(), commands: new Map<string, () => unknown>() };
 const disposable: Disposable = { dispose() {} };
+const settings: Record<string, unknown> = {};
 
 /** The parts of the vscode API the extension touches on activation and when a view opens. */
 const vscode = {
@@ -36,7 +43,7 @@ const vscode = {
       return disposable;
     },
   },
-  workspace: { getConfiguration: () => ({ get: (_key: string, fallback: unknown) => fallback }), workspaceFolders: undefined },
+  workspace: { getConfiguration: () => ({ get: (key: string, fallback: unknown) => settings[key] ?? fallback }), workspaceFolders: undefined, textDocuments: [] },
 };
 
 const load = (Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown })._load;
@@ -80,4 +87,93 @@ test("activation registers the chat view and the commands; the view gets a locke
   assert.notEqual(/'nonce-([^']+)'/.exec(second.html)?.[1], nonce);
 
   await extension.deactivate();
+});
+
+async function waitFor<T>(what: string, probe: () => T | undefined, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+type Posted = { type: string; event?: { type: string; message?: string } };
+
+/** A webview as the extension sees it, keeping the message handler it registers and what it is sent. */
+function fakeWebview() {
+  const view = {
+    handler: null as ((raw: unknown) => void) | null,
+    posted: [] as Posted[],
+    webview: {
+      options: {},
+      html: "",
+      cspSource: "https://file+.vscode-resource.vscode-cdn.net",
+      asWebviewUri: (uri: { fsPath: string }) => `https://file+.vscode-resource.vscode-cdn.net${uri.fsPath}`,
+      onDidReceiveMessage: (handler: (raw: unknown) => void) => {
+        view.handler = handler;
+        return disposable;
+      },
+      postMessage: async (m: Posted) => {
+        view.posted.push(m);
+        return true;
+      },
+    },
+  };
+  return view;
+}
+
+test("webview messages: malformed ones are dropped, ready replays the transcript; axon gets no VS Code internals in its environment", { skip: process.platform === "win32" }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-ext-"));
+  const envFile = path.join(dir, "env");
+  const script = path.join(dir, "axon");
+  fs.writeFileSync(script, `#!/bin/sh\nenv > "${envFile}.tmp" && mv "${envFile}.tmp" "${envFile}"\necho "no model configured" >&2\nexit 3\n`, { mode: 0o755 });
+  settings.path = script;
+  const saved = { ...process.env };
+  Object.assign(process.env, { ELECTRON_RUN_AS_NODE: "1", VSCODE_PID: "4242", VSCODE_IPC_HOOK_CLI: "/tmp/vscode-ipc.sock", AXON_TEST_KEPT: "yes" });
+  try {
+    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" } });
+    const first = fakeWebview();
+    registered.views.get("axon.chat")!.resolveWebviewView({ webview: first.webview, onDidDispose: () => disposable });
+    assert.ok(first.handler, "the page's messages are listened to");
+
+    for (const raw of [null, 42, "ready", {}, { type: "bogus" }, { type: "user_message", content: 5 }, { type: "set_mode" }, { type: "permission_response", requestId: 1, optionId: "x" }, { type: "permission_response", requestId: "p", optionId: 3 }]) {
+      first.handler!(raw);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(first.posted.length, 0, `nothing answered a malformed message: ${JSON.stringify(first.posted)}`);
+    assert.equal(fs.existsSync(envFile), false, "and axon was not started by one");
+
+    first.handler!({ type: "ready" });
+    const error = await waitFor("the start-up error", () => first.posted.find((m) => m.event?.type === "error"));
+    assert.ok(error.event?.message?.includes("no model configured"), JSON.stringify(error));
+    assert.equal(first.posted.filter((m) => m.event?.type === "error").length, 1, JSON.stringify(first.posted));
+
+    const env = fs.readFileSync(envFile, "utf8").split("\n");
+    assert.ok(env.includes("AXON_TEST_KEPT=yes"), "the rest of the environment is passed on");
+    assert.deepEqual(env.filter((l) => l.startsWith("VSCODE_") || l.startsWith("ELECTRON_RUN_AS_NODE=")), []);
+
+    // A second panel that loads is replayed the transcript (the error), and only it.
+    const firstCount = first.posted.length;
+    const second = fakeWebview();
+    registered.views.get("axon.chat")!.resolveWebviewView({ webview: second.webview, onDidDispose: () => disposable });
+    second.handler!({ type: "ready" });
+    assert.deepEqual(second.posted[0], error, "replayed at once");
+    assert.equal(first.posted.slice(0, firstCount).length, firstCount);
+    assert.ok(!first.posted.slice(firstCount).some((m) => m === error), "the replay went only to the panel that asked");
+    await waitFor("the second start-up error", () => (second.posted.filter((m) => m.event?.type === "error").length >= 2 ? true : undefined));
+  } finally {
+    await extension.deactivate();
+    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+    delete settings.path;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the manifest declares that the extension does not run in untrusted workspaces", () => {
+  const manifest = JSON.parse(fs.readFileSync("package.json", "utf8"));
+  const untrusted = manifest.capabilities?.untrustedWorkspaces;
+  assert.equal(untrusted?.supported, false);
+  assert.ok(typeof untrusted?.description === "string" && untrusted.description.length > 20, JSON.stringify(untrusted));
 });

@@ -126,3 +126,13 @@ test("New chat sends clear_chat; the host's clear_chat empties the transcript", 
   host({ type: "clear_chat" });
   assert.equal($(".transcript")?.children.length, 0);
 });
+
+test("Send follows the host: a clear_chat during a turn does not re-enable it, turn_end does", () => {
+  const send = $("button.send")!;
+  host({ type: "agent_event", event: { type: "turn_start" } });
+  assert.equal(send.hasAttribute("disabled"), true);
+  host({ type: "clear_chat" });
+  assert.equal(send.hasAttribute("disabled"), true, "the host has not said the turn ended");
+  host({ type: "agent_event", event: { type: "turn_end", stopReason: "cancelled" } });
+  assert.equal(send.hasAttribute("disabled"), false);
+});

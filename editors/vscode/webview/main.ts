@@ -5,8 +5,11 @@
 // Guarantees: model and tool text is either rendered by markdown.ts
 // (sanitised) or set as textContent; the page holds no state the host does
 // not also hold (on load it sends `ready` and is replayed the transcript),
-// so a reloaded or second panel shows the same chat; a user's message is
-// shown when the host echoes it, so every panel shows it once.
+// so a reloaded or second panel shows the same chat; Send and Stop follow
+// the host's turn_start / turn_end only (never the page's own guess), so
+// Send is enabled exactly when the host accepts a prompt; a user's message
+// is shown when the host echoes it, so every panel shows it once; streamed
+// Markdown is re-rendered at most once per animation frame.
 
 import type { AgentEvent, HostMessage, WebviewMessage } from "../src/messages";
 import { ToolCard } from "./cards";
@@ -174,7 +177,8 @@ window.addEventListener("message", (e: MessageEvent<HostMessage>) => {
       transcript.replaceChildren();
       planPanel.hidden = true;
       usageLine.textContent = "";
-      setRunning(false);
+      // Send/Stop are left as they are: the host posts clear_chat only after
+      // the running turn's turn_end, which is what re-enables Send.
       return;
   }
 });
