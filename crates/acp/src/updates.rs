@@ -454,7 +454,7 @@ fn describe(root: &Path, call: &ToolCall, preview: Option<&Preview>) -> Describe
             let verb = if arg("mode") == Some("append") { "Append to" } else { "Write" };
             (format!("{verb} {path}"), ToolKind::Edit, at(path, first_changed_line(preview)))
         }
-        "edit_file" => {
+        "edit_file" | "multi_edit" => {
             (format!("Edit {path}"), ToolKind::Edit, at(path, first_changed_line(preview)))
         }
         "create_note" => (format!("Create {path}"), ToolKind::Edit, at(path, None)),

@@ -34,12 +34,13 @@ use serde_json::Value;
 
 /// (Claude Code's name, axon's name); the first entry for an axon name is
 /// the one a hook is told.
-const TOOLS: [(&str, &str); 9] = [
+const TOOLS: [(&str, &str); 10] = [
     ("Bash", "shell"),
     ("Read", "read_file"),
     ("Write", "write_file"),
     ("Edit", "edit_file"),
     ("MultiEdit", "edit_file"),
+    ("MultiEdit", "multi_edit"),
     ("Glob", "glob"),
     ("Grep", "search"),
     ("LS", "list_dir"),
@@ -90,7 +91,7 @@ pub fn claude_input(axon_name: &str, input: &Value, cwd: &Path) -> Value {
     let Some(object) = input.as_object_mut() else {
         return input;
     };
-    let file_tool = matches!(axon_name, "read_file" | "write_file" | "edit_file");
+    let file_tool = matches!(axon_name, "read_file" | "write_file" | "edit_file" | "multi_edit");
     if file_tool
         && !object.contains_key("file_path")
         && let Some(Value::String(path)) = object.get("path")
@@ -99,15 +100,27 @@ pub fn claude_input(axon_name: &str, input: &Value, cwd: &Path) -> Value {
         object.insert("file_path".into(), Value::String(absolute));
     }
     if axon_name == "edit_file" {
-        for (axon, claude) in [("old_str", "old_string"), ("new_str", "new_string")] {
-            if !object.contains_key(claude)
-                && let Some(value) = object.get(axon).cloned()
-            {
-                object.insert(claude.into(), value);
-            }
+        with_claude_edit_names(object);
+    }
+    if axon_name == "multi_edit"
+        && let Some(Value::Array(edits)) = object.get_mut("edits")
+    {
+        for edit in edits.iter_mut().filter_map(Value::as_object_mut) {
+            with_claude_edit_names(edit);
         }
     }
     input
+}
+
+/// An edit's `old_str`/`new_str` also as Claude's `old_string`/`new_string`.
+fn with_claude_edit_names(object: &mut serde_json::Map<String, Value>) {
+    for (axon, claude) in [("old_str", "old_string"), ("new_str", "new_string")] {
+        if !object.contains_key(claude)
+            && let Some(value) = object.get(axon).cloned()
+        {
+            object.insert(claude.into(), value);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +134,13 @@ mod tests {
         assert_eq!(claude_name("edit_file"), Some("Edit"));
         assert_eq!(claude_name("mcp_a_b"), None);
         assert_eq!(axon_name("MultiEdit").as_deref(), Some("edit_file"));
+        assert_eq!(claude_name("multi_edit"), Some("MultiEdit"));
+        assert_eq!(match_names("multi_edit"), vec!["multi_edit", "MultiEdit"]);
+        let edits = json!({"path": "a.rs", "edits": [{"old_str": "x", "new_str": "y"}]});
+        let claude = claude_input("multi_edit", &edits, Path::new("/w"));
+        assert_eq!(claude["file_path"], "/w/a.rs");
+        assert_eq!(claude["edits"][0]["old_string"], "x");
+        assert_eq!(claude["edits"][0]["new_string"], "y");
         assert_eq!(axon_name("Grep").as_deref(), Some("search"));
         assert_eq!(
             axon_name("mcp__memory__create_entities").as_deref(),

@@ -174,6 +174,7 @@ impl RuleSet {
     /// The verdict for calling `tool` with `args` in `workspace` (its
     /// canonical root).
     pub fn decide(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> Verdict {
+        let tool = crate::rule::rules_name(tool);
         let command = args.get("command").and_then(|c| c.as_str());
         let analysis = (tool == "shell")
             .then_some(command)

@@ -122,6 +122,13 @@ impl fmt::Display for RuleError {
 
 impl std::error::Error for RuleError {}
 
+/// The tool name rules are written for: `multi_edit` is `edit_file` made
+/// several times on one file, so `edit_file` rules hold for it (as Claude
+/// Code's `Edit` rules hold for its `MultiEdit`).
+pub(crate) fn rules_name(tool: &str) -> &str {
+    if tool == "multi_edit" { "edit_file" } else { tool }
+}
+
 /// Claude Code's tool names, accepted so its rules can be pasted as they are.
 fn canonical_tool(name: &str) -> &str {
     match name {

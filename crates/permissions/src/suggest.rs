@@ -56,6 +56,7 @@ const REFUSED: &[&str] = &["eval", "source", ".", "su", "ssh"];
 
 /// What "always" would add for this call, or `None` when no rule is safe.
 pub fn suggest(tool: &str, args: &serde_json::Value, workspace: &Path) -> Option<Suggestion> {
+    let tool = crate::rule::rules_name(tool);
     let suggestion = match tool {
         "shell" => shell(args.get("command")?.as_str()?, workspace)?,
         "edit_file" | "write_file" => file(tool, args.get("path")?.as_str()?, workspace)?,

@@ -86,7 +86,34 @@ impl TypedTool for EditFile {
 }
 
 fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError> {
-    let planned = plan(workspace, args)?;
+    write_planned(workspace, plan(workspace, &args.path, &[Replacement::of(args)])?)
+}
+
+/// One exact replacement: `edit_file`'s arguments, and each of
+/// `multi_edit`'s edits.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct Replacement {
+    /// The exact text to replace, including whitespace and indentation. It must occur exactly once (in the text as the edits before this one left it) unless replace_all is true.
+    pub old_str: String,
+    /// The text to put in its place.
+    pub new_str: String,
+    /// Replace every occurrence instead of requiring a unique match. Defaults to false.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+impl Replacement {
+    fn of(args: &EditFileArgs) -> Replacement {
+        Replacement {
+            old_str: args.old_str.clone(),
+            new_str: args.new_str.clone(),
+            replace_all: args.replace_all,
+        }
+    }
+}
+
+/// Writes what [`plan`] worked out, and says what changed.
+pub(crate) fn write_planned(workspace: &Workspace, planned: Planned) -> Result<String, ToolError> {
     let Planned { place, rel, original, updated, replaced, link_note } = planned;
     write_whole(workspace, &place, &rel, &updated)?;
 
@@ -105,7 +132,12 @@ fn edit(workspace: &Workspace, args: &EditFileArgs) -> Result<String, ToolError>
 /// The preview of an edit: the diff the edit would make, or the tool's own
 /// refusal.
 pub(crate) fn preview_edit(workspace: &Workspace, args: &EditFileArgs) -> Preview {
-    match plan(workspace, args) {
+    preview_planned(plan(workspace, &args.path, &[Replacement::of(args)]))
+}
+
+/// The preview of a planned edit: its diff, or its refusal.
+pub(crate) fn preview_planned(planned: Result<Planned, ToolError>) -> Preview {
+    match planned {
         Ok(planned) => {
             let mut notes = Vec::new();
             if !planned.link_note.is_empty() {
@@ -123,7 +155,7 @@ pub(crate) fn preview_edit(workspace: &Workspace, args: &EditFileArgs) -> Previe
 }
 
 /// An edit worked out in memory, not yet written.
-struct Planned {
+pub(crate) struct Planned {
     place: Resolved,
     rel: String,
     original: String,
@@ -134,21 +166,44 @@ struct Planned {
     link_note: String,
 }
 
-/// Everything edit_file does before writing: the checks, the read (through
-/// the workspace handle, bounded; the editor's text when buffers are
-/// attached) and the replacement. The tool and its preview both go through
-/// here, so they refuse the same calls with the same words and agree on the
-/// new content.
-fn plan(workspace: &Workspace, args: &EditFileArgs) -> Result<Planned, ToolError> {
-    if args.old_str.is_empty() {
-        return Err(ToolError::failed(
-            "old_str is empty; give the exact text to replace (to create a file, use write_file)",
-        ));
+/// Everything edit_file and multi_edit do before writing: the checks, the
+/// read (through the workspace handle, bounded; the editor's text when
+/// buffers are attached) and the replacements, each applied to the text
+/// the ones before it left, all or none. The tools and their previews all
+/// go through here, so they refuse the same calls with the same words and
+/// agree on the new content.
+pub(crate) fn plan(
+    workspace: &Workspace,
+    path: &str,
+    edits: &[Replacement],
+) -> Result<Planned, ToolError> {
+    if edits.is_empty() {
+        return Err(ToolError::failed("no edits given; nothing would change"));
     }
-    if args.old_str == args.new_str {
-        return Err(ToolError::failed("old_str and new_str are the same; nothing would change"));
+    let numbered = |index: usize, message: String| {
+        if edits.len() == 1 {
+            message
+        } else {
+            format!("edit {} of {}: {message}", index + 1, edits.len())
+        }
+    };
+    for (index, edit) in edits.iter().enumerate() {
+        if edit.old_str.is_empty() {
+            return Err(ToolError::failed(numbered(
+                index,
+                "old_str is empty; give the exact text to replace (to create a file, use \
+                 write_file)"
+                    .to_string(),
+            )));
+        }
+        if edit.old_str == edit.new_str {
+            return Err(ToolError::failed(numbered(
+                index,
+                "old_str and new_str are the same; nothing would change".to_string(),
+            )));
+        }
     }
-    let place = workspace.resolve(&args.path)?;
+    let place = workspace.resolve(path)?;
     let rel = workspace.relative(place.path());
     let (file, meta) = open_regular(&place, &rel)?;
     if meta.len() > MAX_EDIT_BYTES {
@@ -189,8 +244,23 @@ fn plan(workspace: &Workspace, args: &EditFileArgs) -> Result<Planned, ToolError
     }
     let original = String::from_utf8(bytes)
         .map_err(|_| ToolError::failed(format!("Cannot edit '{rel}': it is not UTF-8 text")))?;
-    let Replaced { updated, count } = replace_text(&rel, &original, args).map_err(warned)?;
-    Ok(Planned { place, rel, original, updated, replaced: count, link_note })
+    let mut updated = original.clone();
+    let mut replaced = 0;
+    for (index, edit) in edits.iter().enumerate() {
+        let done = replace_text(&rel, &updated, edit).map_err(|e| match e {
+            ToolError::Failed(message) => ToolError::Failed(numbered(index, message)),
+            other => other,
+        });
+        let Replaced { updated: next, count } = done.map_err(warned)?;
+        updated = next;
+        replaced += count;
+    }
+    if updated == original {
+        return Err(warned(ToolError::failed(format!(
+            "the edits leave '{rel}' as it was; nothing would change"
+        ))));
+    }
+    Ok(Planned { place, rel, original, updated, replaced, link_note })
 }
 
 /// The new content and how many occurrences were replaced.
@@ -202,7 +272,7 @@ struct Replaced {
 /// The replacement itself, on text in memory and nothing else: `original`
 /// (the content of `rel`) with `args.old_str` replaced by `args.new_str`,
 /// or why that cannot be done.
-fn replace_text(rel: &str, original: &str, args: &EditFileArgs) -> Result<Replaced, ToolError> {
+fn replace_text(rel: &str, original: &str, args: &Replacement) -> Result<Replaced, ToolError> {
     // The snippet is matched as given first; only if that fails, and the
     // file uses CRLF, is the model's bare `\n` read as the file's CRLF.
     let crlf = uses_crlf(original);

@@ -22,6 +22,7 @@ mod edit;
 mod error;
 mod glob;
 mod list_dir;
+mod multi_edit;
 mod notes;
 mod preview;
 mod read;
@@ -81,6 +82,7 @@ impl Profile {
                 registry.register(read::ReadFile);
                 registry.register(write::WriteFile);
                 registry.register(edit::EditFile);
+                registry.register(multi_edit::MultiEdit);
                 registry.register(list_dir::ListDir);
                 registry.register(search::Search);
                 registry.register(glob::Glob);

@@ -134,6 +134,10 @@ fn other_tools_and_paths() {
     assert_eq!(decide("edit_file", "/etc/src/a.rs"), None);
     assert_eq!(decide("edit_file", "tests/a.rs"), None);
     assert_eq!(decide("edit_file", "src/secret.rs"), Some(Kind::Ask));
+    // multi_edit is edit_file made several times: the same rules hold.
+    assert_eq!(decide("multi_edit", "src/a/b.rs"), Some(Kind::Allow));
+    assert_eq!(decide("multi_edit", "src/secret.rs"), Some(Kind::Ask));
+    assert_eq!(decide("multi_edit", "tests/a.rs"), None);
     assert_eq!(decide("write_file", "Cargo.lock"), Some(Kind::Deny));
     assert_eq!(decide("write_file", "sub/Cargo.lock"), None);
     assert_eq!(decide("read_file", "/etc/passwd"), Some(Kind::Allow));

@@ -8,6 +8,7 @@ mod boundary;
 mod buffers;
 mod common;
 mod hardening;
+mod multi_edit;
 mod preview;
 mod race;
 mod sandboxed_shell;
