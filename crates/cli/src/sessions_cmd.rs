@@ -99,17 +99,16 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<u8, StoreEr
         }
         SessionsCommand::Export { id, format } => {
             let session = store.open(&id)?;
-            if let Format::Atif = format {
-                return Ok(export_atif(&session));
-            }
+            let text = match format {
+                // It names the lines it left out itself.
+                Format::Atif => return Ok(export_atif(&session)),
+                Format::Md => to_markdown(&session).trim_end().to_string(),
+                Format::Json => to_json(&session),
+            };
             for warning in &session.warnings {
                 eprintln!("axon: warning: {warning}");
             }
-            say(match format {
-                Format::Json => to_json(&session),
-                _ => to_markdown(&session).trim_end().to_string(),
-            }
-            .as_str());
+            say(&text);
         }
         SessionsCommand::Rm { id } => {
             // Its checkpoints go with it.
