@@ -198,3 +198,74 @@ fn compactions_and_rewound_messages_are_marked() {
     assert_eq!(totals.total_prompt_tokens, 750);
     assert_eq!(totals.extra.as_ref().unwrap()["usage_without_step"]["prompt_tokens"], json!(500));
 }
+
+/// One record of a random session: messages of every role (tool results
+/// answering calls that may or may not exist), usage, compactions,
+/// withdrawals and failed turns.
+fn any_record() -> impl proptest::strategy::Strategy<Value = Record> {
+    use proptest::prelude::*;
+    let id = "call_[0-3]";
+    prop_oneof![
+        "[a-z ]{0,12}".prop_map(|t| Record::message(Message::user(t))),
+        "[a-z ]{0,12}".prop_map(|t| Record::message(Message::system(t))),
+        ("[a-z ]{0,12}", proptest::option::of("[a-z ]{1,12}"), proptest::collection::vec(id, 0..3))
+            .prop_map(|(text, thinking, ids)| {
+                let mut reply = Message::assistant(text);
+                if let Some(thinking) = thinking {
+                    reply.content.push(ContentPart::Thinking { text: thinking, signature: None });
+                }
+                reply.tool_calls = ids
+                    .into_iter()
+                    .map(|id| ToolCall { id, name: "bash".into(), arguments: json!({"n": 1}) })
+                    .collect();
+                Record::message(reply)
+            }),
+        (id, any::<bool>()).prop_map(|(id, is_error)| {
+            let output = ToolOutput { content: vec![ContentPart::text("out")], is_error };
+            Record::message(Message::tool_result(id, output))
+        }),
+        (0u64..1000, 0u64..100).prop_map(|(i, o)| usage(i, o, i / 2)),
+        Just(Record::Compaction { summary: "s".into(), kept: 1, at: 5 }),
+        (0usize..3).prop_map(|messages| Record::Withdrawn { messages, at: 6 }),
+        Just(Record::TurnFailed { reason: "r".into(), at: 7 }),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 128, failure_persistence: None, ..Default::default()
+    })]
+
+    /// Whatever a session holds, its trajectory keeps the rules Harbor's
+    /// validator checks: step ids 1, 2, 3…; fields only an agent step may
+    /// have on agent steps only; every result's `source_call_id` among its
+    /// own step's calls; and totals that are every usage record's sum.
+    #[test]
+    fn every_session_keeps_atifs_rules(records in proptest::collection::vec(any_record(), 1..30)) {
+        let (_dir, path) = saved(&records);
+        let session = load(&path).unwrap();
+        let Ok(export) = to_atif(&session, "1.0.0") else {
+            proptest::prop_assert!(session.messages().next().is_none());
+            return Ok(());
+        };
+        let t = export.trajectory;
+        for (i, step) in t.steps.iter().enumerate() {
+            proptest::prop_assert_eq!(step.step_id as usize, i + 1);
+            if step.source != StepSource::Agent {
+                proptest::prop_assert!(step.model_name.is_none() && step.reasoning_content.is_none());
+                proptest::prop_assert!(step.tool_calls.is_none() && step.metrics.is_none());
+            }
+            let calls: Vec<&str> = step.tool_calls.iter().flatten().map(|c| c.tool_call_id.as_str()).collect();
+            for result in step.observation.iter().flat_map(|o| &o.results) {
+                if let Some(id) = &result.source_call_id {
+                    proptest::prop_assert!(calls.contains(&id.as_str()), "{id} not in step {}", step.step_id);
+                }
+            }
+        }
+        let totals = t.final_metrics.unwrap();
+        proptest::prop_assert_eq!(totals.total_steps as usize, t.steps.len());
+        proptest::prop_assert_eq!(totals.total_prompt_tokens, session.usage().input_tokens);
+        let attributed: u64 = t.steps.iter().filter_map(|s| s.metrics.as_ref()).map(|m| m.prompt_tokens).sum();
+        proptest::prop_assert!(attributed <= totals.total_prompt_tokens);
+    }
+}
