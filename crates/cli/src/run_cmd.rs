@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// stdout instead of text.
     #[arg(long)]
     json: bool,
+    /// When the run ends (done or failed), write its session as an ATIF
+    /// trajectory to FILE, atomically.
+    #[arg(long, value_name = "FILE")]
+    trajectory: Option<PathBuf>,
 }
 
 /// Exit status for a run cancelled with Ctrl-C, as shells expect.
@@ -164,6 +168,12 @@ pub async fn run(args: RunArgs) -> u8 {
                 renderer.event(event);
             }
             eprintln!("axon: {e:#}");
+            if let Some(path) = &args.trajectory {
+                eprintln!(
+                    "axon: no trajectory written to {}: the run ended before its session began",
+                    path.display()
+                );
+            }
             return exit::USAGE;
         }
     };
@@ -195,13 +205,45 @@ pub async fn run(args: RunArgs) -> u8 {
     };
     watcher.abort();
     driver.renderer.finish();
-    let Driver { session, mut events, renderer, .. } = driver;
+    let Driver { session, mut events, renderer, seen, .. } = driver;
     session.shutdown().await;
     // Servers closing, as the stream's last events.
     while let Some(event) = events.recv().await {
         renderer.event(event);
     }
-    code
+    match (&args.trajectory, seen.session_id) {
+        // The file a harness waits for is missing: not a success.
+        (Some(path), Some(id)) if !write_trajectory(&id, path) && code == exit::OK => exit::FAILED,
+        (Some(path), None) => {
+            eprintln!(
+                "axon: no trajectory written to {}: the run saved no session",
+                path.display()
+            );
+            if code == exit::OK { exit::FAILED } else { code }
+        }
+        _ => code,
+    }
+}
+
+/// `--trajectory FILE`: the run's session as ATIF, what could not be read
+/// of it and any failure said on stderr; false if it was not written.
+fn write_trajectory(id: &str, path: &std::path::Path) -> bool {
+    let written = axon_runtime::config::Dirs::from_env().and_then(|dirs| {
+        let store = axon_runtime::SessionStore::new(&dirs.data);
+        axon_runtime::trajectory::write(&store, id, path)
+    });
+    match written {
+        Ok(skipped) => {
+            for line in skipped {
+                eprintln!("axon: warning: left out of the trajectory: {line}");
+            }
+            true
+        }
+        Err(e) => {
+            eprintln!("axon: no trajectory written to {}: {e:#}", path.display());
+            false
+        }
+    }
 }
 
 /// The session config: the agent's flags, the session to continue, and

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use axon_runtime::trajectory;
+use axon_runtime::trajectory::SavedSession;
 use axon_runtime::{SessionStore, StoreError, to_json, to_markdown};
 use clap::{Subcommand, ValueEnum};
 
@@ -20,7 +22,8 @@ pub enum SessionsCommand {
     },
     /// One session as readable text.
     Show { id: String },
-    /// One session as Markdown (default) or the JSON conversation.
+    /// One session as Markdown (default), the JSON conversation, or an
+    /// ATIF trajectory (the format Harbor and other agent harnesses read).
     Export {
         id: String,
         #[arg(long, value_enum, default_value_t = Format::Md)]
@@ -34,6 +37,8 @@ pub enum SessionsCommand {
 pub enum Format {
     Md,
     Json,
+    /// ATIF (Agent Trajectory Interchange Format) JSON.
+    Atif,
 }
 
 pub fn run(command: SessionsCommand) -> u8 {
@@ -45,7 +50,7 @@ pub fn run(command: SessionsCommand) -> u8 {
         }
     };
     match execute(&store, command) {
-        Ok(()) => exit::OK,
+        Ok(code) => code,
         Err(e @ (StoreError::NotFound(_) | StoreError::Ambiguous { .. })) => {
             eprintln!("axon: {e}");
             exit::USAGE
@@ -57,7 +62,7 @@ pub fn run(command: SessionsCommand) -> u8 {
     }
 }
 
-fn execute(store: &SessionStore, command: SessionsCommand) -> Result<(), StoreError> {
+fn execute(store: &SessionStore, command: SessionsCommand) -> Result<u8, StoreError> {
     match command {
         SessionsCommand::List { all, dir } => {
             let root = std::fs::canonicalize(&dir).unwrap_or(dir);
@@ -67,7 +72,7 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<(), StoreEr
                     "axon: no sessions{} yet",
                     if all { String::new() } else { format!(" in {}", root.display()) }
                 );
-                return Ok(());
+                return Ok(exit::OK);
             }
             for s in sessions {
                 let place = if all { format!("  {}", s.workspace) } else { String::new() };
@@ -94,13 +99,16 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<(), StoreEr
         }
         SessionsCommand::Export { id, format } => {
             let session = store.open(&id)?;
+            let text = match format {
+                // It names the lines it left out itself.
+                Format::Atif => return Ok(export_atif(&session)),
+                Format::Md => to_markdown(&session).trim_end().to_string(),
+                Format::Json => to_json(&session),
+            };
             for warning in &session.warnings {
                 eprintln!("axon: warning: {warning}");
             }
-            match format {
-                Format::Md => say(to_markdown(&session).trim_end()),
-                Format::Json => say(&to_json(&session)),
-            }
+            say(&text);
         }
         SessionsCommand::Rm { id } => {
             // Its checkpoints go with it.
@@ -111,7 +119,25 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<(), StoreEr
             }
         }
     }
-    Ok(())
+    Ok(exit::OK)
+}
+
+/// `axon sessions export ID --format atif`: the trajectory on stdout, each
+/// line of the session file that could not be read named on stderr.
+fn export_atif(session: &SavedSession) -> u8 {
+    match trajectory::from_session(session) {
+        Ok(export) => {
+            for skipped in &export.skipped {
+                eprintln!("axon: warning: left out of the trajectory: {skipped}");
+            }
+            say(trajectory::atif_json(&export.trajectory).trim_end());
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("axon: {e}");
+            exit::FAILED
+        }
+    }
 }
 
 /// `2026-11-22 14:05` (UTC) for a time in milliseconds since the epoch.

@@ -48,6 +48,7 @@ mod setup;
 mod skill_clone;
 pub mod skill_files;
 mod subagents;
+pub mod trajectory;
 mod workspace_layer;
 
 pub use approvals::SessionControl;

@@ -24,6 +24,7 @@
 //!   recorded compaction applied ([`Session::history`]); the file keeps every
 //!   original message.
 
+mod atif;
 mod export;
 mod load;
 mod record;
@@ -31,6 +32,10 @@ mod redact;
 mod rewind;
 mod store;
 
+pub use atif::{
+    ATIF_VERSION, AgentInfo, AtifError, AtifExport, FinalMetrics, Observation, ObservationResult,
+    Step, StepMetrics, StepSource, StepToolCall, Trajectory, atif_json, to_atif,
+};
 pub use export::{to_json, to_markdown};
 pub use load::{LoadError, load};
 pub use record::{Header, Record, SESSION_VERSION};

@@ -5,6 +5,7 @@
 
 mod acp_sdk;
 mod acp_wire;
+mod atif_cli;
 mod chat_tmux;
 mod common;
 mod doctor_cli;

@@ -3,4 +3,5 @@
 //! one per file). Tests run side by side in this one process, so none may
 //! change process-wide state (environment, current directory).
 
+mod atif;
 mod sessions;
