@@ -3,8 +3,9 @@
 //! A model whose window is below [`SMALL_WINDOW`] tokens (a local 8k model)
 //! would spend a third of it on tool definitions before the first prompt.
 //! For such a window the tools offered are cut: the ones that are not the
-//! work itself are left out (`todo`, and delegation to subagents, `task` and
-//! `agent_*`, which costs a second context of the same small size), each
+//! work itself are left out (`todo`; `multi_edit`, which `edit_file` does
+//! one edit at a time; and delegation to subagents, `task` and `agent_*`,
+//! which costs a second context of the same small size), each
 //! description keeps its first sentences (at most [`BRIEF_DESCRIPTION`]
 //! characters, never less than one sentence), a parameter's description its
 //! first sentence, and schema details a model does not need to call well
@@ -27,7 +28,7 @@ pub const BRIEF_DESCRIPTION: usize = 240;
 
 /// Whether `name` is left out for a small window.
 fn left_out(name: &str) -> bool {
-    name == "todo" || name == "task" || name.starts_with("agent_")
+    name == "todo" || name == "task" || name == "multi_edit" || name.starts_with("agent_")
 }
 
 /// `specs` as a model with `window` tokens is offered them.

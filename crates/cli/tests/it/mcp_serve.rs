@@ -549,7 +549,16 @@ fn without_a_provider_axon_run_is_not_offered() {
     let mut raw = Raw::start(&dirs, &[], &[]);
     assert_eq!(
         raw.tool_names(),
-        ["read_file", "write_file", "edit_file", "list_dir", "search", "glob", "shell"]
+        [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "multi_edit",
+            "list_dir",
+            "search",
+            "glob",
+            "shell"
+        ]
     );
 }
 

@@ -17,7 +17,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-CODE_TOOLS = ["read_file", "write_file", "edit_file", "list_dir", "search", "glob", "shell"]
+CODE_TOOLS = ["read_file", "write_file", "edit_file", "multi_edit", "list_dir", "search", "glob", "shell"]
 
 
 class CheckFailed(Exception):
@@ -64,6 +64,10 @@ async def exercise(session, workspace):
     await call(session, "edit_file", {"path": "a.txt", "old_str": "hello", "new_str": "world"})
     with open(os.path.join(workspace, "a.txt")) as f:
         check(f.read() == "world\n", "edit_file changed the file")
+    await call(session, "multi_edit", {"path": "new/b.txt", "edits": [
+        {"old_str": "bee", "new_str": "wasp"}, {"old_str": "wasp\n", "new_str": "wasp\nant\n"}]})
+    with open(os.path.join(workspace, "new", "b.txt")) as f:
+        check(f.read() == "wasp\nant\n", "multi_edit made both edits")
     body = await call(session, "list_dir", {})
     check("a.txt" in body and "new" in body, "list_dir lists the folder", body)
     body = await call(session, "search", {"query": "world"})
