@@ -26,7 +26,7 @@ use crate::approval::{ApprovalPolicy, Approver, Permissions, SharedApproval};
 use crate::call_runner::{CallResults, CallRunner};
 use crate::config::AgentConfig;
 use crate::history::Journal;
-use crate::lifecycle::{Lifecycle, LifecycleFuture, Verdict, add_context, keep_going};
+use crate::lifecycle::{Lifecycle, Verdict, add_context, keep_going};
 use crate::model_turn::{ModelTurn, PlannedCall, TurnEnd};
 use crate::sink::EventSink;
 use crate::tool_source::ToolSource;
@@ -219,7 +219,7 @@ impl Agent {
         // without results; close them before the history is sent again.
         self.model.history.close_open_calls();
         let asked = prompt.text();
-        let mut verdict = self.consult(emit, cancel, |l| l.prompt_submitted(&asked)).await;
+        let mut verdict = self.calls.consult(emit, cancel, |l| l.prompt_submitted(&asked)).await;
         if let Some(reason) = verdict.block.take().or(verdict.halt.take()) {
             emit(AgentEvent::Warning {
                 message: format!("a hook refused the request (the model did not see it): {reason}"),
@@ -284,7 +284,7 @@ impl Agent {
                 let verdict = if turn_refused {
                     Verdict::default()
                 } else {
-                    self.consult(emit, cancel, |l| l.stopping(&text, again)).await
+                    self.calls.consult(emit, cancel, |l| l.stopping(&text, again)).await
                 };
                 if let Some(reason) = &verdict.halt {
                     emit(AgentEvent::Warning {
@@ -384,16 +384,6 @@ impl Agent {
     /// Offers the model the call runner's tools under its policy.
     fn offer_tools(&mut self) {
         self.model.offer(&self.calls.registry, self.calls.policy);
-    }
-
-    /// [`crate::lifecycle::consult`] on the call runner's lifecycle.
-    async fn consult<'a>(
-        &'a self,
-        emit: EventSink<'_>,
-        cancel: &CancellationToken,
-        ask: impl FnOnce(&'a dyn Lifecycle) -> LifecycleFuture<'a>,
-    ) -> Verdict {
-        crate::lifecycle::consult(self.calls.lifecycle(), emit, cancel, ask).await
     }
 }
 

@@ -130,8 +130,9 @@ impl CallRunner {
         self.lifecycle.as_deref()
     }
 
-    /// [`crate::lifecycle::consult`] on this runner's lifecycle.
-    async fn consult<'a>(
+    /// [`crate::lifecycle::consult`] on this runner's lifecycle (the
+    /// agent's too: prompts and stops go through the same hooks).
+    pub(crate) async fn consult<'a>(
         &'a self,
         emit: EventSink<'_>,
         cancel: &CancellationToken,

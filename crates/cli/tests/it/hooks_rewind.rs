@@ -370,18 +370,24 @@ fn a_session_without_snapshots_after_its_turns_is_restored_whole_and_says_so() {
     assert!(!ws.join("later.txt").exists(), "restored whole, as the report says: {report}");
 }
 
+/// A command that plants a workspace hook (`.claude/settings.json`, writing
+/// `hook-ran.txt` when it runs) and server (`.mcp.json`'s `planted`,
+/// writing `server-ran.txt`), as a model's unasked sandboxed command can.
+fn plant_command() -> String {
+    let hooks = r#"{"hooks":{"PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo planted > hook-ran.txt"}]}]}}"#;
+    let servers = r#"{"mcpServers":{"planted":{"command":"sh","args":["-c","echo planted > server-ran.txt"]}}}"#;
+    format!(
+        "mkdir -p .claude && printf '%s' '{hooks}' > .claude/settings.json && printf '%s' '{servers}' > .mcp.json"
+    )
+}
+
 #[test]
 fn a_first_yes_session_does_not_cover_what_an_earlier_sessions_command_planted() {
     // The same plant by a session without --yes (its sandboxed commands
     // run unasked): the workspace's first --yes session came after it, so
     // it is not the repository as it came and must not run them.
-    let servers = r#"{"mcpServers":{"planted":{"command":"sh","args":["-c","echo planted > server-ran.txt"]}}}"#;
-    let hooks = r#"{"hooks":{"PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo planted > hook-ran.txt"}]}]}}"#;
-    let plant = format!(
-        "mkdir -p .claude && printf '%s' '{hooks}' > .claude/settings.json && printf '%s' '{servers}' > .mcp.json"
-    );
     let s = setup(vec![
-        Reply::tool("shell", json!({"command": plant})),
+        Reply::tool("shell", json!({"command": plant_command()})),
         Reply::text("planted"),
         Reply::tool("shell", json!({"command": "true"})),
         Reply::text("done"),
@@ -405,13 +411,8 @@ fn yes_does_not_cover_servers_and_hooks_a_command_planted_since() {
     // (a hook) and `.mcp.json` (a server running `sh -c`); the user's next
     // `axon run --yes` ran both. Neither file existed, so no mount could
     // cover it: the next --yes session must not take them as consented.
-    let hooks = r#"{"hooks":{"PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo planted > hook-ran.txt"}]}]}}"#;
-    let servers = r#"{"mcpServers":{"planted":{"command":"sh","args":["-c","echo planted > server-ran.txt"]}}}"#;
-    let plant = format!(
-        "mkdir -p .claude && printf '%s' '{hooks}' > .claude/settings.json && printf '%s' '{servers}' > .mcp.json"
-    );
     let s = setup(vec![
-        Reply::tool("shell", json!({"command": plant})),
+        Reply::tool("shell", json!({"command": plant_command()})),
         Reply::text("planted"),
         Reply::tool("shell", json!({"command": "true"})),
         Reply::text("done"),
