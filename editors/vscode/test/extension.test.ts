@@ -16,6 +16,7 @@ import Module, { createRequire } from "node:module";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { waitFor } from "./support/recorder";
 
 type Disposable = { dispose(): void };
 const registered = { views: new Map<string, { resolveWebviewView(view: unknown): void }>(), commands: new Map<string, () => unknown>() };
@@ -89,15 +90,6 @@ test("activation registers the chat view and the commands; the view gets a locke
   await extension.deactivate();
 });
 
-async function waitFor<T>(what: string, probe: () => T | undefined, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 type Posted = { type: string; event?: { type: string; message?: string } };
 

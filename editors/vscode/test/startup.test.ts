@@ -14,7 +14,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { ChatSession } from "../src/chatSession";
-import { Recorder } from "./support/recorder";
+import { Recorder, waitFor } from "./support/recorder";
 
 const noFiles = { roots: () => [], read: async () => "", write: async () => {} };
 
@@ -34,15 +34,6 @@ function alive(pid: number): boolean {
   }
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A hung "axon": records its pid and its child's (a sleep), then waits forever without a word. */
 async function withHungAxon(startupTimeoutMs: number, body: (chat: ChatSession, ui: Recorder, pids: () => Promise<number[]>) => Promise<void>) {

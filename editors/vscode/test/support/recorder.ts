@@ -3,11 +3,27 @@
 //
 // Guarantees: `until` re-checks its condition on every message (no
 // polling, no sleeps) and fails after a generous deadline naming what it
-// waited for and what arrived.
+// waited for and what arrived; `waitFor`, for states no message announces
+// (files, processes), polls and fails the same way.
 
 import type { AgentEvent, HostMessage } from "../../src/messages";
 
 export const PATIENCE_MS = 60_000;
+
+/**
+ * Waits until `probe` gives a value, for a state no message announces (a
+ * file appearing, a process gone): checked every 20 ms, failing after
+ * `ms` with what it waited for.
+ */
+export async function waitFor<T>(what: string, probe: () => T | undefined, ms = PATIENCE_MS): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 export class Recorder {
   readonly messages: HostMessage[] = [];
