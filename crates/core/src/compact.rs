@@ -4,13 +4,18 @@
 //! for them in what is sent. The journal (the session file) records the
 //! compaction and keeps every original message.
 //! Rules and skills live in the system prompt, so compaction never loses
-//! them.
+//! them; the open checklist, the plan step, the files changed and a
+//! replaced latest request are carried forward verbatim beside the summary
+//! (`carry.rs`). A summary that does not mention every open item and the
+//! current step is redone once, then refused (the history is trimmed
+//! instead, with a warning): a summary that lost the task is worse than none.
 
 use axon_llm::{ProviderEvent, ProviderRequest};
 use axon_protocol::{AgentEvent, Message, Role};
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::carry::Carried;
 use crate::config::ContextStrategy;
 use crate::context;
 use crate::lifecycle::{Lifecycle, consult};
@@ -120,21 +125,44 @@ impl ModelTurn {
     }
 
     async fn compact(&mut self, replaced: usize, cancel: &CancellationToken) -> Result<(), String> {
+        let carried = Carried::gather(self.history.messages(), replaced);
         let transcript = transcript(&self.history.messages()[..replaced]);
-        let summary = self.summarise(transcript, cancel).await?;
-        self.history.compact(&summary, replaced);
+        let mut summary = self.summarise(&transcript, &carried.required(), cancel).await?;
+        let mut missing = carried.missing_from(&summary);
+        if !missing.is_empty() {
+            summary = self.summarise(&transcript, &carried.required(), cancel).await?;
+            missing = carried.missing_from(&summary);
+        }
+        if !missing.is_empty() {
+            return Err(format!(
+                "its summary left out, twice, what is still to do: {}",
+                missing.iter().map(|m| format!("\"{m}\"")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        self.history.compact(&summary, carried.render().as_deref(), replaced);
         self.prompt_index = self.prompt_index.saturating_sub(replaced);
         Ok(())
     }
 
+    /// The model's summary of `transcript`, asked to name each of
+    /// `required` (the open items and the current step).
     async fn summarise(
         &self,
-        transcript: String,
+        transcript: &str,
+        required: &[String],
         cancel: &CancellationToken,
     ) -> Result<String, String> {
-        let messages = [Message::user(format!(
+        let mut ask = format!(
             "Here is the earlier part of the conversation:\n\n{transcript}\n\nWrite the handoff summary."
-        ))];
+        );
+        if !required.is_empty() {
+            let listed: Vec<String> = required.iter().map(|r| format!("- {r}")).collect();
+            ask.push_str(&format!(
+                " It must name each of these, which are still to do, in its own words or these:\n{}",
+                listed.join("\n")
+            ));
+        }
+        let messages = [Message::user(ask)];
         let request = ProviderRequest {
             system: SUMMARY_SYSTEM.into(),
             messages: &messages,

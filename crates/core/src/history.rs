@@ -25,8 +25,9 @@ pub trait Journal: Send + Sync {
     fn message(&self, message: &Message, tokens: u64);
     /// A model call used these tokens.
     fn usage(&self, usage: &Usage);
-    /// All but the newest `kept` messages were replaced by `summary`.
-    fn compacted(&self, summary: &str, kept: usize);
+    /// All but the newest `kept` messages were replaced by `summary`, with
+    /// `carried` (the state carried forward verbatim) beside it.
+    fn compacted(&self, summary: &str, carried: Option<&str>, kept: usize);
     /// The request being worked on failed with `reason`; it stays the last
     /// message, and asking it again answers it rather than repeating it.
     fn turn_failed(&self, _reason: &str) {}
@@ -186,15 +187,15 @@ impl History {
         context::trim_half(&mut self.messages, &mut self.tokens, keep)
     }
 
-    /// Replaces the first `replaced` messages by `summary` (led into the
-    /// first kept user message) and records the compaction.
-    pub(crate) fn compact(&mut self, summary: &str, replaced: usize) {
+    /// Replaces the first `replaced` messages by `summary` and `carried`
+    /// (led into the first kept user message) and records the compaction.
+    pub(crate) fn compact(&mut self, summary: &str, carried: Option<&str>, replaced: usize) {
         let replaced = replaced.min(self.messages.len());
         let mut rest: Vec<Message> = self.messages.split_off(replaced);
         if let Some(journal) = &self.journal {
-            journal.compacted(summary, rest.len());
+            journal.compacted(summary, carried, rest.len());
         }
-        axon_protocol::compaction::apply_summary(&mut rest, summary);
+        axon_protocol::compaction::apply_summary(&mut rest, summary, carried);
         self.tokens = rest.iter().map(|m| self.counter.message(m)).collect();
         self.messages = rest;
     }

@@ -24,6 +24,7 @@ mod approval;
 mod batch;
 pub mod brief;
 mod call_runner;
+mod carry;
 mod compact;
 mod config;
 pub mod context;

@@ -374,7 +374,7 @@ pub fn step_of_prompt(text: &str) -> Option<(u32, String)> {
     Some((step, rest[..goal_end].to_string()))
 }
 
-fn step_prompt(plan: &Plan, index: usize) -> String {
+pub(crate) fn step_prompt(plan: &Plan, index: usize) -> String {
     let step = &plan.steps[index];
     format!(
         "{STEP_PROMPT_LEAD}{}\nNow do step {} only: {}\nExpected outcome: {}\n\n\

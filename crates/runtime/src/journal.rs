@@ -125,9 +125,10 @@ impl Journal for SessionJournal {
         self.append(&Record::Usage { usage: *usage });
     }
 
-    fn compacted(&self, summary: &str, kept: usize) {
+    fn compacted(&self, summary: &str, carried: Option<&str>, kept: usize) {
         let at = now_ms();
-        self.append(&Record::Compaction { summary: summary.to_string(), kept, at });
+        let carried = carried.map(str::to_string);
+        self.append(&Record::Compaction { summary: summary.to_string(), carried, kept, at });
     }
 
     fn turn_failed(&self, reason: &str) {

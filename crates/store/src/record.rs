@@ -40,7 +40,15 @@ pub enum Record {
     /// stood, with earlier compactions applied) was replaced by `summary`.
     /// Counted from the end, so messages a run dropped from memory (trims)
     /// cannot shift it. The messages themselves stay in the file above.
-    Compaction { summary: String, kept: usize, at: i64 },
+    /// `carried` is the state carried forward verbatim beside the summary
+    /// (absent in files written before axon carried any).
+    Compaction {
+        summary: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        carried: Option<String>,
+        kept: usize,
+        at: i64,
+    },
     /// The plan as it stood after a change (proposed, approved, a step
     /// started or ended, revised); the last one is current.
     Plan { plan: Plan },

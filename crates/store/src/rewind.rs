@@ -323,7 +323,7 @@ mod tests {
     fn a_compaction_after_the_turn_stops_only_the_conversation_rewind() {
         let mut records = turn(1, "first", "one");
         records.extend(turn(2, "second", "two"));
-        records.push(Record::Compaction { summary: "sum".into(), kept: 2, at: 0 });
+        records.push(Record::Compaction { summary: "sum".into(), carried: None, kept: 2, at: 0 });
         let s = session(records);
         assert!(s.rewind_to(1).unwrap().withdraw.is_err());
         assert_eq!(s.rewind_to(1).unwrap().snapshot, None);

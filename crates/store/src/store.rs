@@ -427,7 +427,7 @@ impl Session {
                     history.truncate(keep);
                     tokens.truncate(keep);
                 }
-                Record::Compaction { summary, kept, .. } => {
+                Record::Compaction { summary, carried, kept, .. } => {
                     let replaced = history.len().saturating_sub(*kept);
                     history.drain(..replaced);
                     tokens.drain(..replaced);
@@ -437,7 +437,11 @@ impl Session {
                         .iter()
                         .position(|m| m.role == axon_protocol::Role::User)
                         .unwrap_or(history.len());
-                    axon_protocol::compaction::apply_summary(&mut history, summary);
+                    axon_protocol::compaction::apply_summary(
+                        &mut history,
+                        summary,
+                        carried.as_deref(),
+                    );
                     tokens.drain(..leading.min(tokens.len()));
                     match tokens.first_mut() {
                         Some(first) => *first = None,

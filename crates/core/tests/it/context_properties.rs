@@ -218,7 +218,7 @@ impl axon_core::Journal for Recorder {
         self.0.lock().unwrap().push(format!("message {:?}", message.role));
     }
     fn usage(&self, _: &axon_protocol::Usage) {}
-    fn compacted(&self, summary: &str, kept: usize) {
+    fn compacted(&self, summary: &str, _carried: Option<&str>, kept: usize) {
         self.0.lock().unwrap().push(format!("compacted, {kept} kept: {summary}"));
     }
 }

@@ -5,6 +5,7 @@
 
 mod agent_loop;
 mod common;
+mod compaction_carry;
 mod context_properties;
 mod guidance_properties;
 mod lifecycle;

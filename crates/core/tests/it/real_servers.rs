@@ -245,7 +245,7 @@ impl Journal for Recorder {
         self.messages.lock().unwrap().push(message.clone());
     }
     fn usage(&self, _usage: &Usage) {}
-    fn compacted(&self, _summary: &str, _kept: usize) {}
+    fn compacted(&self, _summary: &str, _carried: Option<&str>, _kept: usize) {}
     fn turn_failed(&self, reason: &str) {
         self.failures.lock().unwrap().push(reason.to_string());
     }

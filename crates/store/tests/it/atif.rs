@@ -182,7 +182,12 @@ fn a_session_without_messages_says_why_it_cannot_be_a_trajectory() {
 fn compactions_and_rewound_messages_are_marked() {
     let mut all = records();
     all.push(usage(500, 50, 0));
-    all.push(Record::Compaction { summary: "they listed files".into(), kept: 1, at: 2 });
+    all.push(Record::Compaction {
+        summary: "they listed files".into(),
+        carried: None,
+        kept: 1,
+        at: 2,
+    });
     all.push(Record::message(Message::user("thanks")));
     all.push(Record::Withdrawn { messages: 1, at: 3 });
     let (_dir, path) = saved(&all);
@@ -225,7 +230,7 @@ fn any_record() -> impl proptest::strategy::Strategy<Value = Record> {
             Record::message(Message::tool_result(id, output))
         }),
         (0u64..1000, 0u64..100).prop_map(|(i, o)| usage(i, o, i / 2)),
-        Just(Record::Compaction { summary: "s".into(), kept: 1, at: 5 }),
+        Just(Record::Compaction { summary: "s".into(), carried: None, kept: 1, at: 5 }),
         (0usize..3).prop_map(|messages| Record::Withdrawn { messages, at: 6 }),
         Just(Record::TurnFailed { reason: "r".into(), at: 7 }),
     ]

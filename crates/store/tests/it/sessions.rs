@@ -244,7 +244,12 @@ fn compactions_shape_the_resumed_history_and_keep_the_file_whole() {
         writer.append(&Record::message(Message::assistant(format!("re {text}")))).unwrap();
     }
     writer
-        .append(&Record::Compaction { summary: "did one and two".into(), kept: 2, at: 0 })
+        .append(&Record::Compaction {
+            summary: "did one and two".into(),
+            carried: Some("[ ] update the tests".into()),
+            kept: 2,
+            at: 0,
+        })
         .unwrap();
     writer.append(&Record::message(Message::assistant("done"))).unwrap();
     let session = load(writer.path()).unwrap();
@@ -253,6 +258,10 @@ fn compactions_shape_the_resumed_history_and_keep_the_file_whole() {
     assert_eq!(history.len(), 3);
     assert_eq!(history[0].role, Role::User);
     assert!(history[0].text().contains("did one and two") && history[0].text().ends_with("three"));
+    // The state carried verbatim comes back on resume, after the summary.
+    let lead = history[0].text();
+    let (summary, carried) = (lead.find("did one").unwrap(), lead.find("[ ] update").unwrap());
+    assert!(summary < carried, "{lead}");
     let markdown = to_markdown(&session);
     assert!(
         markdown.contains("## Turn 3: user") && markdown.contains("### Assistant"),

@@ -1,0 +1,277 @@
+//! What a compaction carries forward verbatim, outside the summary: the
+//! state a summary may paraphrase away but the task cannot lose.
+//!
+//! Guarantees:
+//! - Gathered from the messages themselves, so it holds for automatic and
+//!   manual compaction alike and needs no state the history does not have:
+//!   the user's latest request (when it is among the replaced messages; the
+//!   current request is never replaced), the last checklist the model sent
+//!   with its open items, the plan step being worked on (the plan with
+//!   every step's status is in the step's request, which is kept), and
+//!   every file changed by a successful edit, with the first line of the
+//!   last change's result.
+//! - Rules and skills are in the system prompt, which is never compacted.
+//! - [`Carried::missing_from`] says which open items and which current step
+//!   a summary fails to mention, so a summary that dropped them is redone
+//!   or refused rather than used.
+
+use axon_protocol::{Message, Role};
+use serde_json::Value;
+
+use crate::plan::step_of_prompt;
+
+/// Tools whose successful call changes the file named by its `path`.
+const EDITING_TOOLS: [&str; 4] = ["edit_file", "multi_edit", "write_file", "create_note"];
+/// Characters kept of the result line that describes a file's last change.
+const CHANGE_LINE: usize = 200;
+/// Characters kept of the user's latest request when it is carried.
+const REQUEST_CHARS: usize = 4000;
+
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Carried {
+    /// The last request the user typed, when the compaction replaces it.
+    latest_request: Option<String>,
+    /// The last checklist as the `todo` tool rendered it, with open items.
+    checklist: Option<String>,
+    /// The checklist's items not yet completed, as the model wrote them.
+    open_items: Vec<String>,
+    /// The plan step now being carried out: `(number, description)`.
+    current_step: Option<(u32, String)>,
+    /// Files changed so far, each with the first line of its last change.
+    changed: Vec<(String, String)>,
+}
+
+impl Carried {
+    /// Gathers the state of `messages`, of which the first `replaced` are
+    /// about to be summarised.
+    pub(crate) fn gather(messages: &[Message], replaced: usize) -> Carried {
+        let replaced = replaced.min(messages.len());
+        let mut carried = Carried::default();
+        let typed = |m: &Message| m.role == Role::User && step_of_prompt(&m.text()).is_none();
+        if let Some(last) = messages.iter().rposition(typed)
+            && last < replaced
+        {
+            carried.latest_request = Some(clip(messages[last].text().trim(), REQUEST_CHARS));
+        }
+        if let Some(step) = messages.iter().rev().find(|m| m.role == Role::User) {
+            carried.current_step = current_step(&step.text());
+        }
+        let results = |id: &str| {
+            messages.iter().find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id))
+        };
+        for call in messages.iter().flat_map(|m| &m.tool_calls) {
+            let Some(result) = results(&call.id) else { continue };
+            if result.is_error {
+                continue;
+            }
+            if call.name == "todo" {
+                carried.checklist = Some(result.text().trim().to_string());
+                carried.open_items = open_items(&call.arguments);
+            } else if EDITING_TOOLS.contains(&call.name.as_str())
+                && let Some(path) = call.arguments.get("path").and_then(Value::as_str)
+            {
+                let text = result.text();
+                let line = clip(text.lines().next().unwrap_or("").trim(), CHANGE_LINE);
+                carried.changed.retain(|(p, _)| p != path);
+                carried.changed.push((path.to_string(), line));
+            }
+        }
+        if carried.open_items.is_empty() {
+            carried.checklist = None;
+        }
+        carried
+    }
+
+    /// The block placed after the summary, or `None` when there is nothing
+    /// to carry.
+    pub(crate) fn render(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(request) = &self.latest_request {
+            parts.push(format!("The user's latest request, as written:\n{request}"));
+        }
+        if let Some(list) = &self.checklist {
+            parts.push(format!("The checklist (open items still to do):\n{list}"));
+        }
+        if let Some((number, description)) = &self.current_step {
+            parts.push(format!(
+                "The plan step being carried out: step {number}, {description} (the plan with \
+                 every step's status is in the current request)"
+            ));
+        }
+        if !self.changed.is_empty() {
+            let files: Vec<String> =
+                self.changed.iter().map(|(path, line)| format!("- {path}: {line}")).collect();
+            parts
+                .push(format!("Files changed so far (last change of each):\n{}", files.join("\n")));
+        }
+        if parts.is_empty() { None } else { Some(parts.join("\n\n")) }
+    }
+
+    /// What a summary must mention: the open items and the current step.
+    pub(crate) fn required(&self) -> Vec<String> {
+        let mut required = self.open_items.clone();
+        if let Some((_, description)) = &self.current_step {
+            required.push(description.clone());
+        }
+        required
+    }
+
+    /// The required items `summary` does not mention.
+    pub(crate) fn missing_from(&self, summary: &str) -> Vec<String> {
+        let summary = words(summary);
+        self.required().into_iter().filter(|item| !mentioned(item, &summary)).collect()
+    }
+}
+
+/// The items of a `todo` call's arguments that are not completed.
+fn open_items(arguments: &Value) -> Vec<String> {
+    let Some(items) = arguments.get("items").and_then(Value::as_array) else { return Vec::new() };
+    items
+        .iter()
+        .filter(|item| item.get("status").and_then(Value::as_str) != Some("completed"))
+        .filter_map(|item| item.get("content").and_then(Value::as_str))
+        .map(|content| content.trim().to_string())
+        .filter(|content| !content.is_empty())
+        .collect()
+}
+
+/// The step a plan's step request asks for: `(number, description)`.
+fn current_step(request: &str) -> Option<(u32, String)> {
+    let (number, _) = step_of_prompt(request)?;
+    let (_, rest) = request.rsplit_once("\nNow do step ")?;
+    let (_, description) = rest.split_once(" only: ")?;
+    let description = description.lines().next()?.trim();
+    Some((number, description.to_string()))
+}
+
+/// An item counts as mentioned when at least two thirds of its words (of
+/// three letters or more; all of them for a shorter item) are in the
+/// summary, inflected or not: a summary may reword, not drop the item.
+fn mentioned(item: &str, summary: &[String]) -> bool {
+    let all = words(item);
+    let long: Vec<&String> = all.iter().filter(|w| w.chars().count() >= 3).collect();
+    let wanted: Vec<&String> = if long.is_empty() { all.iter().collect() } else { long };
+    if wanted.is_empty() {
+        return true;
+    }
+    let found = wanted.iter().filter(|w| summary.iter().any(|s| same_word(w, s))).count();
+    found * 3 >= wanted.len() * 2
+}
+
+/// Equal, or the same word inflected: a shared start of at least four
+/// letters, missing at most three from the shorter ("rewrite" and
+/// "rewrote", "test" and "tests"; not "parse" and "parts").
+fn same_word(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let shorter = a.chars().count().min(b.chars().count());
+    shared >= 4 && shared + 3 >= shorter
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn clip(text: &str, chars: usize) -> String {
+    if text.chars().count() <= chars {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(chars).collect();
+    format!("{kept}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axon_protocol::ToolCall;
+    use serde_json::json;
+
+    fn call(id: &str, name: &str, arguments: Value) -> Message {
+        let mut m = Message::assistant("");
+        m.tool_calls.push(ToolCall { id: id.into(), name: name.into(), arguments });
+        m
+    }
+
+    fn result(id: &str, text: &str, is_error: bool) -> Message {
+        let mut m = Message::tool_result(id, axon_protocol::ToolOutput::text(text));
+        m.is_error = is_error;
+        m
+    }
+
+    #[test]
+    fn the_last_checklist_and_every_changed_file_are_carried() {
+        let messages = vec![
+            Message::user("Port the parser to the new API"),
+            call(
+                "1",
+                "todo",
+                json!({"items": [
+                {"content": "read the old parser", "status": "completed"},
+                {"content": "rewrite tokenizer", "status": "in_progress"},
+                {"content": "update the tests", "status": "pending"}]}),
+            ),
+            result("1", "Checklist (1/3 done):\n[x] read…", false),
+            call("2", "edit_file", json!({"path": "src/lex.rs"})),
+            result("2", "Edited src/lex.rs: 1 replacement\n-a\n+b", false),
+            call("3", "write_file", json!({"path": "src/denied.rs"})),
+            result("3", "refused", true),
+            Message::user("go on"),
+        ];
+        let carried = Carried::gather(&messages, 7);
+        assert_eq!(carried.open_items, ["rewrite tokenizer", "update the tests"]);
+        assert_eq!(
+            carried.changed,
+            [("src/lex.rs".to_string(), "Edited src/lex.rs: 1 replacement".to_string())]
+        );
+        // "go on" is the latest request and is kept, so it is not carried.
+        assert_eq!(carried.latest_request, None);
+        let block = carried.render().unwrap();
+        assert!(block.contains("Checklist (1/3 done)"), "{block}");
+        assert!(block.contains("- src/lex.rs: Edited src/lex.rs"), "{block}");
+        assert_eq!(
+            carried.missing_from("They rewrote the tokenizer; the tests are to be updated."),
+            Vec::<String>::new()
+        );
+        assert_eq!(carried.missing_from("Work on the parser went on."), carried.required());
+    }
+
+    #[test]
+    fn a_plan_step_carries_the_typed_request_and_must_be_mentioned() {
+        use crate::plan::{StepDraft, new_plan, step_prompt};
+        let draft = |d: &str| StepDraft { description: d.into(), expected_outcome: "done".into() };
+        let plan = new_plan("Port the lexer", vec![draft("read the lexer"), draft("rewrite it")]);
+        let messages = vec![
+            Message::user("Port the lexer to the new API, keeping the old one"),
+            Message::assistant("Here is a plan."),
+            Message::user(step_prompt(&plan, 0)),
+            Message::assistant("Read it."),
+            Message::user(step_prompt(&plan, 1)),
+        ];
+        let carried = Carried::gather(&messages, 4);
+        assert_eq!(
+            carried.latest_request.as_deref(),
+            Some("Port the lexer to the new API, keeping the old one")
+        );
+        assert_eq!(carried.current_step, Some((2, "rewrite it".to_string())));
+        assert_eq!(carried.missing_from("The lexer was read."), ["rewrite it"]);
+        assert!(carried.missing_from("Next: rewrite it.").is_empty());
+        assert!(carried.render().unwrap().contains("step 2, rewrite it"));
+    }
+
+    #[test]
+    fn a_finished_checklist_carries_nothing_to_mention() {
+        let messages = vec![
+            Message::user("do it"),
+            call("1", "todo", json!({"items": [{"content": "a thing", "status": "completed"}]})),
+            result("1", "Checklist (1/1 done)", false),
+        ];
+        let carried = Carried::gather(&messages, 3);
+        assert!(carried.required().is_empty());
+        assert_eq!(carried.latest_request.as_deref(), Some("do it"));
+    }
+}
