@@ -26,6 +26,11 @@ pub struct AgentOptions {
     /// The model (default: the provider's, or the config's `model`).
     #[arg(long)]
     pub model: Option<String>,
+    /// Providers a request continues on, in order, when the one in use is
+    /// down (rate limited, overloaded, 5xx, unreachable) after its retries;
+    /// overrides the config's `fallback`. `--fallback ''` for none.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    pub fallback: Option<Vec<String>>,
     /// Model calls per request before giving up (default 25).
     #[arg(long)]
     pub max_iterations: Option<u32>,
@@ -51,6 +56,10 @@ impl AgentOptions {
         let mut config = SessionConfig::load(dir)?;
         config.provider = self.provider.clone();
         config.model = self.model.clone();
+        config.fallback = self
+            .fallback
+            .clone()
+            .map(|names| names.into_iter().filter(|n| !n.trim().is_empty()).collect());
         config.max_iterations = self.max_iterations;
         config.profile = self.profile.map(Into::into);
         config.sandbox = self.sandbox;

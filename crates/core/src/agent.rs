@@ -125,7 +125,16 @@ impl Agent {
     /// Talks to another model from the next turn on; the conversation and
     /// tools stay.
     pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
+        // The user's choice: no fallback is answering any more.
+        self.model.fallback.forget_primary();
         self.model.set_provider(provider);
+    }
+
+    /// The providers a request continues on when the one in use fails for
+    /// good (`fallback = [...]` in the config).
+    pub fn with_fallbacks(mut self, list: Arc<dyn crate::Fallbacks>) -> Self {
+        self.model.fallback.list = (!list.is_empty()).then_some(list);
+        self
     }
 
     /// Takes the approval policy from `shared`, which a front end may
@@ -218,6 +227,8 @@ impl Agent {
         // A run dropped mid-tool (its future discarded) leaves calls
         // without results; close them before the history is sent again.
         self.model.history.close_open_calls();
+        // A fallback answered only the request it took over.
+        self.model.back_to_primary(emit);
         let asked = prompt.text();
         let mut verdict = self.calls.consult(emit, cancel, |l| l.prompt_submitted(&asked)).await;
         if let Some(reason) = verdict.block.take().or(verdict.halt.take()) {

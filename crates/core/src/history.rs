@@ -34,6 +34,9 @@ pub trait Journal: Send + Sync {
     /// The newest `messages` messages were taken back (a refused request
     /// and what followed it): they are not sent again, nor resumed.
     fn withdrawn(&self, _messages: usize) {}
+    /// From the next message on, `provider`'s `model` answers (a fallback
+    /// took over, or the first provider took back).
+    fn model_changed(&self, _provider: &str, _model: &str) {}
 }
 
 pub(crate) struct History {
@@ -198,6 +201,16 @@ impl History {
         axon_protocol::compaction::apply_summary(&mut rest, summary, carried);
         self.tokens = rest.iter().map(|m| self.counter.message(m)).collect();
         self.messages = rest;
+    }
+
+    /// `provider`'s `model` answers from now on: the history is counted with
+    /// its tokenizer (estimating until loaded), and the change recorded.
+    pub(crate) fn model_changed(&mut self, provider: &str, model: &str) {
+        self.counter = TokenCounter::for_model(model);
+        self.tokens = self.messages.iter().map(|m| self.counter.message(m)).collect();
+        if let Some(journal) = &self.journal {
+            journal.model_changed(provider, model);
+        }
     }
 
     /// A new conversation: nothing of the old one is sent again.

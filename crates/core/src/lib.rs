@@ -28,6 +28,7 @@ mod carry;
 mod compact;
 mod config;
 pub mod context;
+mod fallback;
 mod history;
 mod lifecycle;
 mod model_turn;
@@ -48,6 +49,7 @@ pub use approval::{
     Approval, ApprovalPolicy, Approver, Gate, Permissions, SharedApproval, UnderAuto,
 };
 pub use config::{AgentConfig, ContextStrategy};
+pub use fallback::{Connecting, Fallbacks};
 pub use history::Journal;
 pub use lifecycle::{HookPermission, Lifecycle, LifecycleFuture, Verdict};
 pub use sink::EventSink;

@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::ApprovalPolicy;
 use crate::config::{AgentConfig, ContextStrategy};
+use crate::fallback::FallbackState;
 use crate::history::History;
 use crate::lifecycle::Lifecycle;
 use crate::sink::EventSink;
@@ -54,6 +55,8 @@ pub(crate) struct ModelTurn {
     /// How many rules the system prompt carries (each batch of results
     /// ends with a reminder of them when any).
     rule_count: usize,
+    /// The providers a failing request may continue on (`fallback.rs`).
+    pub(crate) fallback: FallbackState,
 }
 
 /// What the model is offered before the history: the system prompt and
@@ -173,6 +176,7 @@ impl ModelTurn {
             retry: config.retry.clone(),
             context_strategy: config.context_strategy,
             rule_count: config.rule_count,
+            fallback: FallbackState::default(),
         }
     }
 
@@ -273,6 +277,13 @@ impl ModelTurn {
                         () = cancel.cancelled() => return Err(TurnEnd::Cancelled(String::new())),
                         () = tokio::time::sleep(delay) => {}
                     }
+                }
+                e if self.fall_back(&e, emit).await => {
+                    // A new provider: fresh attempts, and a history fitted
+                    // to its window.
+                    attempts = 0;
+                    trimmed = false;
+                    self.fit_window(lifecycle, emit, cancel).await;
                 }
                 e => return Err(TurnEnd::Failed(e.to_string())),
             }

@@ -82,4 +82,20 @@ impl LlmError {
     pub fn is_transient(&self) -> bool {
         matches!(self, LlmError::Stream { .. } | LlmError::Idle { .. })
     }
+
+    /// Whether another provider may answer what this one could not: it is
+    /// rate limiting, overloaded, failing (5xx), unreachable, or its answers
+    /// break off. Not a refused key, a bad request or a context overflow,
+    /// which are the user's to fix.
+    pub fn is_outage(&self) -> bool {
+        match self {
+            LlmError::RateLimited { .. }
+            | LlmError::Overloaded { .. }
+            | LlmError::Network { .. }
+            | LlmError::Stream { .. }
+            | LlmError::Idle { .. } => true,
+            LlmError::Server { status, .. } => *status >= 500,
+            _ => false,
+        }
+    }
 }

@@ -33,6 +33,10 @@ pub use crate::safety_config::{PermissionsFile, SandboxFile};
 pub struct ConfigFile {
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// Providers a request continues on, in order, when the one in use has
+    /// spent its retries on a rate limit, an overload, a server error or a
+    /// lost connection; each with its own default model.
+    pub fallback: Option<Vec<String>>,
     pub max_iterations: Option<u32>,
     /// The output limit of every request, for every provider without its
     /// own `max_tokens`.
@@ -126,6 +130,7 @@ impl ConfigFile {
     fn merge(&mut self, other: ConfigFile) {
         self.provider = other.provider.or(self.provider.take());
         self.model = other.model.or(self.model.take());
+        self.fallback = other.fallback.or(self.fallback.take());
         self.max_iterations = other.max_iterations.or(self.max_iterations);
         self.max_tokens = other.max_tokens.or(self.max_tokens);
         self.mcp_startup_grace_ms = other.mcp_startup_grace_ms.or(self.mcp_startup_grace_ms);
@@ -313,6 +318,23 @@ impl Effective {
             .or_else(|| env("AXON_PROVIDER"))
             .or_else(|| self.file.provider.clone())
             .map_or_else(|| detect_provider(&self.data, &self.config_file), Ok)?;
+        self.provider_named(name, overrides, true)
+    }
+
+    /// The provider `name` of a `fallback` list, with its own default model
+    /// (`[providers.NAME] model`, else the preset's): the model and the
+    /// `AXON_*` variables chosen for the main provider are not its.
+    pub fn fallback_provider(&self, name: &str) -> Result<ProviderConfig> {
+        self.provider_named(name.to_string(), &Overrides::default(), false)
+    }
+
+    fn provider_named(
+        &self,
+        name: String,
+        overrides: &Overrides,
+        main: bool,
+    ) -> Result<ProviderConfig> {
+        let env = |var: &str| if main { env(var) } else { None };
         let layer = self.file.providers.get(&name).cloned().unwrap_or_default();
         let mut config = match (preset(&name), layer.kind) {
             (Some(preset), _) => preset,
@@ -342,7 +364,7 @@ impl Effective {
             .clone()
             .or_else(|| env("AXON_MODEL"))
             .or(layer.model)
-            .or_else(|| self.file.model.clone())
+            .or_else(|| self.file.model.clone().filter(|_| main))
             .unwrap_or(config.model);
         // The local provider's empty model is the default pulled model.
         if config.model.is_empty() && !local {
@@ -353,7 +375,7 @@ impl Effective {
                 config.api_key_from = Some("AXON_API_KEY".to_string());
                 Some(key)
             }
-            None => env(&config.api_key_env).or(layer.api_key),
+            None => crate::config::env(&config.api_key_env).or(layer.api_key),
         };
         config.context_window = layer.context_window.or(config.context_window);
         config.tool_protocol = layer.tool_protocol.unwrap_or(config.tool_protocol);

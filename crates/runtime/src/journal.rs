@@ -125,6 +125,11 @@ impl Journal for SessionJournal {
         self.append(&Record::Usage { usage: *usage });
     }
 
+    fn model_changed(&self, provider: &str, model: &str) {
+        let at = now_ms();
+        self.append(&Record::Model { provider: provider.into(), model: model.into(), at });
+    }
+
     fn compacted(&self, summary: &str, carried: Option<&str>, kept: usize) {
         let at = now_ms();
         let carried = carried.map(str::to_string);

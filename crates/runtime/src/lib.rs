@@ -20,6 +20,7 @@ mod attach;
 pub mod config;
 pub mod doctor;
 mod events;
+mod fallbacks;
 pub mod guidance;
 mod guidance_files;
 pub mod hook_files;

@@ -43,6 +43,8 @@ pub struct SessionConfig {
     /// or the one whose key is set.
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// Overrides the config's `fallback` list (`Some(vec![])`: none).
+    pub fallback: Option<Vec<String>>,
     pub max_iterations: Option<u32>,
     /// Overrides the config's `approval`.
     pub approval: Option<ApprovalPolicy>,
@@ -135,6 +137,7 @@ impl SessionConfig {
             preview_actions: false,
             sandbox: None,
             elicitation: false,
+            fallback: None,
         }
     }
 

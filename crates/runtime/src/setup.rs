@@ -303,6 +303,11 @@ async fn agent_step(
     .with_shared_approval(Arc::clone(&shared.approval))
     .with_permissions(Arc::clone(&grounds.permissions) as Arc<dyn axon_core::Permissions>)
     .with_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
+    let fallback = config.fallback.clone().or_else(|| config.config.file.fallback.clone());
+    if let Some(names) = fallback.filter(|names| !names.is_empty()) {
+        let list = crate::fallbacks::ConfiguredFallbacks::new(names, config.config.clone());
+        agent = agent.with_fallbacks(Arc::new(list));
+    }
     // Installed whenever someone can answer: the approval mode may turn
     // to `ask` later in the session.
     if config.interactive {

@@ -222,3 +222,115 @@ async fn a_fault_that_never_clears_ends_in_a_clean_error() {
     let codes = verdict["findings"].to_string();
     assert!(!codes.contains("retry_storm"), "{verdict}");
 }
+
+/// A fallback list of providers already built (the runtime connects them
+/// from the config by name; `runtime`'s tests cover that part).
+struct Built(Vec<std::sync::Arc<dyn axon_llm::Provider>>);
+
+impl axon_core::Fallbacks for Built {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn name(&self, index: usize) -> String {
+        self.0[index].info().name.clone()
+    }
+    fn connect(&self, index: usize) -> axon_core::Connecting<'_> {
+        let provider = std::sync::Arc::clone(&self.0[index]);
+        Box::pin(async move { Ok(provider) })
+    }
+}
+
+/// Records which provider the session says answered.
+#[derive(Default)]
+struct Models(std::sync::Mutex<Vec<String>>);
+
+impl axon_core::Journal for Models {
+    fn message(&self, _: &axon_protocol::Message, _: u64) {}
+    fn usage(&self, _: &axon_protocol::Usage) {}
+    fn compacted(&self, _: &str, _: Option<&str>, _: usize) {}
+    fn model_changed(&self, provider: &str, model: &str) {
+        self.0.lock().unwrap().push(format!("{provider}/{model}"));
+    }
+}
+
+/// Issue 36 §4: llmock's provider is down (every request fails, in each
+/// wire format); the request continues on the scripted model of the
+/// fallback list, the user is told, the session records the switch, and
+/// the next request goes to the first provider again, which answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_that_is_down_hands_the_request_to_the_fallback_and_takes_the_next_back() {
+    use axon_testkit::{Reply, ScriptedServer};
+    let peer = llmock();
+    let client = http();
+    for (kind, status) in [(ProviderKind::OpenAi, 503), (ProviderKind::Anthropic, 529)] {
+        control(&client, &peer, "/_llmock/reset", Some(json!({}))).await;
+        let outage = json!([{"type": "fail", "status": status, "times": null}]);
+        control(&client, &peer, "/_llmock/scenario", Some(json!({"behaviors": outage}))).await;
+        let backup =
+            ScriptedServer::start(vec![Reply::text("answered by the backup")]).await.unwrap();
+        let mut backup_config = crate::common::provider_config(&backup, kind, ToolProtocol::Native);
+        backup_config.name = "backup".into();
+        backup_config.model = "backup-model".into();
+        let fallback = axon_llm::build_provider(&backup_config).unwrap();
+        let (agent, _dir) = agent_on(provider(&peer, kind), AgentConfig::default());
+        let models = std::sync::Arc::new(Models::default());
+        let mut agent = agent
+            .with_fallbacks(std::sync::Arc::new(Built(vec![fallback])))
+            .with_journal(models.clone());
+
+        let run = run_collecting(&mut agent, "Say hello.");
+        let (outcome, events) = tokio::time::timeout(Duration::from_secs(120), run)
+            .await
+            .unwrap_or_else(|_| panic!("{kind:?}: the run hung"));
+        assert!(
+            matches!(&outcome, RunOutcome::Answered(a) if a == "answered by the backup"),
+            "{kind:?}: {outcome:?}"
+        );
+        let told = events.iter().any(|e| {
+            matches!(e, axon_protocol::AgentEvent::Warning { message }
+                if message.contains("continues on backup (backup-model)"))
+        });
+        assert!(told, "{kind:?}: the user is told: {events:?}");
+        assert!(
+            events.iter().any(|e| matches!(e, axon_protocol::AgentEvent::ModelChanged { provider, .. } if provider == "backup")),
+            "{kind:?}: {events:?}"
+        );
+        assert_eq!(*models.0.lock().unwrap(), ["backup/backup-model"], "{kind:?}");
+
+        // The outage is over: the next request goes to llmock again.
+        control(&client, &peer, "/_llmock/reset", Some(json!({}))).await;
+        let (outcome, events) = run_collecting(&mut agent, "And again.").await;
+        assert!(
+            matches!(&outcome, RunOutcome::Answered(a) if a.starts_with("Mock response from")),
+            "{kind:?}: {outcome:?}"
+        );
+        assert!(
+            events.iter().any(|e| matches!(e, axon_protocol::AgentEvent::ModelChanged { provider, .. } if provider != "backup")),
+            "{kind:?}: back to the first: {events:?}"
+        );
+        assert_eq!(models.0.lock().unwrap().len(), 2, "{kind:?}: the return is recorded");
+        assert_eq!(backup.remaining(), 0, "{kind:?}");
+    }
+}
+
+/// A failure the user must fix (a refused key) does not fall back: the next
+/// provider would be asked with the same mistake in the same turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_key_does_not_fall_back() {
+    use axon_testkit::{Reply, ScriptedServer};
+    let peer = llmock();
+    let client = http();
+    control(&client, &peer, "/_llmock/reset", Some(json!({}))).await;
+    let refused = json!([{"type": "fail", "status": 401, "times": null}]);
+    control(&client, &peer, "/_llmock/scenario", Some(json!({"behaviors": refused}))).await;
+    let backup = ScriptedServer::start(vec![Reply::text("never")]).await.unwrap();
+    let mut backup_config =
+        crate::common::provider_config(&backup, ProviderKind::OpenAi, ToolProtocol::Native);
+    backup_config.name = "backup".into();
+    let fallback = axon_llm::build_provider(&backup_config).unwrap();
+    let (agent, _dir) = agent_on(provider(&peer, ProviderKind::OpenAi), AgentConfig::default());
+    let mut agent = agent.with_fallbacks(std::sync::Arc::new(Built(vec![fallback])));
+    let (outcome, _) = run_collecting(&mut agent, "Say hello.").await;
+    assert!(matches!(outcome, RunOutcome::Failed(_)), "{outcome:?}");
+    assert_eq!(backup.remaining(), 1, "the backup was never asked");
+}

@@ -4,6 +4,7 @@
 //! change process-wide state (environment, current directory).
 
 mod common;
+mod fallback;
 mod guidance_properties;
 mod mcp_startup;
 mod model_switch;
