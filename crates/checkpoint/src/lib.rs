@@ -35,10 +35,14 @@
 //! like any other, as long as a snapshot was taken before the command ran.
 //! NOT caught, and never touched by a restore:
 //!
-//! - files ignored by the workspace's `.gitignore` files, by the
-//!   `.git/info/exclude` of a repository at the workspace's root, or that
-//!   were tracked and became ignored (they leave the snapshots);
-//!   `.gitignore` files of a repository *above* the workspace are not read;
+//! - files ignored by the workspace's `.gitignore` files or by the
+//!   `.git/info/exclude` of a repository at the workspace's root, *unless*
+//!   they are small and few: ignored files of at most 1 MiB each, 50 MiB in
+//!   all ([`IgnoredBudget`], configurable), outside build and dependency
+//!   folders ([`BUILD_FOLDERS`]), are held like any other (`ignored.rs`);
+//!   what is left out is reported as [`SkipReason::BuildFolder`] or
+//!   [`SkipReason::OverBudget`]. `.gitignore` files of a repository *above*
+//!   the workspace are not read;
 //! - files larger than [`MAX_FILE_BYTES`] (reported as
 //!   [`SkipReason::TooLarge`] by every snapshot);
 //! - nested git repositories (a folder with its own `.git`: reported as
@@ -55,6 +59,7 @@
 
 mod error;
 mod git;
+mod ignored;
 mod repo;
 mod restore;
 mod stage;
@@ -62,6 +67,7 @@ mod stage;
 use std::path::{Path, PathBuf};
 
 pub use error::CheckpointError;
+pub use ignored::{BUILD_FOLDERS, IgnoredBudget, WALK_LIMIT};
 
 /// Files larger than this (10 MiB) are left out of snapshots.
 pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -73,7 +79,7 @@ pub struct Checkpoints {
     git: git::Git,
     lock_path: PathBuf,
     max_file_bytes: u64,
-    ignores: std::sync::Arc<stage::IgnoreWatch>,
+    ignored: IgnoredBudget,
 }
 
 /// A snapshot just taken.
@@ -114,6 +120,12 @@ pub enum SkipReason {
     /// On a restore of what some turns changed: the path changed again
     /// after the last of them ended (the user's edit), and is kept.
     ChangedSince,
+    /// An ignored build or dependency folder ([`BUILD_FOLDERS`]), or an
+    /// ignored file in one: made again by a build, never held.
+    BuildFolder,
+    /// An ignored file of this many bytes, or an ignored folder whose
+    /// files come to at least this many, past the [`IgnoredBudget`].
+    OverBudget(u64),
 }
 
 /// What a restore did.
@@ -167,6 +179,13 @@ impl Checkpoints {
     /// or older than 2.25, or the workspace cannot be read.
     pub fn open(data_dir: &Path, workspace: &Path) -> Result<Checkpoints, CheckpointError> {
         repo::open(data_dir, workspace)
+    }
+
+    /// Holds ignored files within `budget` instead of the default (1 MiB a
+    /// file, 50 MiB in all); a zero total holds none.
+    pub fn with_ignored_budget(mut self, budget: IgnoredBudget) -> Checkpoints {
+        self.ignored = budget;
+        self
     }
 
     /// Leaves out files larger than `bytes` instead of [`MAX_FILE_BYTES`].
@@ -277,7 +296,7 @@ impl Checkpoints {
     }
 
     fn snapshot_locked(&self, session: &str, label: &str) -> Result<Snapshot, CheckpointError> {
-        let staged = stage::stage(&self.git, self.max_file_bytes, &self.ignores)?;
+        let staged = stage::stage(&self.git, self.max_file_bytes, self.ignored)?;
         let id = repo::commit(&self.git, session, label)?;
         Ok(Snapshot { id, changed: staged.changed, skipped: staged.skipped })
     }

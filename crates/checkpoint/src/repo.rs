@@ -70,7 +70,7 @@ pub(crate) fn open(data_dir: &Path, workspace: &Path) -> Result<Checkpoints, Che
         init(&git, &root)?;
     }
     write_if_changed(&git.git_dir.join("info").join("exclude"), &excludes(&git))?;
-    Ok(Checkpoints { git, lock_path, max_file_bytes: MAX_FILE_BYTES, ignores: Default::default() })
+    Ok(Checkpoints { git, lock_path, max_file_bytes: MAX_FILE_BYTES, ignored: Default::default() })
 }
 
 /// Makes `dir` its owner's alone (0700).

@@ -147,7 +147,7 @@ pub(crate) fn diff_stat(
 ) -> Result<Vec<Change>, CheckpointError> {
     let git = &checkpoints.git;
     let target = repo::resolve(git, id)?;
-    stage::stage(git, checkpoints.max_file_bytes, &checkpoints.ignores)?;
+    stage::stage(git, checkpoints.max_file_bytes, checkpoints.ignored)?;
     let out = git.run(["write-tree"], None)?;
     let now = String::from_utf8_lossy(&out).trim().to_string();
     let kinds =

@@ -5,15 +5,15 @@
 //! untracked cache, which skips reading folders whose mtime did not move)
 //! finds what changed, so an unchanged file is never read; only the
 //! changed paths are handed to `update-index`. Afterwards the index holds
-//! every non-ignored file of at most the size limit, and nothing else.
+//! every non-ignored file of at most the size limit, the ignored files
+//! `ignored.rs` chooses, and nothing else.
 
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::ErrorKind;
-use std::sync::Mutex;
-use std::time::SystemTime;
 
 use crate::git::{Git, PACK_FROM_FILES, nul_list, path_of, split_z};
+use crate::ignored::{self, IgnoredBudget};
 use crate::{CheckpointError, SkipReason, Skipped};
 
 pub(crate) struct Staged {
@@ -21,35 +21,10 @@ pub(crate) struct Staged {
     pub(crate) skipped: Vec<Skipped>,
 }
 
-/// When the ignore rules may have changed, so tracked files they now cover
-/// must be looked for (a scan of the index against every rule, skipped on
-/// most turns): on a handle's first staging, when a `.gitignore` is among
-/// the changed paths, or when the user's `.git/info/exclude` changed.
-#[derive(Debug, Default)]
-pub(crate) struct IgnoreWatch {
-    /// `None` before the first check; then the exclude file's mtime.
-    seen: Mutex<Option<Option<SystemTime>>>,
-}
-
-impl IgnoreWatch {
-    fn must_check(&self, git: &Git, gitignore_changed: bool) -> (bool, Option<SystemTime>) {
-        let mtime = git
-            .user_exclude
-            .as_ref()
-            .and_then(|path| path.metadata().and_then(|m| m.modified()).ok());
-        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        (gitignore_changed || *seen != Some(mtime), mtime)
-    }
-
-    fn checked(&self, mtime: Option<SystemTime>) {
-        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(mtime);
-    }
-}
-
 pub(crate) fn stage(
     git: &Git,
     max_file_bytes: u64,
-    watch: &IgnoreWatch,
+    budget: IgnoredBudget,
 ) -> Result<Staged, CheckpointError> {
     // Tracked files whose work-tree state differs from the index (changed,
     // deleted, type changed) and untracked, not ignored files, each one by
@@ -59,9 +34,6 @@ pub(crate) fn stage(
     // untracked. X (the index against HEAD, the last snapshot) says nothing
     // about the work tree and is not looked at. status may write the index
     // back: refreshed stat data and the untracked cache for the next turn.
-    // Before status, which may write the index: a repository without one
-    // tracks nothing yet.
-    let fresh = !git.git_dir.join("index").is_file();
     let listed = git.run_updating_index([
         "status",
         "--porcelain",
@@ -109,20 +81,12 @@ pub(crate) fn stage(
             Err(_) => leave_out(path, tracked, SkipReason::Unreadable),
         }
     }
-    // Tracked files that a .gitignore now covers leave the snapshots, as if
-    // they had never been added.
-    let gitignore_changed = candidates
-        .iter()
-        .any(|(path, _)| path.rsplit(|&b| b == b'/').next() == Some(b".gitignore".as_slice()));
-    let (must_check, mtime) = watch.must_check(git, gitignore_changed);
-    // A fresh repository's index is empty: no tracked file to look for.
-    let ignored = if must_check && !fresh {
-        git.run(["ls-files", "-z", "-c", "-i", "--exclude-standard"], None)?
-    } else {
-        Vec::new()
-    };
-    let ignored: Vec<&[u8]> = split_z(&ignored).collect();
-    remove.extend(ignored.iter().copied());
+    // Ignored files: the small ones are held like any other (added here
+    // once; status sees their changes from then on), the rest leave.
+    let held = ignored::choose(git, budget, &ignored::never_held(git))?;
+    skipped.extend(held.skipped);
+    update.extend(held.add.iter().map(Vec::as_slice));
+    remove.extend(held.drop.iter().map(Vec::as_slice));
     if !update.is_empty() {
         // Many new files (the first snapshot): their blobs go to one pack
         // (git streams a blob over core.bigFileThreshold into the pack of
@@ -147,8 +111,5 @@ pub(crate) fn stage(
         // Removing a path that is not in the index is a no-op.
         git.run(["update-index", "-z", "--force-remove", "--stdin"], Some(nul_list(remove)))?;
     }
-    if must_check {
-        watch.checked(mtime);
-    }
-    Ok(Staged { changed: update.len() + ignored.len(), skipped })
+    Ok(Staged { changed: update.len() + held.drop.len(), skipped })
 }

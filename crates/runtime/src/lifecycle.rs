@@ -213,6 +213,11 @@ impl SessionLifecycle {
         let mut left_out = Vec::new();
         let mut state = self.state();
         for skipped in &snapshot.skipped {
+            if skipped.reason == SkipReason::BuildFolder {
+                // Made again by a build: recorded, not worth a warning.
+                left_out.push(format!("{} (a build or dependency folder)", skipped.path.display()));
+                continue;
+            }
             let why = match skipped.reason {
                 SkipReason::TooLarge(bytes) => {
                     format!("{} MB, over the 10 MB limit", bytes / (1024 * 1024))
@@ -221,6 +226,12 @@ impl SessionLifecycle {
                 SkipReason::Unreadable => "unreadable".to_string(),
                 SkipReason::Occupied => "in the way".to_string(),
                 SkipReason::ChangedSince => "changed since".to_string(),
+                SkipReason::OverBudget(bytes) => format!(
+                    "ignored by git, and at {} KB past what snapshots keep of ignored files: 1 MB \
+                     a file, 50 MB in all",
+                    bytes.div_ceil(1024)
+                ),
+                SkipReason::BuildFolder => "a build or dependency folder".to_string(),
             };
             left_out.push(format!("{} ({why})", skipped.path.display()));
             if state.told.insert(skipped.path.clone()) {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::{Fixture, set_exec, shadow_git, user_git};
-use axon_checkpoint::{ChangeKind, CheckpointError, Checkpoints, SkipReason};
+use axon_checkpoint::{ChangeKind, CheckpointError, Checkpoints, IgnoredBudget, SkipReason};
 
 const S: &str = "20260101-000000-abcd";
 
@@ -103,8 +103,11 @@ fn a_snapshot_with_no_change_is_cheap_and_still_a_snapshot() {
     assert_eq!(cp.snapshot(S, "three").unwrap().changed, 0);
 }
 
+/// Issue 36 §2: a small ignored file (a log, a `.env.local`) is held and
+/// comes back; a build folder and a file over the size limit are left alone
+/// and reported.
 #[test]
-fn ignored_and_too_large_files_are_left_alone_and_reported() {
+fn small_ignored_files_come_back_and_build_folders_and_large_files_are_left_alone() {
     let fx = Fixture::new();
     fx.write(".gitignore", "*.log\nbuild/\n");
     fx.write("app.log", "log v1\n");
@@ -114,11 +117,17 @@ fn ignored_and_too_large_files_are_left_alone_and_reported() {
     fs::File::create(&big).unwrap().set_len(11 * 1024 * 1024).unwrap();
     let cp = fx.open();
     let first = cp.snapshot(S, "one").unwrap();
-    assert_eq!(first.skipped.len(), 1, "{:?}", first.skipped);
-    assert_eq!(first.skipped[0].path, PathBuf::from("huge.bin"));
-    assert_eq!(first.skipped[0].reason, SkipReason::TooLarge(11 * 1024 * 1024));
+    let mut skipped: Vec<_> = first.skipped.iter().map(|s| (s.path.clone(), s.reason)).collect();
+    skipped.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        skipped,
+        vec![
+            (PathBuf::from("build"), SkipReason::BuildFolder),
+            (PathBuf::from("huge.bin"), SkipReason::TooLarge(11 * 1024 * 1024)),
+        ]
+    );
     let tree = shadow_git(&cp, &["ls-tree", "-r", "--name-only", &first.id]);
-    assert_eq!(String::from_utf8_lossy(&tree.stdout), ".gitignore\nkeep.txt\n");
+    assert_eq!(String::from_utf8_lossy(&tree.stdout), ".gitignore\napp.log\nkeep.txt\n");
 
     fx.write("app.log", "log v2\n");
     fx.write("build/out.o", "object v2\n");
@@ -126,10 +135,10 @@ fn ignored_and_too_large_files_are_left_alone_and_reported() {
     fx.write("keep.txt", "keep v2\n");
     fs::File::create(&big).unwrap().set_len(12 * 1024 * 1024).unwrap();
     let restored = cp.restore(S, &first.id).unwrap();
-    assert_eq!(restored.written, vec![PathBuf::from("keep.txt")]);
+    assert_eq!(restored.written, vec![PathBuf::from("app.log"), PathBuf::from("keep.txt")]);
     assert!(restored.removed.is_empty());
     assert_eq!(fx.read("keep.txt"), b"keep v1\n");
-    assert_eq!(fx.read("app.log"), b"log v2\n");
+    assert_eq!(fx.read("app.log"), b"log v1\n");
     assert_eq!(fx.read("build/out.o"), b"object v2\n");
     assert_eq!(fx.read("build/new.o"), b"new object\n");
     assert_eq!(fs::metadata(&big).unwrap().len(), 12 * 1024 * 1024);
@@ -140,7 +149,7 @@ fn a_tracked_file_that_grows_too_large_or_becomes_ignored_leaves_the_snapshots()
     let fx = Fixture::new();
     fx.write("data.bin", "small\n");
     fx.write("cache.txt", "cache v1\n");
-    let cp = fx.open().with_max_file_bytes(1000);
+    let cp = fx.open().with_max_file_bytes(1000).with_ignored_budget(IgnoredBudget::NONE);
     let first = cp.snapshot(S, "one").unwrap();
     fx.write("data.bin", vec![b'x'; 2000]);
     fx.write(".gitignore", "cache.txt\n");
@@ -182,13 +191,15 @@ fn the_users_own_git_repository_is_never_touched() {
     let cp = fx.open();
     let first = cp.snapshot(S, "one").unwrap();
     let tree = shadow_git(&cp, &["ls-tree", "-r", "--name-only", &first.id]);
-    assert_eq!(String::from_utf8_lossy(&tree.stdout), "tracked.txt\n");
+    // The user's excluded file is small: held in the shadow repository, and
+    // never added to the user's own.
+    assert_eq!(String::from_utf8_lossy(&tree.stdout), "secret.txt\ntracked.txt\n");
     fx.write("tracked.txt", "v2\n");
     fx.write("secret.txt", "changed\n");
     cp.snapshot(S, "two").unwrap();
     cp.restore(S, &first.id).unwrap();
     assert_eq!(fx.read("tracked.txt"), b"v1\n");
-    assert_eq!(fx.read("secret.txt"), b"changed\n");
+    assert_eq!(fx.read("secret.txt"), b"excluded by the user's info/exclude\n");
     assert_eq!(fx.read(".git/HEAD"), head);
     assert_eq!(fx.read(".git/index"), index);
     assert_eq!(fx.read(".git/refs/heads/master"), refs);
@@ -203,7 +214,7 @@ fn a_change_to_the_users_info_exclude_takes_tracked_files_out() {
     fx.write("late.txt", "excluded later\n");
     user_git(fx.ws.path(), &["init", "-q"]);
     fs::write(fx.path(".git/info/exclude"), "").unwrap();
-    let cp = fx.open();
+    let cp = fx.open().with_ignored_budget(IgnoredBudget::NONE);
     let first = cp.snapshot(S, "one").unwrap();
     let tree = shadow_git(&cp, &["ls-tree", "-r", "--name-only", &first.id]);
     assert_eq!(String::from_utf8_lossy(&tree.stdout), "keep.txt\nlate.txt\n");
@@ -367,4 +378,47 @@ fn snapshots_are_readable_by_the_user_alone() {
         }
     }
     assert!(open_to_others.is_empty(), "{open_to_others:?}");
+}
+
+/// Issue 36 §2: what a command destroys among ignored files comes back: a
+/// deleted `.env.local` and a deleted ignored folder; a folder over what is
+/// left of the budget is left out whole, a file over the per-file limit
+/// alone, and axon's own `.axon` never.
+#[test]
+fn ignored_files_a_command_deleted_come_back_within_the_budget() {
+    let fx = Fixture::new();
+    fx.write(".gitignore", ".env*\nnotes/\nbig/\n.axon/\n*.bin\n");
+    fx.write(".env.local", "API_URL=http://localhost\n");
+    fx.write("notes/today.md", "remember\n");
+    fx.write("notes/deep/older.md", "older\n");
+    fx.write("big/a.txt", vec![b'a'; 600]);
+    fx.write("big/b.txt", vec![b'b'; 600]);
+    fx.write("one.bin", vec![b'x'; 900]);
+    fx.write(".axon/state.json", "{}\n");
+    fx.write("src.txt", "code\n");
+    let budget = IgnoredBudget { file_bytes: 800, total_bytes: 1000 };
+    let cp = fx.open().with_ignored_budget(budget);
+    let first = cp.snapshot(S, "one").unwrap();
+    let tree = shadow_git(&cp, &["ls-tree", "-r", "--name-only", &first.id]);
+    assert_eq!(
+        String::from_utf8_lossy(&tree.stdout),
+        ".env.local\n.gitignore\nnotes/deep/older.md\nnotes/today.md\nsrc.txt\n"
+    );
+    let mut skipped: Vec<_> = first.skipped.iter().map(|s| (s.path.clone(), s.reason)).collect();
+    skipped.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert_eq!(skipped[0].0, PathBuf::from("big"));
+    assert!(matches!(skipped[0].1, SkipReason::OverBudget(_)), "{skipped:?}");
+    assert_eq!(skipped[1], (PathBuf::from("one.bin"), SkipReason::OverBudget(900)));
+
+    // `rm -rf` of what git ignores.
+    fs::remove_file(fx.path(".env.local")).unwrap();
+    fs::remove_dir_all(fx.path("notes")).unwrap();
+    let after = cp.snapshot(S, "two").unwrap();
+    assert_eq!(after.changed, 3);
+    let restored = cp.restore(S, &first.id).unwrap();
+    assert_eq!(restored.written.len(), 3, "{restored:?}");
+    assert_eq!(fx.read(".env.local"), b"API_URL=http://localhost\n");
+    assert_eq!(fx.read("notes/deep/older.md"), b"older\n");
+    assert_eq!(fx.read(".axon/state.json"), b"{}\n");
 }
