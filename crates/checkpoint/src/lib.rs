@@ -253,6 +253,13 @@ impl Checkpoints {
         restore::changed_paths(self, turns)
     }
 
+    /// The files snapshot `before` holds that snapshot `after` has deleted
+    /// or rewritten, sorted: what a restore of `before` would put back.
+    pub fn lost_between(&self, before: &str, after: &str) -> Result<Vec<PathBuf>, CheckpointError> {
+        let _lock = self.lock()?;
+        restore::lost_between(self, before, after)
+    }
+
     /// What [`Checkpoints::restore`] of `id` would change now, by path.
     pub fn diff_stat(&self, id: &str) -> Result<Vec<Change>, CheckpointError> {
         let _lock = self.lock()?;

@@ -141,6 +141,22 @@ pub(crate) fn changed_paths(
     Ok(paths.into_iter().collect())
 }
 
+pub(crate) fn lost_between(
+    checkpoints: &Checkpoints,
+    before: &str,
+    after: &str,
+) -> Result<Vec<PathBuf>, CheckpointError> {
+    let git = &checkpoints.git;
+    let (before, after) = (repo::resolve(git, before)?, repo::resolve(git, after)?);
+    let out =
+        git.run(["diff-tree", "-r", "-z", "--no-renames", "--name-status", &before, &after], None)?;
+    Ok(name_status(&out)
+        .into_iter()
+        .filter(|(status, _)| matches!(status, b'D' | b'M' | b'T'))
+        .map(|(_, path)| path_of(path))
+        .collect())
+}
+
 pub(crate) fn diff_stat(
     checkpoints: &Checkpoints,
     id: &str,

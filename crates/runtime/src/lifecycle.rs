@@ -48,6 +48,25 @@ pub(crate) enum Checkpointing {
     Off(Option<String>),
 }
 
+/// Files one turn deleted or rewrote from which the user is shown them.
+const MANY_LOST: usize = 20;
+/// Paths named in that warning; the rest are counted.
+const LOST_NAMED: usize = 20;
+
+/// The warning for a turn that deleted or rewrote `lost` (many files).
+fn lost_message(turn: u32, lost: &[PathBuf]) -> String {
+    let named: Vec<String> =
+        lost.iter().take(LOST_NAMED).map(|p| format!("  {}", p.display())).collect();
+    let more = lost.len().saturating_sub(LOST_NAMED);
+    let more = if more > 0 { format!("\n  … and {more} more") } else { String::new() };
+    format!(
+        "turn {turn} deleted or rewrote {} files that existed before it:\n{}{more}\n\
+         `/rewind` (or `axon rewind`) puts back what the checkpoint holds",
+        lost.len(),
+        named.join("\n")
+    )
+}
+
 #[derive(Default)]
 struct TurnState {
     journal: Option<Arc<SessionJournal>>,
@@ -55,6 +74,8 @@ struct TurnState {
     turn: u32,
     /// This turn's checkpoint is taken.
     checkpointed: bool,
+    /// Its snapshot, taken before the turn's first change.
+    before: Option<String>,
     /// Paths a checkpoint left out that the user was told of.
     told: HashSet<PathBuf>,
     /// What `SessionStart` hooks added, for the first request.
@@ -94,6 +115,7 @@ impl SessionLifecycle {
     pub(crate) fn begin_turn(&self) {
         let mut state = self.state();
         state.checkpointed = false;
+        state.before = None;
         if let Some(journal) = &state.journal {
             state.turn = journal.begin_turn();
         }
@@ -116,10 +138,26 @@ impl SessionLifecycle {
         let Checkpointing::Open(checkpoints) = state else { return };
         let session = journal.id();
         let label = format!("after turn {turn}");
-        let taken =
-            tokio::task::spawn_blocking(move || checkpoints.snapshot(&session, &label)).await;
+        let before = self.state().before.take();
+        let taken = tokio::task::spawn_blocking(move || {
+            let snapshot = checkpoints.snapshot(&session, &label)?;
+            // What the turn destroyed, when it touched many files at once.
+            let lost = match before {
+                Some(before) if snapshot.changed >= MANY_LOST => {
+                    checkpoints.lost_between(&before, &snapshot.id).unwrap_or_default()
+                }
+                _ => Vec::new(),
+            };
+            Ok::<_, axon_checkpoint::CheckpointError>((snapshot, lost))
+        })
+        .await;
         match taken {
-            Ok(Ok(snapshot)) => journal.turn_changed(turn, &snapshot.id, snapshot.changed),
+            Ok(Ok((snapshot, lost))) => {
+                if lost.len() >= MANY_LOST {
+                    self.events.emit(AgentEvent::Warning { message: lost_message(turn, &lost) });
+                }
+                journal.turn_changed(turn, &snapshot.id, snapshot.changed)
+            }
             Ok(Err(e)) => self.after_turn_failed(turn, &e.to_string()),
             Err(e) => self.after_turn_failed(turn, &e.to_string()),
         }
@@ -212,6 +250,7 @@ impl SessionLifecycle {
         };
         let mut left_out = Vec::new();
         let mut state = self.state();
+        state.before = Some(snapshot.id.clone());
         for skipped in &snapshot.skipped {
             if skipped.reason == SkipReason::BuildFolder {
                 // Made again by a build: recorded, not worth a warning.

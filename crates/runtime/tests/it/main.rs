@@ -6,6 +6,7 @@
 mod common;
 mod fallback;
 mod guidance_properties;
+mod lost_files;
 mod mcp_startup;
 mod model_switch;
 mod replay;
