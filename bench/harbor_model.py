@@ -18,7 +18,9 @@ Usage reported per reply: prompt tokens = request bytes / 4, a fixed small
 completion count, so Harbor's token figures are non-zero and checkable.
 
 Prints `listening on http://127.0.0.1:PORT/v1` when ready; serves until
-killed. GET /stats returns the counts of replies by kind.
+killed. GET /stats returns the counts of replies by kind (`not_served`:
+other paths, such as the window probe axon sends to /api/show, refused with
+404).
 """
 
 import argparse
@@ -28,10 +30,10 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-WRITE = re.compile(r'write "([^"]*)" to (\S+)')
+WRITE = re.compile(r'write "([^"]*)" to (\S+?)[,.;:]?(?:\s|$)')
 RUN = re.compile(r"run: (.+)")
 
-stats = {"tool_calls": 0, "answers": 0, "refused": 0, "bad": 0}
+stats = {"tool_calls": 0, "answers": 0, "refused": 0, "not_served": 0, "bad_request": 0}
 lock = threading.Lock()
 
 
@@ -85,7 +87,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         raw = self.rfile.read(int(self.headers.get("content-length", "0")))
         if not self.path.endswith("/chat/completions"):
-            count("bad")
+            count("not_served")
             self.send_json(404, {"error": {"message": f"no {self.path}", "code": "not_found"}})
             return
         try:
@@ -93,7 +95,7 @@ class Handler(BaseHTTPRequestHandler):
             model = request["model"]
             messages = request["messages"]
         except (ValueError, KeyError, TypeError) as e:
-            count("bad")
+            count("bad_request")
             self.send_json(400, {"error": {"message": f"bad request: {e}", "code": "invalid_request"}})
             return
         if model not in self.models:

@@ -4,5 +4,6 @@ an environment over the plain docker CLI for hosts without Compose v2
 (`--env integrations.harbor:DockerCliEnvironment`). See README.md here."""
 
 from integrations.harbor.agent import AxonAgent, AxonInstallError, AxonOptions
+from integrations.harbor.docker_cli import DockerCliEnvironment
 
-__all__ = ["AxonAgent", "AxonInstallError", "AxonOptions"]
+__all__ = ["AxonAgent", "AxonInstallError", "AxonOptions", "DockerCliEnvironment"]

@@ -66,6 +66,15 @@ PASSED_ENV = (
 )
 
 
+# Where Debian/Ubuntu, Fedora/RHEL and Alpine/others keep the root
+# certificates axon's TLS reads.
+CA_BUNDLES = (
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/cert.pem",
+)
+
+
 class AxonInstallError(RuntimeError):
     """axon could not be installed as asked (missing file, sha256 mismatch)."""
 
@@ -213,6 +222,14 @@ class AxonAgent(BaseInstalledAgent):
 
     async def install(self, environment: BaseEnvironment) -> None:
         source, kind, expected = self._source()
+        # axon's HTTP client (reqwest on rustls' platform verifier) does not
+        # start without the system's root certificates, even for a plain-http
+        # endpoint; minimal images (debootstrap minbase, slim) lack them.
+        certs = await environment.exec(
+            command=" || ".join(f"test -s {p}" for p in CA_BUNDLES), user="root"
+        )
+        if certs.return_code != 0:
+            await self.ensure_system_dependencies(environment, ("ca_certificates",))
         if expected is not None:
             actual = sha256_of(source)
             if actual != expected:
