@@ -3,7 +3,8 @@
 built-in `docker` environment needs (Debian 12's docker.io is one).
 
 What it guarantees: one container per trial, started from the task's
-`environment/Dockerfile` (built once per task and shared by its trials) or its
+`environment/Dockerfile` (built by one trial at a time, from docker's layer
+cache once built) or its
 prebuilt `docker_image`, kept alive with `sleep infinity` and removed when
 the trial stops; commands run with `docker exec` under `bash -c`, killed
 client-side at their timeout; files move with `docker cp`. Containers use the
@@ -124,13 +125,14 @@ class DockerCliEnvironment(BaseEnvironment):
         else:
             image = self._image
             lock = self._build_locks.setdefault(self._image, asyncio.Lock())
+            # Built every time, from docker's layer cache when nothing
+            # changed (a fraction of a second): a task edited since, or
+            # another task of the same name, gets its own Dockerfile's image.
             async with lock:
-                exists = await self._docker("image", "inspect", image, check=False)
-                if force_build or exists.return_code != 0:
-                    await self._docker(
-                        "build", "--network", "host", "-t", image,
-                        str(self.environment_dir.resolve()),
-                    )
+                await self._docker(
+                    "build", "--network", "host", *(["--no-cache"] if force_build else []),
+                    "-t", image, str(self.environment_dir.resolve()),
+                )
         await self._docker("rm", "-f", self._container, check=False)
         run = ["run", "-d", "--network", "host", "--name", self._container]
         for key, value in self._startup_env().items():
