@@ -27,13 +27,14 @@ What it guarantees:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shlex
 import tempfile
 import urllib.request
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -184,44 +185,64 @@ class AxonAgent(BaseInstalledAgent):
 
     # --- install ---------------------------------------------------------
 
-    def _source(self) -> tuple[Path, str, str | None]:
+    # One download per archive URL for the whole job, however many trials
+    # install it (keyed by URL; the lock makes the others wait for the first).
+    _downloads: ClassVar[dict[str, Path]] = {}
+    _download_locks: ClassVar[dict[str, asyncio.Lock]] = {}
+
+    async def _download(self, url: str) -> Path:
+        async with self._download_locks.setdefault(url, asyncio.Lock()):
+            if url not in self._downloads:
+                target = Path(tempfile.mkdtemp(prefix="axon-harbor-")) / Path(url).name
+                try:
+                    await asyncio.to_thread(urllib.request.urlretrieve, url, target)
+                except OSError as e:
+                    raise AxonInstallError(f"could not download {url}: {e}") from e
+                self._downloads[url] = target
+            return self._downloads[url]
+
+    async def _source(self) -> tuple[Path, str, str | None]:
         """(local file, kind "binary"|"archive", expected sha256) on the host."""
         options = self.options
         binary = getattr(options, "binary", None)
         archive = getattr(options, "archive", None)
         expected = getattr(options, "sha256", None)
-        if bool(binary) == bool(archive):
+        expected = expected.lower() if expected else None
+        if binary and not archive:
+            path = Path(binary).expanduser()
+            if not path.is_file():
+                raise AxonInstallError(f"--ak binary={binary}: no such file on this host")
+            return path, "binary", expected
+        if not archive or binary:
             raise AxonInstallError(
                 "AxonAgent needs exactly one of --ak binary=PATH (an axon binary for the "
                 "environment's OS and CPU) or --ak archive=PATH_OR_URL (a release archive, "
                 "axon-VERSION-TARGET.tar.gz, with --ak sha256=HEX or ARCHIVE.sha256 beside it)"
             )
-        if binary:
-            path = Path(binary).expanduser()
-            if not path.is_file():
-                raise AxonInstallError(f"--ak binary={binary}: no such file on this host")
-            return path, "binary", expected.lower() if expected else None
-        assert archive is not None
-        expected = expected.lower() if expected else _published_sha256(archive)
+        expected = expected or await asyncio.to_thread(_published_sha256, archive)
         if not expected:
             raise AxonInstallError(
                 f"--ak archive={archive}: no sha256 to check it against; pass --ak sha256=HEX "
                 f"(the release's published digest) or put {Path(archive).name}.sha256 beside it"
             )
         if archive.startswith(("http://", "https://")):
-            download = Path(tempfile.mkdtemp(prefix="axon-harbor-")) / Path(archive).name
-            try:
-                urllib.request.urlretrieve(archive, download)
-            except OSError as e:
-                raise AxonInstallError(f"could not download {archive}: {e}") from e
-            return download, "archive", expected
+            return await self._download(archive), "archive", expected
         path = Path(archive).expanduser()
         if not path.is_file():
             raise AxonInstallError(f"--ak archive={archive}: no such file on this host")
         return path, "archive", expected
 
     async def install(self, environment: BaseEnvironment) -> None:
-        source, kind, expected = self._source()
+        source, kind, expected = await self._source()
+        # Refused before anything happens in the environment.
+        if expected is not None:
+            actual = await asyncio.to_thread(sha256_of, source)
+            if actual != expected:
+                raise AxonInstallError(
+                    f"refusing to install {source}: its sha256 is {actual}, expected {expected}. "
+                    "The file is not the one published (damaged or replaced): download it again, "
+                    "or pass the digest of the file you mean to run with --ak sha256=HEX"
+                )
         # axon's HTTP client (reqwest on rustls' platform verifier) does not
         # start without the system's root certificates, even for a plain-http
         # endpoint; minimal images (debootstrap minbase, slim) lack them.
@@ -230,14 +251,6 @@ class AxonAgent(BaseInstalledAgent):
         )
         if certs.return_code != 0:
             await self.ensure_system_dependencies(environment, ("ca_certificates",))
-        if expected is not None:
-            actual = sha256_of(source)
-            if actual != expected:
-                raise AxonInstallError(
-                    f"refusing to install {source}: its sha256 is {actual}, expected {expected}. "
-                    "The file is not the one published (damaged or replaced): download it again, "
-                    "or pass the digest of the file you mean to run with --ak sha256=HEX"
-                )
         remote = self.INSTALL_DIR / ("upload.tar.gz" if kind == "archive" else "upload.bin")
         await self.exec_as_root(environment, f"mkdir -p {self.INSTALL_DIR / 'bin'}")
         await environment.upload_file(source, str(remote))

@@ -10,6 +10,7 @@ Run: tests/peers/.venv-harbor/bin/python -m unittest discover -s integrations/ha
 """
 
 import asyncio
+import functools
 import hashlib
 import io
 import os
@@ -18,7 +19,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import unittest
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path, PurePosixPath
 
 from harbor.agents.installed.base import ModelNotFoundError
@@ -91,6 +94,21 @@ def make_archive(folder: Path, executable: bytes, sidecar: str | None = "right")
 STAND_IN = b"#!/bin/sh\necho 'axon 9.9.9'\n"
 
 
+class QuietHandler(SimpleHTTPRequestHandler):
+    """Serves a folder on loopback and counts the archive's downloads."""
+
+    archive_gets: dict[str, int] = {}
+
+    def do_GET(self):
+        name = self.path.rsplit("/", 1)[-1]
+        if name.endswith(".tar.gz"):
+            QuietHandler.archive_gets[name] = QuietHandler.archive_gets.get(name, 0) + 1
+        super().do_GET()
+
+    def log_message(self, *args):
+        pass
+
+
 class InstallTest(unittest.TestCase):
     def setUp(self):
         self.scratch = Path(tempfile.mkdtemp(prefix="axon-harbor-test-"))
@@ -123,6 +141,7 @@ class InstallTest(unittest.TestCase):
         self.assertIn("0" * 64, message)
         self.assertIn(hashlib.sha256(archive.read_bytes()).hexdigest(), message)
         self.assertEqual(env.uploads, [])
+        self.assertEqual(env.commands, [], "nothing runs in the environment before the check")
         self.assertFalse(Path(agent.axon).exists())
 
     def test_given_sha256_wins_over_the_sidecar_and_is_checked(self):
@@ -158,6 +177,30 @@ class InstallTest(unittest.TestCase):
     def test_neither_or_both_sources_is_an_error_saying_what_to_pass(self):
         with self.assertRaisesRegex(AxonInstallError, "--ak binary=PATH"):
             self.install(make_agent(self.scratch))
+        archive = make_archive(self.scratch, STAND_IN)
+        with self.assertRaisesRegex(AxonInstallError, "exactly one of"):
+            self.install(make_agent(self.scratch, binary=str(archive), archive=str(archive)))
+
+    def test_archive_by_url_is_downloaded_once_and_checked_against_its_published_sha256(self):
+        published = self.scratch / "published"
+        published.mkdir()
+        archive = make_archive(published, STAND_IN)
+        handler = functools.partial(QuietHandler, directory=str(published))
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        url = f"http://127.0.0.1:{server.server_address[1]}/{archive.name}"
+        first = make_agent(self.scratch / "one", archive=url)
+        second = make_agent(self.scratch / "two", archive=url)
+        env = self.install(first)
+        self.install(second)
+        self.assertTrue(os.access(second.axon, os.X_OK))
+        self.assertEqual(QuietHandler.archive_gets.get(archive.name), 1, "one download for the job")
+        self.assertEqual(env.uploads[0][0].read_bytes(), archive.read_bytes())
+        (published / f"{archive.name}.sha256").write_text("ef" * 32 + "\n")
+        with self.assertRaisesRegex(AxonInstallError, "refusing to install"):
+            self.install(make_agent(self.scratch / "three", archive=url.replace("/axon-", "/./axon-")))
 
 
 class CommandTest(unittest.TestCase):
