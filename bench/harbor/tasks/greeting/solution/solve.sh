@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+printf "hello from axon\n" > greeting.txt
