@@ -154,14 +154,32 @@ pub(crate) fn client(idle: Duration) -> Result<reqwest::Client, LlmError> {
     // rustls needs a process-wide crypto provider. Installing it again (or
     // after the embedding program chose one) fails harmlessly.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        // Small requests go out at once, not after the peer's delayed ACK.
-        .tcp_nodelay(true)
-        .connect_timeout(Duration::from_secs(15))
-        .read_timeout(idle)
-        .build()
-        .map_err(|e| LlmError::Config(format!("cannot set up the HTTP client: {e}")))
+    let builder = || {
+        reqwest::Client::builder()
+            // Small requests go out at once, not after the peer's delayed ACK.
+            .tcp_nodelay(true)
+            .connect_timeout(Duration::from_secs(15))
+            .read_timeout(idle)
+    };
+    match builder().build() {
+        Ok(client) => Ok(client),
+        // The system's CA certificates cannot be loaded (a minimal container
+        // has none): plain-http endpoints (a local server, a scripted model)
+        // still work, and an https one fails at its handshake with
+        // `network_error`'s hint on what to install.
+        Err(first) => builder().tls_certs_only([]).build().map_err(|_| {
+            LlmError::Config(format!(
+                "cannot set up the HTTP client: {}. {NO_ROOTS_FIX}",
+                error_chain(&first)
+            ))
+        }),
+    }
 }
+
+/// What to do when the system's CA certificates are missing.
+const NO_ROOTS_FIX: &str = "If the system has no CA certificates, install them (Debian/Ubuntu: \
+    `apt-get install ca-certificates`; Fedora/RHEL: `dnf install ca-certificates`; Alpine: \
+    `apk add ca-certificates`)";
 
 /// Sends a request, retrying as `policy` allows and telling the caller about
 /// each retry. Returns the first successful response.
@@ -255,11 +273,11 @@ pub(crate) fn network_error(endpoint: &Endpoint, error: &reqwest::Error) -> LlmE
     if error.is_timeout() && !error.is_connect() {
         return LlmError::Idle { provider: endpoint.provider.clone(), idle: endpoint.idle };
     }
-    LlmError::Network {
-        provider: endpoint.provider.clone(),
-        url: endpoint.url.clone(),
-        message: error_chain(error),
+    let mut message = error_chain(error);
+    if message.contains("UnknownIssuer") || message.contains("certificate") {
+        message.push_str(&format!(". {NO_ROOTS_FIX}"));
     }
+    LlmError::Network { provider: endpoint.provider.clone(), url: endpoint.url.clone(), message }
 }
 
 /// The error an `error` object inside a stream stands for. Permanent ones

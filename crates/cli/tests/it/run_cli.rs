@@ -377,3 +377,23 @@ fn an_8k_window_is_sent_a_cut_system_prompt_and_tool_set() {
         assert!(all.iter().any(|n| n == "todo"), "{all:?}");
     }
 }
+
+/// A minimal container has no CA certificates: the HTTP client still comes
+/// up, and a plain-http provider (a local server, this scripted model)
+/// answers. (Harbor's runs in a bare Debian image found this.)
+#[test]
+fn without_ca_certificates_a_plain_http_provider_still_answers() {
+    let s = setup(vec![Reply::text("answered without certificates")]);
+    let empty = tempfile::tempdir().unwrap();
+    let output = s
+        .axon()
+        .env("SSL_CERT_FILE", empty.path().join("none.pem"))
+        .env("SSL_CERT_DIR", empty.path())
+        .args(["run", "say something"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "answered without certificates\n");
+    drop(s.runtime);
+}
