@@ -31,6 +31,30 @@ pub enum SessionsCommand {
     },
     /// Delete a session.
     Rm { id: String },
+    /// Save another agent's session as an axon session that `--resume`
+    /// continues with any provider: a Claude Code transcript or a Codex
+    /// rollout, by PATH, or this workspace's found with --from.
+    Import {
+        /// A `.jsonl` transcript (Claude Code) or rollout (Codex).
+        path: Option<PathBuf>,
+        /// Look for this agent's sessions of the workspace.
+        #[arg(long, value_enum)]
+        from: Option<Agent>,
+        /// The newest one found (with --from).
+        #[arg(long, requires = "from")]
+        latest: bool,
+        #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+}
+
+/// Another agent whose sessions can be imported.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Agent {
+    /// Claude Code (`~/.claude/projects/`).
+    Claude,
+    /// Codex CLI (`~/.codex/sessions/`).
+    Codex,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -42,6 +66,9 @@ pub enum Format {
 }
 
 pub fn run(command: SessionsCommand) -> u8 {
+    if let SessionsCommand::Import { path, from, latest, dir } = command {
+        return import(path, from, latest, &dir);
+    }
     let store = match Dirs::from_env() {
         Ok(dirs) => SessionStore::new(&dirs.data),
         Err(e) => {
@@ -110,6 +137,7 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<u8, StoreEr
             }
             say(&text);
         }
+        SessionsCommand::Import { .. } => unreachable!("handled in run"),
         SessionsCommand::Rm { id } => {
             // Its checkpoints go with it.
             let (removed, problem) = axon_runtime::rewind::remove_session(store, &id)?;
@@ -144,4 +172,86 @@ fn export_atif(session: &SavedSession) -> u8 {
 fn when(ms: i64) -> String {
     let axon_runtime::Utc { year, month, day, hour, minute, .. } = axon_runtime::Utc::from_ms(ms);
     format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}")
+}
+
+/// `axon sessions import`: one file, or the workspace's newest (or only)
+/// session of an agent; with several and no --latest, the list to choose from.
+fn import(path: Option<PathBuf>, from: Option<Agent>, latest: bool, dir: &std::path::Path) -> u8 {
+    use axon_runtime::import::{self, Source};
+    let source = from.map(|agent| match agent {
+        Agent::Claude => Source::Claude,
+        Agent::Codex => Source::Codex,
+    });
+    let data = match Dirs::from_env() {
+        Ok(dirs) => dirs.data,
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::USAGE;
+        }
+    };
+    let path = match (path, source) {
+        (Some(path), _) => path,
+        (None, None) => {
+            eprintln!(
+                "axon: name a session file, or --from claude|codex to look for this workspace's"
+            );
+            return exit::USAGE;
+        }
+        (None, Some(source)) => {
+            let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+            let found = match import::find(source, &root) {
+                Ok(found) => found,
+                Err(e) => {
+                    eprintln!("axon: {e:#}");
+                    return exit::FAILED;
+                }
+            };
+            match found.as_slice() {
+                [] => {
+                    eprintln!(
+                        "axon: no {} sessions of {} were found",
+                        source.name(),
+                        root.display()
+                    );
+                    return exit::FAILED;
+                }
+                [only] => only.path.clone(),
+                [newest, ..] if latest => newest.path.clone(),
+                several => {
+                    eprintln!(
+                        "axon: {} {} sessions of {}; import one by its path, or the newest with --latest:",
+                        several.len(),
+                        source.name(),
+                        root.display()
+                    );
+                    for found in several {
+                        eprintln!("  {}  {}", found.path.display(), found.title);
+                    }
+                    return exit::USAGE;
+                }
+            }
+        }
+    };
+    match import::import(&data, &path, source) {
+        Ok(report) => {
+            for note in &report.notes {
+                eprintln!("axon: note: {note}");
+            }
+            eprintln!(
+                "axon: imported {} messages of a {} session ({}) as {}; continue it with `axon --resume {}` in {}",
+                report.messages,
+                report.source.name(),
+                path.display(),
+                report.id,
+                report.id,
+                report.workspace.display()
+            );
+            say(&report.id);
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            exit::FAILED
+        }
+    }
 }

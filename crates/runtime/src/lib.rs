@@ -24,6 +24,7 @@ mod fallbacks;
 pub mod guidance;
 mod guidance_files;
 pub mod hook_files;
+pub mod import;
 mod journal;
 mod lifecycle;
 mod live_tools;

@@ -26,6 +26,7 @@
 
 mod atif;
 mod export;
+pub mod foreign;
 mod load;
 mod record;
 mod redact;

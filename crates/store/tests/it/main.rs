@@ -4,4 +4,5 @@
 //! change process-wide state (environment, current directory).
 
 mod atif;
+mod foreign;
 mod sessions;
