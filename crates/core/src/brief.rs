@@ -3,9 +3,10 @@
 //! A model whose window is below [`SMALL_WINDOW`] tokens (a local 8k model)
 //! would spend a third of it on tool definitions before the first prompt.
 //! For such a window the tools offered are cut: the ones that are not the
-//! work itself are left out (`todo`; `multi_edit`, which `edit_file` does
-//! one edit at a time; and delegation to subagents, `task` and `agent_*`,
-//! which costs a second context of the same small size), each
+//! work itself are left out (`todo`; `multi_edit` and `apply_patch`, whose
+//! work `edit_file` and `write_file` do one change at a time; and
+//! delegation to subagents, `task` and `agent_*`, which costs a second
+//! context of the same small size), each
 //! description keeps its first sentences (at most [`BRIEF_DESCRIPTION`]
 //! characters, never less than one sentence), a parameter's description its
 //! first sentence, and schema details a model does not need to call well
@@ -28,7 +29,7 @@ pub const BRIEF_DESCRIPTION: usize = 240;
 
 /// Whether `name` is left out for a small window.
 fn left_out(name: &str) -> bool {
-    name == "todo" || name == "task" || name == "multi_edit" || name.starts_with("agent_")
+    matches!(name, "todo" | "task" | "multi_edit" | "apply_patch") || name.starts_with("agent_")
 }
 
 /// `specs` as a model with `window` tokens is offered them.

@@ -24,6 +24,7 @@ mod glob;
 mod list_dir;
 mod multi_edit;
 mod notes;
+mod patch;
 mod preview;
 mod read;
 mod registry;
@@ -39,6 +40,7 @@ pub use atomic::{atomic_replace, atomic_write, atomic_write_path};
 pub use buffers::Buffers;
 pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
+pub use patch::patch_paths;
 pub use registry::{
     CallEvents, Progress, ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool,
 };
@@ -83,6 +85,7 @@ impl Profile {
                 registry.register(write::WriteFile);
                 registry.register(edit::EditFile);
                 registry.register(multi_edit::MultiEdit);
+                registry.register(patch::ApplyPatch);
                 registry.register(list_dir::ListDir);
                 registry.register(search::Search);
                 registry.register(glob::Glob);

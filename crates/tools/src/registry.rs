@@ -598,7 +598,7 @@ mod tests {
 
     #[test]
     fn profiles_register_cleanly() {
-        for (profile, expected) in [(Profile::Code, 8), (Profile::Vault, 5)] {
+        for (profile, expected) in [(Profile::Code, 9), (Profile::Vault, 5)] {
             let registry = profile.registry();
             assert_eq!(registry.len(), expected, "{profile:?}: {registry:?}");
             for spec in registry.specs() {

@@ -554,6 +554,7 @@ fn without_a_provider_axon_run_is_not_offered() {
             "write_file",
             "edit_file",
             "multi_edit",
+            "apply_patch",
             "list_dir",
             "search",
             "glob",

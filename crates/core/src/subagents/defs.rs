@@ -265,6 +265,7 @@ pub fn axon_tool_name(name: &str) -> Option<&'static str> {
         "write" | "write_file" => "write_file",
         "edit" | "edit_file" | "replace" => "edit_file",
         "multiedit" | "multi_edit" => "multi_edit",
+        "apply_patch" | "applypatch" => "apply_patch",
         "glob" => "glob",
         "grep" | "search" | "search_file_content" | "grep_search" => "search",
         "ls" | "list_dir" | "list_directory" => "list_dir",

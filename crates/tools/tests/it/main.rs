@@ -3,6 +3,7 @@
 //! one per file). Tests run side by side in this one process, so none may
 //! change process-wide state (environment, current directory).
 
+mod apply_patch;
 mod behaviour;
 mod boundary;
 mod buffers;
