@@ -481,7 +481,15 @@ fn describe(root: &Path, call: &ToolCall, preview: Option<&Preview>) -> Describe
             let first = command.lines().next().unwrap_or("");
             let shown: String = first.chars().take(80).collect();
             let more = if shown.len() < command.len() { " …" } else { "" };
-            (format!("`{shown}{more}`"), ToolKind::Execute, Vec::new())
+            let background = call.arguments.get("background").and_then(Value::as_bool);
+            let how = if background == Some(true) { " in the background" } else { "" };
+            (format!("`{shown}{more}`{how}"), ToolKind::Execute, Vec::new())
+        }
+        "shell_output" => {
+            (format!("Output of {}", arg("id").unwrap_or("?")), ToolKind::Execute, Vec::new())
+        }
+        "shell_kill" => {
+            (format!("Stop {}", arg("id").unwrap_or("?")), ToolKind::Execute, Vec::new())
         }
         "load_skill" => {
             (format!("Load skill {}", arg("name").unwrap_or("")), ToolKind::Read, Vec::new())

@@ -467,3 +467,23 @@ fn a_patch_is_an_edit_of_every_file_with_each_files_hunks() {
     let (announce, _) = mapper.ask(&one, &Preview::Invalid { message: "no".into() });
     assert_eq!(wire(&announce)[0]["title"], "Patch x");
 }
+
+#[test]
+fn background_commands_and_their_output_are_execute_cards() {
+    let mut mapper = Mapper::new(&root());
+    let title = |mapper: &mut Mapper, id: &str, name: &str, arguments: Value| {
+        let updates = mapper.event(&AgentEvent::Action {
+            refused: false,
+            preview: None,
+            call: call(id, name, arguments),
+        });
+        let update = &wire(&updates)[0];
+        assert_eq!(update["kind"], "execute", "{update}");
+        update["title"].as_str().unwrap().to_string()
+    };
+    let started =
+        title(&mut mapper, "b1", "shell", json!({"command": "npm run dev", "background": true}));
+    assert_eq!(started, "`npm run dev` in the background");
+    assert_eq!(title(&mut mapper, "b2", "shell_output", json!({"id": "bg1"})), "Output of bg1");
+    assert_eq!(title(&mut mapper, "b3", "shell_kill", json!({"id": "bg1"})), "Stop bg1");
+}

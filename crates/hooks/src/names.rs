@@ -13,6 +13,8 @@
 //! | `Edit`, `MultiEdit`    | `edit_file`       |
 //! | `MultiEdit`            | `multi_edit`      |
 //! | `Edit`, `Write`        | `apply_patch`     |
+//! | `BashOutput`           | `shell_output`    |
+//! | `KillShell`, `KillBash`| `shell_kill`      |
 //! | `Glob`                 | `glob`            |
 //! | `Grep`                 | `search`          |
 //! | `LS`                   | `list_dir`        |
@@ -38,7 +40,7 @@ use serde_json::Value;
 
 /// (Claude Code's name, axon's name); the first entry for an axon name is
 /// the one a hook is told.
-const TOOLS: [(&str, &str); 12] = [
+const TOOLS: [(&str, &str); 15] = [
     ("Bash", "shell"),
     ("Read", "read_file"),
     ("Write", "write_file"),
@@ -49,6 +51,9 @@ const TOOLS: [(&str, &str); 12] = [
     // the hooks that guard or format edits and writes see it.
     ("Edit", "apply_patch"),
     ("Write", "apply_patch"),
+    ("BashOutput", "shell_output"),
+    ("KillShell", "shell_kill"),
+    ("KillBash", "shell_kill"),
     ("Glob", "glob"),
     ("Grep", "search"),
     ("LS", "list_dir"),
@@ -126,6 +131,19 @@ pub fn claude_input(axon_name: &str, input: &Value, cwd: &Path) -> Value {
             );
         }
     }
+    // Claude's names for a background command's arguments.
+    for (tool, axon, claude) in [
+        ("shell", "background", "run_in_background"),
+        ("shell_output", "id", "bash_id"),
+        ("shell_kill", "id", "shell_id"),
+    ] {
+        if axon_name == tool
+            && !object.contains_key(claude)
+            && let Some(value) = object.get(axon).cloned()
+        {
+            object.insert(claude.into(), value);
+        }
+    }
     if axon_name == "edit_file" {
         with_claude_edit_names(object);
     }
@@ -180,6 +198,16 @@ mod tests {
         let claude = claude_input("apply_patch", &two, Path::new("/w"));
         assert!(claude.get("file_path").is_none(), "{claude}");
         assert_eq!(claude["file_paths"], json!(["/w/b", "/w/c/d"]));
+        assert_eq!(claude_name("shell_output"), Some("BashOutput"));
+        assert_eq!(claude_name("shell_kill"), Some("KillShell"));
+        assert_eq!(axon_name("KillBash").as_deref(), Some("shell_kill"));
+        let claude = claude_input("shell_output", &json!({"id": "bg1"}), Path::new("/w"));
+        assert_eq!(claude["bash_id"], "bg1");
+        let claude = claude_input("shell_kill", &json!({"id": "bg1"}), Path::new("/w"));
+        assert_eq!(claude["shell_id"], "bg1");
+        let claude =
+            claude_input("shell", &json!({"command": "x", "background": true}), Path::new("/w"));
+        assert_eq!(claude["run_in_background"], true);
         assert_eq!(axon_name("Grep").as_deref(), Some("search"));
         assert_eq!(
             axon_name("mcp__memory__create_entities").as_deref(),

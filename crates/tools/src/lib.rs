@@ -17,6 +17,7 @@
 //! [`Profile::Vault`] for a notes vault (seed 000's Obsidian tools).
 
 mod atomic;
+mod background;
 mod buffers;
 mod edit;
 mod error;
@@ -37,6 +38,7 @@ mod workspace;
 mod write;
 
 pub use atomic::{atomic_replace, atomic_write, atomic_write_path};
+pub use background::Jobs;
 pub use buffers::Buffers;
 pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
@@ -89,7 +91,14 @@ impl Profile {
                 registry.register(list_dir::ListDir);
                 registry.register(search::Search);
                 registry.register(glob::Glob);
-                registry.register(shell::Shell { env: std::sync::Arc::new(env), sandbox });
+                let jobs = std::sync::Arc::new(background::Jobs::default());
+                registry.register(shell::Shell {
+                    env: std::sync::Arc::new(env),
+                    sandbox,
+                    jobs: std::sync::Arc::clone(&jobs),
+                });
+                registry.register(background::ShellOutput { jobs: std::sync::Arc::clone(&jobs) });
+                registry.register(background::ShellKill { jobs });
             }
             Profile::Vault => {
                 registry.register(notes::ReadNote);

@@ -558,7 +558,9 @@ fn without_a_provider_axon_run_is_not_offered() {
             "list_dir",
             "search",
             "glob",
-            "shell"
+            "shell",
+            "shell_output",
+            "shell_kill"
         ]
     );
 }

@@ -17,7 +17,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-CODE_TOOLS = ["read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "list_dir", "search", "glob", "shell"]
+CODE_TOOLS = ["read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "list_dir", "search", "glob", "shell",
+              "shell_output", "shell_kill"]
 
 
 class CheckFailed(Exception):

@@ -266,6 +266,8 @@ pub fn axon_tool_name(name: &str) -> Option<&'static str> {
         "edit" | "edit_file" | "replace" => "edit_file",
         "multiedit" | "multi_edit" => "multi_edit",
         "apply_patch" | "applypatch" => "apply_patch",
+        "bashoutput" | "shell_output" => "shell_output",
+        "killshell" | "killbash" | "shell_kill" => "shell_kill",
         "glob" => "glob",
         "grep" | "search" | "search_file_content" | "grep_search" => "search",
         "ls" | "list_dir" | "list_directory" => "list_dir",

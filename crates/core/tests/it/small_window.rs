@@ -48,9 +48,10 @@ async fn an_8k_window_gets_the_code_tools_in_at_most_1150_tokens_a_large_one_in_
     assert!(small <= 1_150, "{small} tokens of an 8192-token window before the first prompt");
     assert!(small * 100 <= large * 80, "brief {small} is not a cut from {large}");
     // The same tools but multi_edit and apply_patch (edit_file and
-    // write_file do their work one change at a time), each description the
-    // start of the full one.
-    let cut = |name: &str| name == "multi_edit" || name == "apply_patch";
+    // write_file do their work one change at a time) and the background
+    // commands' tools, each description the start of the full one.
+    let cut =
+        |name: &str| ["multi_edit", "apply_patch", "shell_output", "shell_kill"].contains(&name);
     let full: Vec<_> = full.into_iter().filter(|(name, _)| !cut(name)).collect();
     assert!(!brief.iter().any(|(name, _)| cut(name)), "{brief:?}");
     assert_eq!(brief.len(), full.len());

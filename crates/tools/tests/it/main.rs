@@ -4,6 +4,7 @@
 //! change process-wide state (environment, current directory).
 
 mod apply_patch;
+mod background;
 mod behaviour;
 mod boundary;
 mod buffers;
