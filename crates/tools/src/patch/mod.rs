@@ -128,6 +128,7 @@ fn plan(workspace: &Workspace, input: &str) -> Result<Planned, ToolError> {
                 files[at].after = Some(content);
             }
             FileOp::Delete { path } => {
+                not_a_link(workspace, &path, "delete")?;
                 let at = file(workspace, &mut files, &path)?;
                 if files[at].after.take().is_none() {
                     return Err(ToolError::failed(format!(
@@ -137,6 +138,9 @@ fn plan(workspace: &Workspace, input: &str) -> Result<Planned, ToolError> {
                 }
             }
             FileOp::Update { path, move_to, chunks } => {
+                if move_to.is_some() {
+                    not_a_link(workspace, &path, "move")?;
+                }
                 let at = file(workspace, &mut files, &path)?;
                 let rel = files[at].rel.clone();
                 let Some(text) = &files[at].after else {
@@ -172,6 +176,24 @@ fn plan(workspace: &Workspace, input: &str) -> Result<Planned, ToolError> {
         check_parents(workspace, &file.place)?;
     }
     Ok(Planned { files })
+}
+
+/// Refuses to delete or move `path` when it names a symbolic link: the
+/// workspace resolves a link to its target, which the patch would then
+/// remove, leaving the link dangling, when the link itself was meant.
+fn not_a_link(workspace: &Workspace, path: &str, action: &str) -> Result<(), ToolError> {
+    let written = std::path::Path::new(path);
+    let Some(name) = written.file_name() else { return Ok(()) };
+    let parent = written.parent().and_then(|p| p.to_str()).filter(|p| !p.is_empty());
+    // A folder that cannot be resolved is reported by the file's own resolve.
+    let Ok(folder) = workspace.resolve(parent.unwrap_or(".")) else { return Ok(()) };
+    let link = folder.child(name).symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+    if link {
+        return Err(ToolError::failed(format!(
+            "Cannot {action} '{path}': it is a symbolic link, and a patch changes files, not              links (it would {action} the file the link points to). Remove or rename the link              with shell. Nothing was changed."
+        )));
+    }
+    Ok(())
 }
 
 /// The index in `files` of the file at `path`, read on first use.

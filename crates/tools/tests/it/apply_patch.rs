@@ -412,6 +412,29 @@ fn the_preview_shows_every_file_and_writes_nothing() {
 }
 
 #[test]
+fn a_link_is_never_deleted_or_moved_through() {
+    let ws = TestWorkspace::code();
+    ws.write("real.txt", "real\n");
+    std::os::unix::fs::symlink("real.txt", ws.path("link.txt")).unwrap();
+    for patch_text in [
+        "*** Begin Patch\n*** Delete File: link.txt\n*** End Patch",
+        "*** Begin Patch\n*** Update File: link.txt\n*** Move to: moved.txt\n@@\n-real\n+x\n*** End Patch",
+    ] {
+        let message = expect_error(&patch(&ws, patch_text));
+        assert!(message.contains("it is a symbolic link"), "{message}");
+    }
+    assert_eq!(ws.read("real.txt"), "real\n");
+    assert!(ws.path("link.txt").is_symlink());
+    // Editing through a link inside the workspace edits its file, as
+    // edit_file does.
+    expect_ok(&patch(
+        &ws,
+        "*** Begin Patch\n*** Update File: link.txt\n@@\n-real\n+edited\n*** End Patch",
+    ));
+    assert_eq!(ws.read("real.txt"), "edited\n");
+}
+
+#[test]
 fn one_file_named_twice_sees_its_own_earlier_changes() {
     let ws = TestWorkspace::code();
     ws.write("f.txt", "a\nb\n");
