@@ -336,6 +336,51 @@ fn a_patch_is_refused_whole_when_one_of_its_files_is_denied_even_behind_a_symlin
 }
 
 #[test]
+fn a_background_command_is_killed_when_its_session_ends() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool(
+                "shell",
+                json!({"command": "echo pid=$$ > pid.txt; sleep 1000", "background": true}),
+            ),
+            Reply::text("Started."),
+        ])
+        .await;
+        let mut config = rig.config();
+        config.approval = Some(ApprovalPolicy::Auto);
+        let (session, mut events) = rig.open(config).await;
+        opened(&mut events);
+        session.submit(user("start it"));
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        let outputs = outputs(&seen);
+        assert!(outputs[0].0.starts_with("Started in the background as bg1"), "{outputs:?}");
+        let pid_file = rig.workspace.path().join("pid.txt");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let pid: u32 = loop {
+            let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+            if let Some(pid) = text.trim().strip_prefix("pid=").and_then(|p| p.parse().ok()) {
+                break pid;
+            }
+            assert!(std::time::Instant::now() < deadline, "the command never started");
+            tokio::task::yield_now().await;
+        };
+        let alive = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z')
+            })
+        };
+        assert!(alive(pid));
+        // The session ends; axon (this test process) goes on.
+        session.shutdown().await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while alive(pid) {
+            assert!(std::time::Instant::now() < deadline, "{pid} outlived its session");
+            tokio::task::yield_now().await;
+        }
+    });
+}
+
+#[test]
 fn a_read_deny_rule_holds_for_search_too() {
     // Issue 30 §2.12: `search` returned a .env line despite read_file(.env).
     runtime().block_on(async {
