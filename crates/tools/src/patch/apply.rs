@@ -213,14 +213,17 @@ fn miss(
     if cursor > 0 && seek(lines, pattern, 0, false).is_some() {
         message.push_str(
             "\nThey occur earlier in the file: chunks must come in the order of the file, each \
-             after the one before it.",
+             after the one before it. Nothing was changed.",
         );
         return ToolError::failed(message);
     }
     let probe = pattern.iter().find(|l| !l.trim().is_empty()).map(String::as_str).unwrap_or("");
     let candidates = closest_lines(lines, probe);
     if candidates.is_empty() {
-        message.push_str("\nNothing similar was found; read the file again and rewrite the patch.");
+        message.push_str(
+            "\nNothing similar was found; read the file again and rewrite the patch. Nothing was \
+             changed.",
+        );
     } else {
         message.push_str("\nThe closest lines are:");
         for (index, line) in candidates {
