@@ -232,10 +232,19 @@ impl Mapper {
     /// The diffs of a call that changes files: the hunks of its preview
     /// when there is one, else what its arguments say.
     fn diffs(&self, call: &ToolCall, preview: Option<&Preview>) -> Vec<Diff> {
-        if let Some(Preview::Diff { path, diff, created }) = preview
-            && let Some(path) = inside(&self.root, path)
-        {
-            let diffs = hunks(&path, diff, *created);
+        if let Some(Preview::Diff { path, diff, created }) = preview {
+            // A patch's preview holds one diff per file, each under its
+            // own `+++ b/PATH` header.
+            let diffs: Vec<Diff> = files_of(diff)
+                .into_iter()
+                .filter_map(|(file, text)| {
+                    let file = file.unwrap_or(path.as_str());
+                    let absolute = inside(&self.root, file)?;
+                    let created = *created || text.contains("\n@@ -0,0 ");
+                    Some(hunks(&absolute, text, created))
+                })
+                .flatten()
+                .collect();
             if !diffs.is_empty() {
                 return diffs;
             }
@@ -458,12 +467,29 @@ fn describe(root: &Path, call: &ToolCall, preview: Option<&Preview>) -> Describe
             (format!("Edit {path}"), ToolKind::Edit, at(path, first_changed_line(preview)))
         }
         "create_note" => (format!("Create {path}"), ToolKind::Edit, at(path, None)),
+        "apply_patch" => {
+            let files = axon_runtime::patch_paths(arg("input").unwrap_or(""));
+            let title = match files.as_slice() {
+                [only] => format!("Patch {only}"),
+                many => format!("Patch {} files", many.len()),
+            };
+            let locations = files.iter().flat_map(|file| at(file, None)).collect();
+            (title, ToolKind::Edit, locations)
+        }
         "shell" => {
             let command = arg("command").unwrap_or("");
             let first = command.lines().next().unwrap_or("");
             let shown: String = first.chars().take(80).collect();
             let more = if shown.len() < command.len() { " …" } else { "" };
-            (format!("`{shown}{more}`"), ToolKind::Execute, Vec::new())
+            let background = call.arguments.get("background").and_then(Value::as_bool);
+            let how = if background == Some(true) { " in the background" } else { "" };
+            (format!("`{shown}{more}`{how}"), ToolKind::Execute, Vec::new())
+        }
+        "shell_output" => {
+            (format!("Output of {}", arg("id").unwrap_or("?")), ToolKind::Execute, Vec::new())
+        }
+        "shell_kill" => {
+            (format!("Stop {}", arg("id").unwrap_or("?")), ToolKind::Execute, Vec::new())
         }
         "load_skill" => {
             (format!("Load skill {}", arg("name").unwrap_or("")), ToolKind::Read, Vec::new())
@@ -501,6 +527,34 @@ fn first_changed_line(preview: Option<&Preview>) -> Option<u64> {
         let new = rest.split_whitespace().find(|part| part.starts_with('+'))?;
         new.trim_start_matches('+').split(',').next()?.parse().ok()
     })
+}
+
+/// A diff preview cut at its files: each `--- …` header starts one, named
+/// by its `+++ b/PATH` line (`None` before any header: a single file's
+/// notes and diff, named by the preview).
+fn files_of(diff: &str) -> Vec<(Option<&str>, &str)> {
+    let mut starts: Vec<(usize, Option<&str>)> = vec![(0, None)];
+    let mut offset = 0;
+    let mut previous = "";
+    for line in diff.split_inclusive('\n') {
+        let text = line.trim_end_matches('\n');
+        if previous.starts_with("--- ")
+            && let Some(name) = text.strip_prefix("+++ b/")
+        {
+            starts.push((offset - previous.len() - 1, Some(name)));
+        }
+        previous = text;
+        offset += line.len();
+    }
+    let mut out = Vec::new();
+    for (index, &(start, name)) in starts.iter().enumerate() {
+        let end = starts.get(index + 1).map_or(diff.len(), |next| next.0);
+        if index == 0 && starts.len() > 1 {
+            continue;
+        }
+        out.push((name, &diff[start..end]));
+    }
+    out
 }
 
 /// A unified diff as the editor's diff content: one per hunk, each with the

@@ -430,3 +430,60 @@ fn a_running_calls_progress_is_its_content() {
     let counted = wire(&mapper.event(&progress(None, None)));
     assert_eq!(counted[0]["content"][0]["content"]["text"], "progress 2");
 }
+
+#[test]
+fn a_patch_is_an_edit_of_every_file_with_each_files_hunks() {
+    let mut mapper = Mapper::new(&root());
+    let input = "*** Begin Patch\n*** Add File: n.txt\n+new\n*** Update File: src/a.rs\n@@\n-one\n+1\n*** End Patch";
+    let patch = call("p1", "apply_patch", json!({ "input": input }));
+    let preview = Preview::Diff {
+        path: "n.txt".into(),
+        diff: "[The patch changes 2 files: A n.txt, M src/a.rs]\n--- a/n.txt\n+++ b/n.txt\n\
+               @@ -0,0 +1 @@\n+new\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,2 +1,2 @@\n-one\n+1\n two\n"
+            .into(),
+        created: false,
+    };
+    let (announce, _) = mapper.ask(&patch, &preview);
+    let announce = &wire(&announce)[0];
+    assert_eq!(announce["title"], "Patch 2 files");
+    assert_eq!(announce["kind"], "edit");
+    assert_eq!(
+        announce["locations"],
+        json!([{"path": "/home/me/project/n.txt"}, {"path": "/home/me/project/src/a.rs"}])
+    );
+    assert_eq!(
+        announce["content"],
+        json!([
+            {"type": "diff", "path": "/home/me/project/n.txt", "newText": "new\n"},
+            {"type": "diff", "path": "/home/me/project/src/a.rs", "oldText": "one\ntwo\n",
+             "newText": "1\ntwo\n"}
+        ])
+    );
+    let one = call(
+        "p2",
+        "apply_patch",
+        json!({ "input": "*** Begin Patch\n*** Delete File: x\n*** End Patch" }),
+    );
+    let (announce, _) = mapper.ask(&one, &Preview::Invalid { message: "no".into() });
+    assert_eq!(wire(&announce)[0]["title"], "Patch x");
+}
+
+#[test]
+fn background_commands_and_their_output_are_execute_cards() {
+    let mut mapper = Mapper::new(&root());
+    let title = |mapper: &mut Mapper, id: &str, name: &str, arguments: Value| {
+        let updates = mapper.event(&AgentEvent::Action {
+            refused: false,
+            preview: None,
+            call: call(id, name, arguments),
+        });
+        let update = &wire(&updates)[0];
+        assert_eq!(update["kind"], "execute", "{update}");
+        update["title"].as_str().unwrap().to_string()
+    };
+    let started =
+        title(&mut mapper, "b1", "shell", json!({"command": "npm run dev", "background": true}));
+    assert_eq!(started, "`npm run dev` in the background");
+    assert_eq!(title(&mut mapper, "b2", "shell_output", json!({"id": "bg1"})), "Output of bg1");
+    assert_eq!(title(&mut mapper, "b3", "shell_kill", json!({"id": "bg1"})), "Stop bg1");
+}

@@ -3,9 +3,11 @@
 //! A model whose window is below [`SMALL_WINDOW`] tokens (a local 8k model)
 //! would spend a third of it on tool definitions before the first prompt.
 //! For such a window the tools offered are cut: the ones that are not the
-//! work itself are left out (`todo`; `multi_edit`, which `edit_file` does
-//! one edit at a time; and delegation to subagents, `task` and `agent_*`,
-//! which costs a second context of the same small size), each
+//! work itself are left out (`todo`; `multi_edit` and `apply_patch`, whose
+//! work `edit_file` and `write_file` do one change at a time; background
+//! commands, `shell_output`, `shell_kill` and shell's `background`; and
+//! delegation to subagents, `task` and `agent_*`, which costs a second
+//! context of the same small size), each
 //! description keeps its first sentences (at most [`BRIEF_DESCRIPTION`]
 //! characters, never less than one sentence), a parameter's description its
 //! first sentence, and schema details a model does not need to call well
@@ -28,8 +30,13 @@ pub const BRIEF_DESCRIPTION: usize = 240;
 
 /// Whether `name` is left out for a small window.
 fn left_out(name: &str) -> bool {
-    name == "todo" || name == "task" || name == "multi_edit" || name.starts_with("agent_")
+    matches!(name, "todo" | "task" | "multi_edit" | "apply_patch" | "shell_output" | "shell_kill")
+        || name.starts_with("agent_")
 }
+
+/// Parameters left out for a small window, by tool: what needs a tool left
+/// out (a background command needs shell_output to be read).
+const LEFT_OUT_PARAMETERS: &[(&str, &str)] = &[("shell", "background")];
 
 /// `specs` as a model with `window` tokens is offered them.
 pub fn tools_for_window(specs: Vec<ToolSpec>, window: u64) -> Vec<ToolSpec> {
@@ -42,6 +49,12 @@ pub fn tools_for_window(specs: Vec<ToolSpec>, window: u64) -> Vec<ToolSpec> {
         .map(|mut spec| {
             spec.description = sentences(&spec.description, BRIEF_DESCRIPTION);
             brief_schema(&mut spec.input_schema);
+            for (_, parameter) in LEFT_OUT_PARAMETERS.iter().filter(|(tool, _)| *tool == spec.name)
+            {
+                if let Some(Value::Object(properties)) = spec.input_schema.get_mut("properties") {
+                    properties.remove(*parameter);
+                }
+            }
             spec
         })
         .collect()
@@ -192,5 +205,20 @@ mod tests {
         };
         assert_eq!(tools_for_window(vec![spec.clone()], SMALL_WINDOW), vec![spec.clone()]);
         assert!(tools_for_window(vec![spec], SMALL_WINDOW - 1).is_empty());
+    }
+
+    #[test]
+    fn a_small_window_cannot_start_what_it_cannot_read() {
+        let shell = ToolSpec {
+            name: "shell".into(),
+            description: "Run.".into(),
+            input_schema: json!({"type": "object", "properties": {
+                "command": {"type": "string"}, "background": {"type": "boolean"}}}),
+            annotations: Default::default(),
+        };
+        let output = ToolSpec { name: "shell_output".into(), ..shell.clone() };
+        let brief = tools_for_window(vec![shell, output], SMALL_WINDOW - 1);
+        assert_eq!(brief.len(), 1);
+        assert_eq!(brief[0].input_schema["properties"], json!({"command": {"type": "string"}}));
     }
 }

@@ -11,6 +11,10 @@
 //! | `Read`                 | `read_file`       |
 //! | `Write`                | `write_file`      |
 //! | `Edit`, `MultiEdit`    | `edit_file`       |
+//! | `MultiEdit`            | `multi_edit`      |
+//! | `Edit`, `Write`        | `apply_patch`     |
+//! | `BashOutput`           | `shell_output`    |
+//! | `KillShell`, `KillBash`| `shell_kill`      |
 //! | `Glob`                 | `glob`            |
 //! | `Grep`                 | `search`          |
 //! | `LS`                   | `list_dir`        |
@@ -26,7 +30,9 @@
 //! Hooks loaded from Claude's settings get Claude's dialect on stdin
 //! ([`claude_input`]): `tool_name` is Claude's, and `tool_input` gains
 //! Claude's argument names beside axon's (`file_path` as an absolute path,
-//! `old_string`, `new_string`); nothing of axon's is removed.
+//! `old_string`, `new_string`); nothing of axon's is removed. A patch
+//! (`apply_patch`, told as `Edit`) gets `file_paths`, every file it names
+//! as an absolute path, and `file_path` when it names one file only.
 
 use std::path::Path;
 
@@ -34,13 +40,20 @@ use serde_json::Value;
 
 /// (Claude Code's name, axon's name); the first entry for an axon name is
 /// the one a hook is told.
-const TOOLS: [(&str, &str); 10] = [
+const TOOLS: [(&str, &str); 15] = [
     ("Bash", "shell"),
     ("Read", "read_file"),
     ("Write", "write_file"),
     ("Edit", "edit_file"),
     ("MultiEdit", "edit_file"),
     ("MultiEdit", "multi_edit"),
+    // Claude Code has no patch tool; a patch edits and creates files, so
+    // the hooks that guard or format edits and writes see it.
+    ("Edit", "apply_patch"),
+    ("Write", "apply_patch"),
+    ("BashOutput", "shell_output"),
+    ("KillShell", "shell_kill"),
+    ("KillBash", "shell_kill"),
     ("Glob", "glob"),
     ("Grep", "search"),
     ("LS", "list_dir"),
@@ -99,6 +112,38 @@ pub fn claude_input(axon_name: &str, input: &Value, cwd: &Path) -> Value {
         let absolute = cwd.join(path).display().to_string();
         object.insert("file_path".into(), Value::String(absolute));
     }
+    if axon_name == "apply_patch"
+        && let Some(Value::String(patch)) = object.get("input")
+    {
+        let paths: Vec<String> = axon_tools::patch_paths(patch)
+            .iter()
+            .map(|path| cwd.join(path).display().to_string())
+            .collect();
+        if let [only] = paths.as_slice()
+            && !object.contains_key("file_path")
+        {
+            object.insert("file_path".into(), Value::String(only.clone()));
+        }
+        if !object.contains_key("file_paths") {
+            object.insert(
+                "file_paths".into(),
+                Value::Array(paths.into_iter().map(Value::String).collect()),
+            );
+        }
+    }
+    // Claude's names for a background command's arguments.
+    for (tool, axon, claude) in [
+        ("shell", "background", "run_in_background"),
+        ("shell_output", "id", "bash_id"),
+        ("shell_kill", "id", "shell_id"),
+    ] {
+        if axon_name == tool
+            && !object.contains_key(claude)
+            && let Some(value) = object.get(axon).cloned()
+        {
+            object.insert(claude.into(), value);
+        }
+    }
     if axon_name == "edit_file" {
         with_claude_edit_names(object);
     }
@@ -141,6 +186,28 @@ mod tests {
         assert_eq!(claude["file_path"], "/w/a.rs");
         assert_eq!(claude["edits"][0]["old_string"], "x");
         assert_eq!(claude["edits"][0]["new_string"], "y");
+        assert_eq!(claude_name("apply_patch"), Some("Edit"));
+        assert_eq!(match_names("apply_patch"), vec!["apply_patch", "Edit", "Write"]);
+        assert_eq!(axon_name("Edit").as_deref(), Some("edit_file"));
+        let one =
+            json!({"input": "*** Begin Patch\n*** Update File: a.rs\n@@\n-x\n+y\n*** End Patch"});
+        let claude = claude_input("apply_patch", &one, Path::new("/w"));
+        assert_eq!(claude["file_path"], "/w/a.rs");
+        assert_eq!(claude["file_paths"], json!(["/w/a.rs"]));
+        let two = json!({"input": "*** Begin Patch\n*** Add File: b\n+x\n*** Delete File: c/d\n*** End Patch"});
+        let claude = claude_input("apply_patch", &two, Path::new("/w"));
+        assert!(claude.get("file_path").is_none(), "{claude}");
+        assert_eq!(claude["file_paths"], json!(["/w/b", "/w/c/d"]));
+        assert_eq!(claude_name("shell_output"), Some("BashOutput"));
+        assert_eq!(claude_name("shell_kill"), Some("KillShell"));
+        assert_eq!(axon_name("KillBash").as_deref(), Some("shell_kill"));
+        let claude = claude_input("shell_output", &json!({"id": "bg1"}), Path::new("/w"));
+        assert_eq!(claude["bash_id"], "bg1");
+        let claude = claude_input("shell_kill", &json!({"id": "bg1"}), Path::new("/w"));
+        assert_eq!(claude["shell_id"], "bg1");
+        let claude =
+            claude_input("shell", &json!({"command": "x", "background": true}), Path::new("/w"));
+        assert_eq!(claude["run_in_background"], true);
         assert_eq!(axon_name("Grep").as_deref(), Some("search"));
         assert_eq!(
             axon_name("mcp__memory__create_entities").as_deref(),

@@ -174,6 +174,75 @@ impl RuleSet {
     /// The verdict for calling `tool` with `args` in `workspace` (its
     /// canonical root).
     pub fn decide(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> Verdict {
+        if tool == "apply_patch" {
+            return self.decide_patch(args, workspace);
+        }
+        self.decide_one(tool, args, workspace)
+    }
+
+    /// An `apply_patch` call, judged file by file (`crate::patch`): each
+    /// file it names is an `edit_file` call of that path, and, for a file it
+    /// creates (added, or a move's destination), a `write_file` call too,
+    /// whose deny and ask rules hold. Rules naming `apply_patch` itself
+    /// hold as well, for the whole patch or (with a glob) per file. Deny
+    /// or ask for any file is the verdict of the whole patch; it is allowed
+    /// only when every file is.
+    fn decide_patch(&self, args: &serde_json::Value, workspace: &Path) -> Verdict {
+        let input = args.get("input").and_then(|v| v.as_str()).unwrap_or_default();
+        let files = crate::patch::files(input);
+        if files.is_empty() {
+            return self.decide_one("apply_patch", &serde_json::json!({}), workspace);
+        }
+        let mut allowed: Vec<Verdict> = Vec::new();
+        let mut asked: Option<Verdict> = None;
+        for file in &files {
+            let args = serde_json::json!({ "path": file.path });
+            let as_patch = self.decide_one("apply_patch", &args, workspace);
+            let as_edit = self.decide_one("edit_file", &args, workspace);
+            let as_write = if file.created {
+                self.decide_one("write_file", &args, workspace)
+            } else {
+                Verdict::None
+            };
+            let verdicts = [&as_patch, &as_edit, &as_write];
+            if let Some(deny) = verdicts.iter().find(|v| matches!(v, Verdict::Deny { .. })) {
+                return (*deny).clone();
+            }
+            if asked.is_none() {
+                asked = verdicts
+                    .iter()
+                    .find(|v| matches!(v, Verdict::Ask { .. }))
+                    .map(|v| (*v).clone());
+            }
+            if let Some(allow) =
+                [as_patch, as_edit].into_iter().find(|v| matches!(v, Verdict::Allow { .. }))
+            {
+                allowed.push(allow);
+            }
+        }
+        if let Some(ask) = asked {
+            return ask;
+        }
+        if allowed.len() != files.len() {
+            return Verdict::None;
+        }
+        let mut rules: Vec<String> = Vec::new();
+        let mut sources: Vec<String> = Vec::new();
+        for verdict in allowed {
+            if let Verdict::Allow { rule, source } = verdict {
+                if !rules.contains(&rule) {
+                    rules.push(rule);
+                }
+                if !sources.contains(&source) {
+                    sources.push(source);
+                }
+            }
+        }
+        Verdict::Allow { rule: rules.join(", "), source: sources.join(", ") }
+    }
+
+    /// The verdict for one call of `tool` as its arguments stand.
+    fn decide_one(&self, tool: &str, args: &serde_json::Value, workspace: &Path) -> Verdict {
         let tool = crate::rule::rules_name(tool);
         let command = args.get("command").and_then(|c| c.as_str());
         let analysis = (tool == "shell")

@@ -15,6 +15,7 @@ pub mod command;
 mod decide;
 mod effective;
 mod invoke;
+mod patch;
 mod path;
 mod rule;
 mod suggest;

@@ -60,6 +60,7 @@ pub fn suggest(tool: &str, args: &serde_json::Value, workspace: &Path) -> Option
     let suggestion = match tool {
         "shell" => shell(args.get("command")?.as_str()?, workspace)?,
         "edit_file" | "write_file" => file(tool, args.get("path")?.as_str()?, workspace)?,
+        "apply_patch" => patch(args.get("input")?.as_str()?, workspace)?,
         other => {
             Suggestion { rules: vec![other.to_string()], description: format!("allow {other}") }
         }
@@ -127,6 +128,27 @@ fn prefix_words(argv: &[String]) -> Option<Vec<String>> {
         Some(sub) if SUBCOMMANDS.contains(&name) => Some(vec![program.clone(), sub.clone()]),
         _ => Some(vec![program.clone()]),
     }
+}
+
+/// `edit_file` rules for every file a patch names (the rules its files are
+/// judged by), or `None` when one of them gets no rule.
+fn patch(input: &str, workspace: &Path) -> Option<Suggestion> {
+    let mut rules: Vec<String> = Vec::new();
+    let mut shown: Vec<String> = Vec::new();
+    for named in crate::patch::files(input) {
+        let one = file("edit_file", &named.path, workspace)?;
+        for rule in one.rules {
+            if !rules.contains(&rule) {
+                rules.push(rule);
+                let what = one.description.strip_prefix("allow edit_file ").unwrap_or_default();
+                shown.push(what.to_string());
+            }
+        }
+    }
+    if rules.is_empty() {
+        return None;
+    }
+    Some(Suggestion { rules, description: format!("allow edit_file {}", and_list(&shown)) })
 }
 
 fn file(tool: &str, target: &str, workspace: &Path) -> Option<Suggestion> {

@@ -8,8 +8,8 @@
 //! - `orphans`: what left its group (`setsid`, a daemon) is re-parented
 //!   to axon (a child subreaper), reaped while axon runs and killed when it
 //!   leaves.
-//! - `servers`: the groups of long-lived children (MCP servers), killed
-//!   exactly once however they end.
+//! - `servers`: the groups of long-lived children (MCP servers, background
+//!   commands), killed exactly once however they end.
 //! - `capture`: a child's output read in the background, bounded (head
 //!   and tail kept), never outliving the call.
 //! - `env_policy`: the environment a child sees, built from scratch

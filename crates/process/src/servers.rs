@@ -1,6 +1,7 @@
-//! The process groups of running stdio servers, so each is killed exactly
-//! once however axon ends: shutdown, a dropped manager, or a front end that
-//! must exit at once ([`crate::kill_all`]).
+//! The process groups of long-lived children (stdio servers, background
+//! commands), so each is killed exactly once however axon ends: shutdown,
+//! a dropped manager or set of tools, or a front end that must exit at once
+//! ([`crate::kill_all`]).
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};

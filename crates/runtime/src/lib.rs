@@ -79,7 +79,7 @@ pub use axon_protocol::Utc;
 pub use axon_store::{
     SessionStore, SessionSummary, StoreError, new_session_id, to_json, to_markdown,
 };
-pub use axon_tools::{Buffers, Profile, ToolContext, Workspace, atomic_write};
+pub use axon_tools::{Buffers, Profile, ToolContext, Workspace, atomic_write, patch_paths};
 
 /// MCP for the commands that use servers by hand (`axon mcp list`, `call`,
 /// `login`) and that serve tools (`axon mcp serve`).

@@ -107,7 +107,8 @@ pub fn served_tools(
 ) -> ToolRegistry {
     let mut registry = profile.registry_with(env.clone(), sandbox);
     if read_only {
-        registry.retain(|spec| spec.annotations.read_only);
+        // shell_output reads commands shell started: without shell, none.
+        registry.retain(|spec| spec.annotations.read_only && spec.name != "shell_output");
     }
     registry
 }

@@ -41,7 +41,7 @@ const SUGGESTION_WORK: usize = 40_000_000;
 /// counted, so the message stays small whatever the file.
 const MAX_LISTED_MATCHES: usize = 20;
 /// edit_file holds the file in memory twice; larger files are refused.
-const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct EditFileArgs {
@@ -311,7 +311,7 @@ fn replace_text(rel: &str, original: &str, args: &Replacement) -> Result<Replace
 }
 
 /// Whether most of the file's line breaks are CRLF.
-fn uses_crlf(content: &str) -> bool {
+pub(crate) fn uses_crlf(content: &str) -> bool {
     let crlf = content.matches("\r\n").count();
     crlf > 0 && crlf * 2 > content.matches('\n').count()
 }
@@ -396,7 +396,7 @@ fn whitespace_insensitive_match(file_lines: &[&str], old: &str) -> Option<usize>
 }
 
 /// Up to three file lines most like the first non-blank line of `old`.
-fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)> {
+pub(crate) fn closest_lines<'a>(file_lines: &[&'a str], old: &str) -> Vec<(usize, &'a str)> {
     let Some(probe) = crate::text::lines(old).map(str::trim).find(|l| !l.is_empty()) else {
         return Vec::new();
     };

@@ -17,6 +17,7 @@
 //! [`Profile::Vault`] for a notes vault (seed 000's Obsidian tools).
 
 mod atomic;
+mod background;
 mod buffers;
 mod edit;
 mod error;
@@ -24,6 +25,7 @@ mod glob;
 mod list_dir;
 mod multi_edit;
 mod notes;
+mod patch;
 mod preview;
 mod read;
 mod registry;
@@ -36,9 +38,11 @@ mod workspace;
 mod write;
 
 pub use atomic::{atomic_replace, atomic_write, atomic_write_path};
+pub use background::Jobs;
 pub use buffers::Buffers;
 pub use error::{PathError, ToolError};
 pub use notes::normalize_note_path;
+pub use patch::patch_paths;
 pub use registry::{
     CallEvents, Progress, ProgressSink, Tool, ToolContext, ToolFuture, ToolRegistry, TypedTool,
 };
@@ -83,10 +87,18 @@ impl Profile {
                 registry.register(write::WriteFile);
                 registry.register(edit::EditFile);
                 registry.register(multi_edit::MultiEdit);
+                registry.register(patch::ApplyPatch);
                 registry.register(list_dir::ListDir);
                 registry.register(search::Search);
                 registry.register(glob::Glob);
-                registry.register(shell::Shell { env: std::sync::Arc::new(env), sandbox });
+                let jobs = std::sync::Arc::new(background::Jobs::default());
+                registry.register(shell::Shell {
+                    env: std::sync::Arc::new(env),
+                    sandbox,
+                    jobs: std::sync::Arc::clone(&jobs),
+                });
+                registry.register(background::ShellOutput { jobs: std::sync::Arc::clone(&jobs) });
+                registry.register(background::ShellKill { jobs });
             }
             Profile::Vault => {
                 registry.register(notes::ReadNote);

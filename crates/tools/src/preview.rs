@@ -25,11 +25,16 @@ const CONTEXT_LINES: usize = 3;
 /// The unified diff from `before` to `after` of the file `rel`, whole;
 /// empty when nothing changes.
 pub(crate) fn unified_diff(rel: &str, before: &str, after: &str) -> String {
+    unified_diff_named(rel, rel, before, after)
+}
+
+/// [`unified_diff`] of a file named `from` before and `to` after (a move).
+pub(crate) fn unified_diff_named(from: &str, to: &str, before: &str, after: &str) -> String {
     let diff =
         TextDiffConfig::default().deadline(Instant::now() + DIFF_BUDGET).diff_lines(before, after);
     diff.unified_diff()
         .context_radius(CONTEXT_LINES)
-        .header(&format!("a/{rel}"), &format!("b/{rel}"))
+        .header(&format!("a/{from}"), &format!("b/{to}"))
         .to_string()
 }
 
@@ -81,7 +86,7 @@ fn notes_text(notes: &[String]) -> String {
 
 /// `text` cut at the last line boundary that leaves room for the note
 /// saying how many lines were left out.
-fn cap(text: String) -> String {
+pub(crate) fn cap(text: String) -> String {
     if text.len() <= MAX_PREVIEW_DIFF_BYTES {
         return text;
     }

@@ -598,7 +598,7 @@ mod tests {
 
     #[test]
     fn profiles_register_cleanly() {
-        for (profile, expected) in [(Profile::Code, 8), (Profile::Vault, 5)] {
+        for (profile, expected) in [(Profile::Code, 11), (Profile::Vault, 5)] {
             let registry = profile.registry();
             assert_eq!(registry.len(), expected, "{profile:?}: {registry:?}");
             for spec in registry.specs() {
@@ -663,7 +663,7 @@ mod tests {
         let mut registry = Profile::Code.registry();
         registry.retain(|spec| spec.annotations.read_only);
         let names: Vec<&str> = registry.names().collect();
-        assert_eq!(names, ["read_file", "list_dir", "search", "glob"]);
+        assert_eq!(names, ["read_file", "list_dir", "search", "glob", "shell_output"]);
         assert!(!registry.contains("shell"));
         assert_eq!(registry.spec("glob").map(|s| s.name.as_str()), Some("glob"));
     }

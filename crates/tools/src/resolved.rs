@@ -117,6 +117,19 @@ impl Resolved {
         Ok(Dir::from_std_file(self.root.open_with(self.arg(), &options)?.into_std()))
     }
 
+    /// Removes this file by its name in its folder's handle (`unlinkat`):
+    /// a symlink in its place is removed as a name, never followed, and a
+    /// folder is refused.
+    pub(crate) fn remove_file(&self) -> io::Result<()> {
+        let Some((parent, name)) = self.split() else {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "the workspace root is a folder",
+            ));
+        };
+        parent.open_dir()?.remove_file(&name)
+    }
+
     /// Creates this folder and any missing parents.
     pub fn create_dir_all(&self) -> io::Result<()> {
         if self.rel.as_os_str().is_empty() {

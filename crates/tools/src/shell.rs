@@ -18,6 +18,10 @@
 //! saying what the sandbox refuses, so the model can tell the user instead
 //! of retrying blindly.
 //!
+//! With `background: true` the command starts the same way (`Shell::command`)
+//! and returns its id at once; `background.rs` keeps it, its output and its
+//! group.
+//!
 //! The preview is the command and its working folder (workspace-relative),
 //! after the same checks the run makes before starting anything.
 
@@ -30,6 +34,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::process::Command;
 
+use crate::background::Jobs;
 use crate::error::ToolError;
 use crate::preview::invalid;
 use crate::registry::{ToolContext, TypedTool};
@@ -56,6 +61,9 @@ pub struct ShellArgs {
     /// Run outside the sandbox. Only for a command that needs what the sandbox refuses (the network, writing outside the workspace or into .git); the user is asked first.
     #[serde(default)]
     pub unsandboxed: Option<bool>,
+    /// Start the command and return its id at once, without waiting: for servers and long builds. Read its output with shell_output, stop it with shell_kill. It runs until it ends, is killed, or the session ends (timeout_ms applies only if given).
+    #[serde(default)]
+    pub background: Option<bool>,
 }
 
 /// The sandbox `shell` commands run in: its policy, and the private temp
@@ -134,6 +142,8 @@ impl CommandSandbox {
 pub struct Shell {
     pub env: Arc<EnvPolicy>,
     pub sandbox: Option<Arc<CommandSandbox>>,
+    /// The session's background commands.
+    pub jobs: Arc<Jobs>,
 }
 
 impl TypedTool for Shell {
@@ -144,7 +154,8 @@ impl TypedTool for Shell {
         let mut text = "Run a shell command (`sh -c`) in the workspace and return its exit code, \
          stdout and stderr. Stdin is empty; nothing is interactive. timeout_ms (default 120000) \
          kills the command and everything it started. Background processes are stopped when the \
-         command returns; detach long-running servers with `setsid` (they stop when axon exits). \
+         command returns; start servers and other long-running commands with background=true \
+         (then shell_output reads what they print and shell_kill stops them). \
          API keys and other secret variables are not in the environment. Prefer read_file, search \
          and glob for reading and finding files."
             .to_string();
@@ -172,47 +183,17 @@ impl TypedTool for Shell {
     }
 
     async fn run(&self, ctx: &ToolContext, args: ShellArgs) -> Result<ToolOutput, ToolError> {
-        let (workdir, workdir_handle) = checked_workdir(&ctx.workspace, &args)?;
+        let mut prepared = self.command(ctx, &args)?;
+        if args.background == Some(true) {
+            let timeout = args.timeout_ms.map(|ms| Duration::from_millis(ms.max(1)));
+            return self.jobs.start(prepared, &args.command, timeout).map(ToolOutput::text);
+        }
+        let command = &mut prepared.command;
+        let sandbox = self.sandbox_for(&args);
         let timeout = Duration::from_millis(
             args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS),
         );
-
-        if args.unsandboxed == Some(true)
-            && let Some(why) = self.sandbox.as_ref().and_then(|s| s.no_leaving.as_ref())
-        {
-            return Err(ToolError::failed(why.clone()));
-        }
-        let sandbox = self.sandbox_for(&args);
-        let prepared = match sandbox {
-            Some(sandbox) => Some(axon_sandbox::prepare(sandbox.policy()).map_err(|e| {
-                ToolError::failed(format!(
-                    "The command did not run: its sandbox could not be set up ({e}). Tell the \
-                     user: `axon sandbox check` shows what this machine enforces, and \
-                     `--sandbox off` runs commands unsandboxed."
-                ))
-            })?),
-            None => None,
-        };
-
-        let mut command = Command::new("sh");
-        self.env.configure(&mut command);
-        command
-            .arg("-c")
-            .arg(&args.command)
-            .current_dir(workdir_handle.cwd())
-            .env("PWD", workdir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .env("PAGER", "cat")
-            .env("GIT_PAGER", "cat")
-            .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
-        die_with_parent(&mut command);
-        if let Some(prepared) = prepared {
-            prepared.apply_tokio(&mut command);
-        }
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
 
         let started = Instant::now();
         let mut child =
@@ -275,6 +256,50 @@ impl TypedTool for Shell {
 }
 
 impl Shell {
+    /// The command a call runs, ready to spawn: `sh -c` in the checked
+    /// working folder, with the policy's environment, in a process group of
+    /// its own that dies with axon, inside the call's sandbox (or refused
+    /// when the sandbox cannot be set up). Foreground and background
+    /// commands both start here; the caller sets up stdout and stderr.
+    fn command(&self, ctx: &ToolContext, args: &ShellArgs) -> Result<ShellCommand, ToolError> {
+        let (workdir, workdir_handle) = checked_workdir(&ctx.workspace, args)?;
+        if args.unsandboxed == Some(true)
+            && let Some(why) = self.sandbox.as_ref().and_then(|s| s.no_leaving.as_ref())
+        {
+            return Err(ToolError::failed(why.clone()));
+        }
+        let sandbox = self.sandbox_for(args);
+        let prepared = match sandbox {
+            Some(sandbox) => Some(axon_sandbox::prepare(sandbox.policy()).map_err(|e| {
+                ToolError::failed(format!(
+                    "The command did not run: its sandbox could not be set up ({e}). Tell the \
+                     user: `axon sandbox check` shows what this machine enforces, and \
+                     `--sandbox off` runs commands unsandboxed."
+                ))
+            })?),
+            None => None,
+        };
+
+        let mut command = Command::new("sh");
+        self.env.configure(&mut command);
+        command
+            .arg("-c")
+            .arg(&args.command)
+            .current_dir(workdir_handle.cwd())
+            .env("PWD", workdir.path())
+            .stdin(Stdio::null())
+            .env("PAGER", "cat")
+            .env("GIT_PAGER", "cat")
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+        die_with_parent(&mut command);
+        if let Some(prepared) = prepared {
+            prepared.apply_tokio(&mut command);
+        }
+        Ok(ShellCommand { command, _workdir: workdir_handle })
+    }
+
     /// The sandbox a call runs in: the session's, unless it asked to run
     /// unsandboxed (which the session's permissions had the user approve).
     fn sandbox_for(&self, args: &ShellArgs) -> Option<&Arc<CommandSandbox>> {
@@ -304,7 +329,7 @@ fn render_streams(stdout: &str, stderr: &str) -> String {
     format!("stdout:\n{}\nstderr:\n{}", show(stdout), show(stderr))
 }
 
-fn describe_status(status: &std::process::ExitStatus) -> String {
+pub(crate) fn describe_status(status: &std::process::ExitStatus) -> String {
     if let Some(code) = status.code() {
         return format!("exit code: {code}");
     }
@@ -316,6 +341,13 @@ fn describe_status(status: &std::process::ExitStatus) -> String {
         }
     }
     "exit status unknown".to_string()
+}
+
+/// A command ready to start, and the working folder it starts in, which
+/// must stay open until it is spawned.
+pub(crate) struct ShellCommand {
+    pub(crate) command: Command,
+    _workdir: Workdir,
 }
 
 /// The working folder, held open while the command starts.
@@ -372,6 +404,7 @@ mod tests {
         let shell = Shell {
             env: Arc::new(EnvPolicy::new(&config, Vec::<String>::new()).unwrap()),
             sandbox: None,
+            jobs: Arc::default(),
         };
         let ctx = ToolContext::new(crate::Workspace::new(dir.path()).unwrap());
         let args = ShellArgs {
@@ -379,6 +412,7 @@ mod tests {
             timeout_ms: None,
             workdir: None,
             unsandboxed: None,
+            background: None,
         };
         let text = shell.run(&ctx, args).await.unwrap().text_content();
         assert!(text.contains("ONLY=this"), "{text}");

@@ -263,7 +263,7 @@ impl Tally {
     }
 }
 
-fn create_parents(workspace: &Workspace, place: &Resolved) -> Result<(), ToolError> {
+pub(crate) fn create_parents(workspace: &Workspace, place: &Resolved) -> Result<(), ToolError> {
     let Some((parent, _)) = place.split() else {
         return Ok(());
     };
@@ -284,7 +284,7 @@ fn folder_error(workspace: &Workspace, parent: &Resolved, e: &io::Error) -> Tool
 
 /// What create_parents would say, found by looking only: each missing
 /// folder up to the first that exists, which must be a folder.
-fn check_parents(workspace: &Workspace, place: &Resolved) -> Result<(), ToolError> {
+pub(crate) fn check_parents(workspace: &Workspace, place: &Resolved) -> Result<(), ToolError> {
     let Some((parent, _)) = place.split() else {
         return Ok(());
     };

@@ -554,10 +554,13 @@ fn without_a_provider_axon_run_is_not_offered() {
             "write_file",
             "edit_file",
             "multi_edit",
+            "apply_patch",
             "list_dir",
             "search",
             "glob",
-            "shell"
+            "shell",
+            "shell_output",
+            "shell_kill"
         ]
     );
 }

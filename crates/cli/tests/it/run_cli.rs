@@ -371,7 +371,15 @@ fn an_8k_window_is_sent_a_cut_system_prompt_and_tool_set() {
         assert!(small <= most, "{profile}: {small} tokens at 8k");
         assert!(small * 100 <= large * share, "{profile}: {small} at 8k against {large}");
         assert!(
-            !names.iter().any(|n| n == "todo" || n == "task" || n == "multi_edit"),
+            !names.iter().any(|n| [
+                "todo",
+                "task",
+                "multi_edit",
+                "apply_patch",
+                "shell_output",
+                "shell_kill"
+            ]
+            .contains(&n.as_str())),
             "{names:?}"
         );
         assert!(all.iter().any(|n| n == "todo"), "{all:?}");

@@ -330,3 +330,30 @@ fn a_command_cannot_read_the_keys_out_of_axons_own_environment() {
     assert!(!text.contains(AXON_KEY) && !text.contains(OPENAI_KEY), "{text}");
     assert!(text.contains("Permission denied"), "{text}");
 }
+
+#[test]
+fn a_background_command_is_redacted_in_the_session_and_ends_with_axon() {
+    let s = common::setup(vec![
+        Reply::tool(
+            "shell",
+            json!({"command": "echo Authorization: Bearer abcdefghijklmnopqrstu; touch started; sleep 60; touch marker",
+                   "background": true}),
+        ),
+        Reply::tool("shell_output", json!({"id": "bg1", "wait_ms": 30000})),
+        Reply::text("done"),
+    ]);
+    s.axon().args(["run", "--yes", "start the server"]).assert().success();
+    // The command ran (its output was read) and did not outlive axon.
+    assert!(s.workspace.path().join("started").exists());
+    wait_until("the background command ended with axon", Duration::from_secs(40), || {
+        processes_in(s.workspace.path()).is_empty()
+    });
+    assert!(!s.workspace.path().join("marker").exists());
+    let sessions = s.home.path().join("data/sessions");
+    let file = std::fs::read_dir(sessions).unwrap().next().unwrap().unwrap().path();
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains("[bg1] running for"), "shell_output's result is saved: {text}");
+    // The output read, redacted like any line of the session.
+    assert!(text.contains(r"touch marker`\nAuthorization: [redacted]"), "{text}");
+    assert!(!text.contains("abcdefghijklmnopqrstu"), "the token is redacted: {text}");
+}

@@ -17,7 +17,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-CODE_TOOLS = ["read_file", "write_file", "edit_file", "multi_edit", "list_dir", "search", "glob", "shell"]
+CODE_TOOLS = ["read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "list_dir", "search", "glob", "shell",
+              "shell_output", "shell_kill"]
 
 
 class CheckFailed(Exception):
@@ -68,6 +69,12 @@ async def exercise(session, workspace):
         {"old_str": "bee", "new_str": "wasp"}, {"old_str": "wasp\n", "new_str": "wasp\nant\n"}]})
     with open(os.path.join(workspace, "new", "b.txt")) as f:
         check(f.read() == "wasp\nant\n", "multi_edit made both edits")
+    await call(session, "apply_patch", {"input": "*** Begin Patch\n*** Update File: new/b.txt\n"
+               "@@\n wasp\n-ant\n+bee\n*** Add File: new/c.txt\n+sea\n*** End Patch"})
+    with open(os.path.join(workspace, "new", "b.txt")) as f:
+        check(f.read() == "wasp\nbee\n", "apply_patch changed the file")
+    with open(os.path.join(workspace, "new", "c.txt")) as f:
+        check(f.read() == "sea\n", "apply_patch added a file in the same patch")
     body = await call(session, "list_dir", {})
     check("a.txt" in body and "new" in body, "list_dir lists the folder", body)
     body = await call(session, "search", {"query": "world"})

@@ -137,6 +137,20 @@ fn suggestion_table() {
         ("edit_file", json!({}), None),
         ("mcp_x_y", json!({"anything": 1}), Some((&["mcp_x_y"], "allow mcp_x_y"))),
         ("read_file", path("/etc/passwd"), Some((&["read_file"], "allow read_file"))),
+        (
+            "apply_patch",
+            json!({"input": "*** Begin Patch\n*** Add File: src/a.rs\n+x\n*** Update File: README.md\n@@\n-a\n+b\n*** Delete File: src/b.rs\n*** End Patch"}),
+            Some((
+                &["edit_file(src/**)", "edit_file(README.md)"],
+                "allow edit_file in src/ and on README.md",
+            )),
+        ),
+        (
+            "apply_patch",
+            json!({"input": "*** Begin Patch\n*** Add File: src/a.rs\n+x\n*** Delete File: .git/config\n*** End Patch"}),
+            None,
+        ),
+        ("apply_patch", json!({"input": "not a patch"}), None),
     ];
     for (tool, args, want) in table {
         let got = suggest(tool, args, Path::new(WS));
@@ -159,6 +173,10 @@ fn a_suggested_rule_allows_its_call() {
         ("write_file", path("a[1]*.md")),
         ("write_file", path("~odd name (1).txt")),
         ("mcp_x_y", json!({})),
+        (
+            "apply_patch",
+            json!({"input": "*** Begin Patch\n*** Add File: src/a/n.rs\n+x\n*** Update File: README.md\n*** Move to: docs/r.md\n@@\n-a\n+b\n*** End Patch"}),
+        ),
     ];
     for (tool, args) in calls {
         let suggestion = suggest(tool, &args, Path::new(WS)).unwrap();

@@ -147,6 +147,79 @@ fn other_tools_and_paths() {
 }
 
 #[test]
+fn a_patch_is_judged_by_every_file_it_names() {
+    let set = rules(
+        &["edit_file(src/**)", "edit_file(docs/**)"],
+        &["edit_file(src/secret.rs)"],
+        &["edit_file(.env)", "write_file(*.lock)"],
+    );
+    let ws = Path::new(WS);
+    let patch = |body: &str| {
+        set.decide(
+            "apply_patch",
+            &json!({ "input": format!("*** Begin Patch\n{body}\n*** End Patch") }),
+            ws,
+        )
+    };
+    let update = |path: &str| format!("*** Update File: {path}\n@@\n-a\n+b");
+    // Every file allowed (by either rule): the patch is, naming both rules.
+    assert_eq!(
+        patch(&format!("{}\n{}", update("src/a.rs"), update("docs/b.md"))),
+        Verdict::Allow {
+            rule: "edit_file(src/**), edit_file(docs/**)".into(),
+            source: "test config".into()
+        }
+    );
+    // One file no rule allows: no verdict (the policy asks).
+    assert_eq!(patch(&format!("{}\n{}", update("src/a.rs"), update("README.md"))).kind(), None);
+    // One file asked about, one denied, anywhere in the patch: the whole patch.
+    assert_eq!(
+        patch(&format!("{}\n{}", update("src/a.rs"), update("src/secret.rs"))).kind(),
+        Some(Kind::Ask)
+    );
+    let denied = patch(&format!("{}\n*** Delete File: .env", update("src/a.rs")));
+    assert!(
+        matches!(&denied, Verdict::Deny { rule, .. } if rule == "edit_file(.env)"),
+        "{denied:?}"
+    );
+    // A move's destination counts, and what a patch creates is a write too.
+    assert_eq!(
+        patch("*** Update File: src/a.rs\n*** Move to: .env\n@@\n-a\n+b").kind(),
+        Some(Kind::Deny)
+    );
+    assert_eq!(patch("*** Add File: Cargo.lock\n+x").kind(), Some(Kind::Deny));
+    assert_eq!(patch(&update("Cargo.lock")).kind(), None);
+    // A marker hidden in an added line is content, not a file.
+    assert_eq!(patch("*** Add File: src/n.rs\n+*** Delete File: .env").kind(), Some(Kind::Allow));
+    // Rules naming apply_patch hold, for the whole tool or per file.
+    let set = rules(&["apply_patch(lib/**)"], &[], &["apply_patch(lib/x.rs)"]);
+    let decide = |body: &str| {
+        set.decide(
+            "apply_patch",
+            &json!({ "input": format!("*** Begin Patch\n{body}\n*** End Patch") }),
+            ws,
+        )
+        .kind()
+    };
+    assert_eq!(decide(&update("lib/a.rs")), Some(Kind::Allow));
+    assert_eq!(decide(&update("lib/x.rs")), Some(Kind::Deny));
+    let set = rules(&[], &[], &["apply_patch"]);
+    assert_eq!(
+        set.decide("apply_patch", &json!({ "input": "garbage" }), ws).kind(),
+        Some(Kind::Deny)
+    );
+    assert_eq!(
+        set.decide(
+            "apply_patch",
+            &json!({ "input": format!("*** Begin Patch\n{}\n*** End Patch", update("a")) }),
+            ws
+        )
+        .kind(),
+        Some(Kind::Deny)
+    );
+}
+
+#[test]
 fn a_bad_list_adds_nothing_and_names_its_file() {
     let mut set = RuleSet::new();
     let source = Source::from("/home/u/.config/axon/config.toml");

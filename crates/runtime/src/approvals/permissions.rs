@@ -137,6 +137,9 @@ impl SessionPermissions {
         let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
         let root = self.workspace.root();
         let written = rules.decide(&call.name, &call.arguments, root);
+        if call.name == "apply_patch" {
+            return worse(written, self.patch_resolved(&rules, call));
+        }
         let resolved = call
             .arguments
             .get("path")
@@ -148,13 +151,28 @@ impl SessionPermissions {
         let mut arguments = call.arguments.clone();
         arguments["path"] = serde_json::Value::String(relative);
         let physical = rules.decide(&call.name, &arguments, root);
-        let rank = |v: &Verdict| match v {
-            Verdict::Deny { .. } => 3,
-            Verdict::Ask { .. } => 2,
-            Verdict::None => 1,
-            Verdict::Allow { .. } => 0,
-        };
-        if rank(&physical) > rank(&written) { physical } else { written }
+        worse(written, Some(physical))
+    }
+
+    /// An `apply_patch` call's files as the workspace resolves them, those
+    /// spelled otherwise in the patch, judged as files the patch creates
+    /// (so `write_file` deny and ask rules hold too); `None` when every
+    /// file is spelled as it resolves.
+    fn patch_resolved(&self, rules: &RuleSet, call: &ToolCall) -> Option<Verdict> {
+        let input = call.arguments.get("input").and_then(|v| v.as_str())?;
+        let mut headers = String::new();
+        for path in axon_tools::patch_paths(input) {
+            let Ok(resolved) = self.workspace.resolve(&path) else { continue };
+            let relative = self.workspace.relative(resolved.path());
+            if relative != path {
+                headers.push_str(&format!("*** Add File: {relative}\n"));
+            }
+        }
+        if headers.is_empty() {
+            return None;
+        }
+        let arguments = serde_json::json!({ "input": headers });
+        Some(rules.decide(&call.name, &arguments, self.workspace.root()))
     }
 
     /// A `shell` call that would run unconfined although the session has a
@@ -170,6 +188,19 @@ impl SessionPermissions {
             Commands::Unsandboxed => false,
         }
     }
+}
+
+/// Of a call's verdict as written and as resolved, the one that holds:
+/// deny or ask if either says so, allow only if both do.
+fn worse(written: Verdict, physical: Option<Verdict>) -> Verdict {
+    let Some(physical) = physical else { return written };
+    let rank = |v: &Verdict| match v {
+        Verdict::Deny { .. } => 3,
+        Verdict::Ask { .. } => 2,
+        Verdict::None => 1,
+        Verdict::Allow { .. } => 0,
+    };
+    if rank(&physical) > rank(&written) { physical } else { written }
 }
 
 impl Permissions for SessionPermissions {

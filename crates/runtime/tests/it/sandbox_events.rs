@@ -288,6 +288,99 @@ fn deny_rules_hold_for_reads_and_for_paths_behind_a_symlink() {
 }
 
 #[test]
+fn a_patch_is_refused_whole_when_one_of_its_files_is_denied_even_behind_a_symlink() {
+    runtime().block_on(async {
+        let both = "*** Begin Patch\n*** Update File: src/ok.txt\n@@\n-one\n+two\n\
+                    *** Update File: src/e\n@@\n-KEY=secret\n+KEY=stolen\n*** End Patch";
+        let fine = "*** Begin Patch\n*** Update File: src/ok.txt\n@@\n-one\n+two\n\
+                    *** Add File: src/new.txt\n+new\n*** End Patch";
+        let rig = Rig::new(vec![
+            Reply::tool("apply_patch", json!({ "input": both })),
+            Reply::tool("apply_patch", json!({ "input": fine })),
+            Reply::text("Done."),
+        ])
+        .await;
+        let root = rig.workspace.path();
+        std::fs::write(root.join(".env"), "KEY=secret\n").unwrap();
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::fs::write(root.join("src/ok.txt"), "one\n").unwrap();
+        std::os::unix::fs::symlink("../.env", root.join("src/e")).unwrap();
+        let config_file = rig.home.path().join("config.toml");
+        let mut text = std::fs::read_to_string(&config_file).unwrap();
+        text.push_str(
+            "[permissions]\nallow = [\"edit_file(src/**)\"]\ndeny = [\"edit_file(.env)\"]\n",
+        );
+        std::fs::write(&config_file, text).unwrap();
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        session.submit(user("patch things"));
+        let seen = until_turn_end(&session, &mut events, |event| {
+            assert!(
+                !matches!(event, AgentEvent::ApprovalRequested { .. }),
+                "nothing here should be asked: {event:?}"
+            );
+            None
+        })
+        .await;
+        session.shutdown().await;
+        let outputs = outputs(&seen);
+        assert_eq!(outputs.len(), 2, "{outputs:?}");
+        // src/e is allowed as written, but it is .env: the whole patch is refused.
+        assert!(outputs[0].1 && outputs[0].0.contains("deny \"edit_file(.env)\""), "{outputs:?}");
+        assert_eq!(std::fs::read_to_string(root.join(".env")).unwrap(), "KEY=secret\n");
+        // Every file allowed: applied unasked.
+        assert!(!outputs[1].1, "{outputs:?}");
+        assert_eq!(std::fs::read_to_string(root.join("src/ok.txt")).unwrap(), "two\n");
+        assert_eq!(std::fs::read_to_string(root.join("src/new.txt")).unwrap(), "new\n");
+    });
+}
+
+#[test]
+fn a_background_command_is_killed_when_its_session_ends() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![
+            Reply::tool(
+                "shell",
+                json!({"command": "echo pid=$$ > pid.txt; sleep 1000", "background": true}),
+            ),
+            Reply::text("Started."),
+        ])
+        .await;
+        let mut config = rig.config();
+        config.approval = Some(ApprovalPolicy::Auto);
+        let (session, mut events) = rig.open(config).await;
+        opened(&mut events);
+        session.submit(user("start it"));
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        let outputs = outputs(&seen);
+        assert!(outputs[0].0.starts_with("Started in the background as bg1"), "{outputs:?}");
+        let pid_file = rig.workspace.path().join("pid.txt");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let pid: u32 = loop {
+            let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+            if let Some(pid) = text.trim().strip_prefix("pid=").and_then(|p| p.parse().ok()) {
+                break pid;
+            }
+            assert!(std::time::Instant::now() < deadline, "the command never started");
+            tokio::task::yield_now().await;
+        };
+        let alive = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z')
+            })
+        };
+        assert!(alive(pid));
+        // The session ends; axon (this test process) goes on.
+        session.shutdown().await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while alive(pid) {
+            assert!(std::time::Instant::now() < deadline, "{pid} outlived its session");
+            tokio::task::yield_now().await;
+        }
+    });
+}
+
+#[test]
 fn a_read_deny_rule_holds_for_search_too() {
     // Issue 30 §2.12: `search` returned a .env line despite read_file(.env).
     runtime().block_on(async {

@@ -3,6 +3,8 @@
 //! one per file). Tests run side by side in this one process, so none may
 //! change process-wide state (environment, current directory).
 
+mod apply_patch;
+mod background;
 mod behaviour;
 mod boundary;
 mod buffers;
