@@ -76,7 +76,7 @@ pub fn find(source: Source, workspace: &Path) -> Result<Vec<Found>> {
         Found { path, modified, title }
     })
     .collect::<Vec<_>>();
-    found.sort_by(|a, b| b.modified.cmp(&a.modified));
+    found.sort_by_key(|f| std::cmp::Reverse(f.modified));
     Ok(found)
 }
 
