@@ -8,8 +8,9 @@
 //!   current request is never replaced), the last checklist the model sent
 //!   with its open items, the plan step being worked on (the plan with
 //!   every step's status is in the step's request, which is kept), and
-//!   every file changed by a successful edit, with the first line of the
-//!   last change's result.
+//!   every file changed by a successful edit or patch, with the first line
+//!   of the last change's result, and the background commands started and
+//!   not seen to end.
 //! - Rules and skills are in the system prompt, which is never compacted.
 //! - [`Carried::missing_from`] says which open items and which current step
 //!   a summary fails to mention, so a summary that dropped them is redone
@@ -39,6 +40,8 @@ pub(crate) struct Carried {
     current_step: Option<(u32, String)>,
     /// Files changed so far, each with the first line of its last change.
     changed: Vec<(String, String)>,
+    /// Background commands started and not seen to end: `(id, command)`.
+    running: Vec<(String, String)>,
 }
 
 impl Carried {
@@ -64,13 +67,30 @@ impl Carried {
             if result.is_error {
                 continue;
             }
+            let text = result.text();
             if call.name == "todo" {
-                carried.checklist = Some(result.text().trim().to_string());
+                carried.checklist = Some(text.trim().to_string());
                 carried.open_items = open_items(&call.arguments);
+            } else if call.name == "shell"
+                && call.arguments.get("background").and_then(Value::as_bool) == Some(true)
+                && let Some(started) = started_in_background(&text)
+            {
+                carried.running.push(started);
+            } else if matches!(call.name.as_str(), "shell_output" | "shell_kill")
+                && let Some(id) = ended_in_background(&text)
+            {
+                carried.running.retain(|(running, _)| running != id);
+            } else if call.name == "apply_patch"
+                && let Some(patch) = call.arguments.get("input").and_then(Value::as_str)
+            {
+                let line = clip(text.lines().next().unwrap_or("").trim(), CHANGE_LINE);
+                for path in axon_tools::patch_paths(patch) {
+                    carried.changed.retain(|(p, _)| *p != path);
+                    carried.changed.push((path, line.clone()));
+                }
             } else if EDITING_TOOLS.contains(&call.name.as_str())
                 && let Some(path) = call.arguments.get("path").and_then(Value::as_str)
             {
-                let text = result.text();
                 let line = clip(text.lines().next().unwrap_or("").trim(), CHANGE_LINE);
                 carried.changed.retain(|(p, _)| p != path);
                 carried.changed.push((path.to_string(), line));
@@ -104,6 +124,14 @@ impl Carried {
             parts
                 .push(format!("Files changed so far (last change of each):\n{}", files.join("\n")));
         }
+        if !self.running.is_empty() {
+            let commands: Vec<String> =
+                self.running.iter().map(|(id, command)| format!("- {id}: {command}")).collect();
+            parts.push(format!(
+                "Commands still running in the background (shell_output reads them):\n{}",
+                commands.join("\n")
+            ));
+        }
         if parts.is_empty() { None } else { Some(parts.join("\n\n")) }
     }
 
@@ -133,6 +161,27 @@ fn open_items(arguments: &Value) -> Vec<String> {
         .map(|content| content.trim().to_string())
         .filter(|content| !content.is_empty())
         .collect()
+}
+
+/// `(id, command)` from the answer to `shell {background: true}`:
+/// "Started in the background as bg1: `npm run dev`. …".
+fn started_in_background(result: &str) -> Option<(String, String)> {
+    let rest = result.strip_prefix("Started in the background as ")?;
+    let (id, rest) = rest.split_once(": `")?;
+    let (command, _) = rest.split_once("`. ")?;
+    Some((id.to_string(), command.to_string()))
+}
+
+/// The id of a background command a report says has ended:
+/// "[bg1] ended: …", or "bg1 had already ended; …".
+fn ended_in_background(result: &str) -> Option<&str> {
+    if let Some(rest) = result.strip_prefix('[')
+        && let Some((id, state)) = rest.split_once("] ")
+        && state.starts_with("ended")
+    {
+        return Some(id);
+    }
+    result.split_once(" had already ended").map(|(id, _)| id)
 }
 
 /// The step a plan's step request asks for: `(number, description)`.
@@ -261,6 +310,37 @@ mod tests {
         assert_eq!(carried.missing_from("The lexer was read."), ["rewrite it"]);
         assert!(carried.missing_from("Next: rewrite it.").is_empty());
         assert!(carried.render().unwrap().contains("step 2, rewrite it"));
+    }
+
+    #[test]
+    fn background_commands_are_carried_until_seen_to_end() {
+        let started = |id: &str, command: &str| {
+            format!(
+                "Started in the background as {id}: `{command}`. Read its output with shell_output"
+            )
+        };
+        let messages = vec![
+            Message::user("serve and test"),
+            call("1", "shell", json!({"command": "npm run dev", "background": true})),
+            result("1", &started("bg1", "npm run dev"), false),
+            call("2", "shell", json!({"command": "cargo watch", "background": true})),
+            result("2", &started("bg2", "cargo watch"), false),
+            call("3", "shell_kill", json!({"id": "bg2"})),
+            result("3", "[bg2] ended: killed after 3.0s: `cargo watch`\n(no new output)", false),
+            call(
+                "4",
+                "apply_patch",
+                json!({"input": "*** Begin Patch\n*** Add File: a.rs\n+x\n*** End Patch"}),
+            ),
+            result("4", "Applied the patch: added a.rs", false),
+        ];
+        let carried = Carried::gather(&messages, 9);
+        assert_eq!(carried.running, [("bg1".to_string(), "npm run dev".to_string())]);
+        assert_eq!(
+            carried.changed,
+            [("a.rs".to_string(), "Applied the patch: added a.rs".to_string())]
+        );
+        assert!(carried.render().unwrap().contains("- bg1: npm run dev"));
     }
 
     #[test]

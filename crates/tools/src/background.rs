@@ -185,6 +185,8 @@ impl Jobs {
         let id = job.id.clone();
         table.jobs.insert(number, job);
         forget_the_oldest_ended(&mut table);
+        // crates/core/src/carry.rs reads this line and the reports' "[id]
+        // ended" to carry running commands through a compaction.
         Ok(format!(
             "Started in the background as {id}: `{command}`. Read its output with shell_output \
              {{\"id\": \"{id}\"}} (wait_ms waits for more), stop it with shell_kill. It is killed \
