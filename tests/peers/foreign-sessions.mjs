@@ -312,10 +312,13 @@ function run(step, cmd, args, { cwd, env }) {
   });
 }
 
+// codex's launcher is a node script: it runs on the node running this one.
+const childPath = [path.dirname(process.execPath), process.env.PATH || '/usr/bin:/bin'].join(path.delimiter);
+
 function baseEnv(home) {
   const proxy = `http://127.0.0.1:${serverPort}`;
   return {
-    PATH: process.env.PATH || '/usr/bin:/bin',
+    PATH: childPath,
     HOME: home,
     LANG: 'C.UTF-8',
     TERM: 'dumb',
@@ -417,7 +420,7 @@ function check(step, file, needles) {
 
 async function version(cmd) {
   const { stdout } = await run(`${path.basename(cmd)} --version`, cmd, ['--version'], {
-    cwd: here, env: { PATH: process.env.PATH || '/usr/bin:/bin', HOME: os.tmpdir() },
+    cwd: here, env: { PATH: childPath, HOME: os.tmpdir() },
   });
   return stdout.trim();
 }
