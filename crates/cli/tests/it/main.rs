@@ -11,6 +11,7 @@ mod common;
 mod doctor_cli;
 mod guidance_cli;
 mod hooks_rewind;
+mod import_cli;
 mod local_model;
 mod mcp_cli;
 mod mcp_oauth;

@@ -52,7 +52,9 @@ pub fn read(text: &str) -> Imported {
                     b.user_text(&format!("[Codex's summary of the conversation]\n{summary}"));
                 }
             }
-            Some("event_msg") => {}
+            // For Codex's screen and its own accounting: what they say is in
+            // the response items.
+            Some("event_msg") | Some("world_state") | Some("token_usage_record") => {}
             Some(other) => b.unknown(&format!("a Codex record of type `{other}`"), line),
             None => b.unknown("a record without a type", line),
         }
@@ -70,9 +72,7 @@ fn item(b: &mut Builder, payload: &Value, context: &mut usize, line: &str) {
         Some("message") => {
             let text = parts_text(payload.get("content"));
             match payload.get("role").and_then(Value::as_str) {
-                Some("user") if CODEX_CONTEXT.iter().any(|c| text.trim_start().starts_with(c)) => {
-                    *context += 1;
-                }
+                Some("user") if written_by_codex(payload, &text) => *context += 1,
                 Some("user") => b.user_text(&text),
                 Some("assistant") => b.assistant_part(ContentPart::text(text)),
                 // Codex's own instructions to its model.
@@ -118,6 +118,26 @@ fn item(b: &mut Builder, payload: &Value, context: &mut usize, line: &str) {
     }
 }
 
+/// Whether a user-role message is Codex's context rather than the user's:
+/// its items' provenance says `harness` (0.171 on), or, in older rollouts,
+/// it begins with one of Codex's tags.
+fn written_by_codex(payload: &Value, text: &str) -> bool {
+    let provenance: Vec<&str> = payload
+        .pointer("/internal_chat_message_metadata_passthrough/content_item_metadata")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.pointer("/provenance/type").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !provenance.is_empty() {
+        return !provenance.contains(&"user");
+    }
+    CODEX_CONTEXT.iter().any(|c| text.trim_start().starts_with(c))
+}
+
 /// The text of a message's `input_text` / `output_text` parts.
 fn parts_text(content: Option<&Value>) -> String {
     match content {
@@ -136,12 +156,18 @@ fn parts_text(content: Option<&Value>) -> String {
 fn output(value: Option<&Value>) -> (String, bool) {
     match value {
         Some(Value::String(text)) => {
-            let failed = serde_json::from_str::<Value>(text)
+            // `exec_command` (0.171) writes "Process exited with code N";
+            // the older `shell` JSON with `metadata.exit_code`.
+            let code = serde_json::from_str::<Value>(text)
                 .ok()
                 .and_then(|v| v.pointer("/metadata/exit_code").and_then(Value::as_i64))
-                .is_some_and(|code| code != 0);
-            (text.clone(), failed)
+                .or_else(|| {
+                    let rest = text.split("Process exited with code ").nth(1)?;
+                    rest.split_whitespace().next()?.parse().ok()
+                });
+            (text.clone(), code.is_some_and(|code| code != 0))
         }
+        Some(Value::Array(items)) => (super::result_text(&Value::Array(items.clone())), false),
         Some(Value::Object(object)) => {
             let text = super::result_text(object.get("content").unwrap_or(&Value::Null));
             let failed = object.get("success").and_then(Value::as_bool) == Some(false);

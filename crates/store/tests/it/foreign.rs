@@ -36,15 +36,19 @@ fn well_formed(imported: &Imported) {
 #[test]
 fn a_claude_transcript_maps_text_thinking_calls_and_results() {
     let lines = [
+        r#"{"type":"queue-operation","operation":"enqueue","sessionId":"s-1"}"#,
         r#"{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"List the files"},"uuid":"u1","sessionId":"s-1","cwd":"/w/proj","version":"2.1.332"}"#,
-        r#"{"type":"user","isMeta":true,"message":{"role":"user","content":"Caveat: local command output"},"sessionId":"s-1","cwd":"/w/proj"}"#,
-        r#"{"type":"assistant","message":{"model":"claude-sonnet-4-6","role":"assistant","content":[{"type":"thinking","thinking":"I will list.","signature":"sig"}]},"sessionId":"s-1","cwd":"/w/proj"}"#,
-        r#"{"type":"assistant","message":{"model":"claude-sonnet-4-6","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]},"sessionId":"s-1","cwd":"/w/proj"}"#,
-        r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"a.txt\nb.txt","is_error":false}]},"sessionId":"s-1","cwd":"/w/proj"}"#,
-        r#"{"type":"assistant","isSidechain":true,"message":{"role":"assistant","content":[{"type":"text","text":"subagent"}]},"sessionId":"s-1"}"#,
-        r#"{"type":"assistant","message":{"model":"claude-sonnet-4-6","role":"assistant","content":[{"type":"text","text":"Two files."}]},"sessionId":"s-1","cwd":"/w/proj"}"#,
-        r#"{"type":"future-kind","data":1,"sessionId":"s-1"}"#,
+        r#"{"parentUuid":"u1","type":"user","isMeta":true,"message":{"role":"user","content":"Caveat: local command output"},"uuid":"u2","sessionId":"s-1","cwd":"/w/proj"}"#,
+        r#"{"parentUuid":"u2","type":"attachment","attachment":{"type":"todo"},"uuid":"u3","sessionId":"s-1"}"#,
+        r#"{"parentUuid":"u3","type":"assistant","message":{"model":"claude-sonnet-4-6","role":"assistant","content":[{"type":"thinking","thinking":"I will list.","signature":"sig"}]},"uuid":"a1","sessionId":"s-1","cwd":"/w/proj"}"#,
+        r#"{"parentUuid":"a1","type":"assistant","message":{"model":"claude-sonnet-4-6","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]},"uuid":"a2","sessionId":"s-1","cwd":"/w/proj"}"#,
+        r#"{"parentUuid":"a2","type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"a.txt\nb.txt","is_error":false}]},"uuid":"u4","sessionId":"s-1","cwd":"/w/proj"}"#,
+        r#"{"parentUuid":"u4","type":"assistant","isSidechain":true,"message":{"role":"assistant","content":[{"type":"text","text":"subagent"}]},"uuid":"x1","sessionId":"s-1"}"#,
+        r#"{"parentUuid":"u4","type":"assistant","message":{"model":"claude-sonnet-4-6","role":"assistant","content":[{"type":"text","text":"An abandoned branch."}]},"uuid":"b1","sessionId":"s-1","cwd":"/w/proj"}"#,
+        r#"{"parentUuid":"u4","type":"assistant","message":{"model":"claude-sonnet-4-6","role":"assistant","content":[{"type":"text","text":"Two files."}]},"uuid":"a3","sessionId":"s-1","cwd":"/w/proj"}"#,
+        r#"{"parentUuid":"a3","type":"future-kind","data":1,"uuid":"f1","sessionId":"s-1"}"#,
         "not json at all",
+        r#"{"type":"last-prompt","leafUuid":"f1","sessionId":"s-1"}"#,
     ];
     let text = lines.join("\n");
     assert_eq!(Source::detect(&text), Some(Source::Claude));
@@ -60,15 +64,57 @@ fn a_claude_transcript_maps_text_thinking_calls_and_results() {
     assert_eq!(call.tool_calls[0].arguments["command"], "ls");
     assert!(matches!(&call.content[0], ContentPart::Thinking { signature: None, .. }));
     assert_eq!(imported.messages[2].text(), "a.txt\nb.txt");
-    assert_eq!(imported.messages[3].text(), "Two files.");
+    assert_eq!(imported.messages[3].text(), "Two files.", "the branch of the leaf only");
     // The unknown record and the broken line are kept as text and named.
     let kept = imported.messages[4].text();
     assert!(kept.contains("future-kind") && kept.contains("not json at all"), "{kept}");
     let notes = imported.notes.join("\n");
-    assert!(notes.contains("`future-kind`") && notes.contains("line 9 is not JSON"), "{notes}");
-    assert!(notes.contains("1 records of Claude Code's subagents"), "{notes}");
+    assert!(notes.contains("`future-kind`") && notes.contains("line 12 is not JSON"), "{notes}");
+    assert!(notes.contains("1 records of other branches"), "{notes}");
     assert!(notes.contains("1 notes Claude Code added"), "{notes}");
+    assert!(notes.contains("1 attachments"), "{notes}");
     assert_eq!(imported.title(), "List the files");
+}
+
+/// The files the real CLIs wrote (`fixtures/foreign/README.md`): one
+/// request, one shell call and its result, the answer.
+#[test]
+fn the_real_claude_code_and_codex_files_import_whole() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/foreign");
+    for (file, source, tool) in
+        [("claude.jsonl", Source::Claude, "Bash"), ("codex.jsonl", Source::Codex, "exec_command")]
+    {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert_eq!(Source::detect(&text), Some(source), "{file}");
+        let imported = Imported::read(source, &text);
+        well_formed(&imported);
+        let roles: Vec<Role> = imported.messages.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [Role::User, Role::Assistant, Role::Tool, Role::Assistant],
+            "{file}: {:#?}",
+            imported.messages
+        );
+        assert_eq!(
+            imported.title(),
+            "Run `echo hi` in the shell, then tell me what it printed.",
+            "{file}"
+        );
+        assert_eq!(imported.messages[1].tool_calls[0].name, tool, "{file}");
+        assert!(imported.messages[2].text().contains("hi"), "{file}");
+        assert!(!imported.messages[2].is_error, "{file}");
+        assert!(imported.messages[3].text().contains("The command printed: hi"), "{file}");
+        assert!(
+            imported.workspace.as_ref().is_some_and(|w| w.ends_with("workspace")),
+            "{file}: {:?}",
+            imported.workspace
+        );
+        assert!(
+            !imported.notes.iter().any(|n| n.contains("kept as") || n.contains("unknown")),
+            "{file}: nothing of a real file is unknown: {:?}",
+            imported.notes
+        );
+    }
 }
 
 #[test]
