@@ -1,18 +1,85 @@
-// panel.test.ts — the first scenarios in a real VS Code: the panel opens
-// (axon's session up: the mode switch filled), a prompt's answer streams
-// into it as Markdown.
+// panel.test.ts — the chat panel in a real VS Code: it opens (axon's
+// session up: the mode switch filled), a prompt's answer streams in as
+// Markdown, Stop keeps what streamed so far, a hostile answer runs no
+// script, and the chat is resumed (axon's session/load) after the window
+// reloads. Each checks the webview console for errors.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { HOSTILE } from "../test/support/hostile";
 import { Workbench } from "./support/workbench";
 
 test("the panel opens and a prompt streams an answer", async () => {
   await Workbench.run("answer", { script: [{ text: "Hello from **axon**, streamed in pieces." }] }, async (bench) => {
-  const panel = await bench.openPanel();
-  await bench.send("Say hello");
-  await panel.locator(".message.assistant strong", { hasText: "axon" }).waitFor();
-  await panel.locator(".message.assistant", { hasText: "streamed in pieces." }).waitFor();
-  await bench.screenshot("answer");
-  assert.deepEqual(bench.consoleProblems(), []);
+    const panel = await bench.openPanel();
+    await bench.send("Say hello");
+    await panel.locator(".message.user", { hasText: "Say hello" }).waitFor();
+    await panel.locator(".message.assistant strong", { hasText: "axon" }).waitFor();
+    await panel.locator(".message.assistant", { hasText: "streamed in pieces." }).waitFor();
+    await panel.locator("button.send:not([disabled])").waitFor();
+    await bench.screenshot("answer");
+    assert.deepEqual(bench.consoleProblems(), []);
+  });
+});
+
+test("Stop ends the turn and keeps the partial answer", async () => {
+  await Workbench.run("stop", { script: [{ stall: "A partial answer, still going" }] }, async (bench) => {
+    const panel = await bench.openPanel();
+    await bench.send("Write a lot");
+    await panel.locator(".message.assistant", { hasText: "A partial answer, still going" }).waitFor();
+    await panel.locator("button.stop:not([disabled])").click();
+    await panel.locator(".line.notice", { hasText: "Stopped." }).waitFor();
+    await panel.locator("button.send:not([disabled])").waitFor();
+    await bench.screenshot("stopped");
+    assert.equal((await panel.locator(".message.assistant").textContent())?.trim(), "A partial answer, still going");
+    assert.deepEqual(bench.consoleProblems(), []);
+  });
+});
+
+test("a hostile answer runs no script and loads nothing", async () => {
+  const answer = [...HOSTILE, "End of the hostile answer."].join("\n\n");
+  await Workbench.run("hostile", { script: [{ text: answer }] }, async (bench) => {
+    const panel = await bench.openPanel();
+    await bench.send("Be hostile");
+    await panel.locator(".message.assistant", { hasText: "End of the hostile answer." }).waitFor();
+    await bench.screenshot("hostile");
+    const transcript = panel.locator(".transcript");
+    const found = await transcript.evaluate((root) => {
+      const bad: string[] = [];
+      for (const el of root.querySelectorAll("script, img, iframe, svg, math, object, embed, style, link, form")) bad.push(`<${el.tagName.toLowerCase()}>`);
+      for (const el of root.querySelectorAll("*")) {
+        for (const attr of el.attributes) {
+          if (attr.name.startsWith("on") || attr.name === "style" || attr.name === "src") bad.push(`${el.tagName.toLowerCase()}[${attr.name}]`);
+          if (attr.name === "href" && /^\s*(javascript|data|vbscript|file):/i.test(attr.value)) bad.push(`a[href=${attr.value}]`);
+        }
+      }
+      return { bad, pwned: (window as unknown as { __pwned?: unknown }).__pwned ?? null };
+    });
+    assert.deepEqual(found, { bad: [], pwned: null });
+    assert.deepEqual(bench.dialogs, [], "no alert()");
+    assert.deepEqual(bench.consoleProblems(), [], "no CSP violation or error");
+  });
+});
+
+test("the chat is resumed after a window reload", async () => {
+  const script = [{ text: "First answer, before the reload." }, { text: "Second answer, same session." }];
+  await Workbench.run("resume", { script }, async (bench) => {
+    let panel = await bench.openPanel();
+    await bench.send("First question");
+    await panel.locator(".message.assistant", { hasText: "First answer, before the reload." }).waitFor();
+    await panel.locator("button.send:not([disabled])").waitFor();
+
+    await bench.reload();
+    panel = await bench.openPanel();
+    // axon's session/load replays the history into the new panel.
+    await panel.locator(".message.user", { hasText: "First question" }).waitFor();
+    await panel.locator(".message.assistant", { hasText: "First answer, before the reload." }).waitFor();
+    await bench.send("Second question");
+    await panel.locator(".message.assistant", { hasText: "Second answer, same session." }).waitFor();
+    await bench.screenshot("resumed");
+    // The model saw the first exchange: the session went on in axon, not only on screen.
+    const second = JSON.stringify(bench.model.requests[1]);
+    assert.ok(second.includes("First question") && second.includes("First answer, before the reload."), second);
+    assert.deepEqual(bench.consoleProblems(), []);
   });
 });

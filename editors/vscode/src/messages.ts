@@ -6,7 +6,8 @@
 // fields (`user_message`, `agent_event`, `clear_chat`, `cancel`,
 // `set_mode`); an approval needs an answer from the panel, which seed 002
 // has no message for, so `permission_response` is added, and `ready` lets a
-// panel that (re)loads ask for the transcript so far. `set_mode`'s mode is
+// panel that (re)loads ask for the transcript so far, and `open_diff` asks
+// the host to show a tool call's proposed change in VS Code's diff editor. `set_mode`'s mode is
 // an ACP mode id of the session (axon: ask, auto, read-only, plan), not
 // seed 002's 'react' | 'plan'.
 
@@ -81,10 +82,11 @@ export type WebviewMessage =
   | { type: "cancel" }
   | { type: "set_mode"; mode: string }
   | { type: "permission_response"; requestId: string; optionId: string | null }
+  | { type: "open_diff"; toolCallId: string; path: string }
   | { type: "ready" };
 
 /** The message types a webview may send, to reject anything else. */
-const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "permission_response", "ready"]);
+const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "permission_response", "open_diff", "ready"]);
 
 /** `value` as a WebviewMessage when it is one, else null (a webview is not trusted blindly). */
 export function parseWebviewMessage(value: unknown): WebviewMessage | null {
@@ -100,7 +102,12 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | null {
       if (typeof m.requestId !== "string") return null;
       if (m.optionId !== null && typeof m.optionId !== "string") return null;
       return { type: "permission_response", requestId: m.requestId, optionId: m.optionId as string | null };
+    case "open_diff":
+      return typeof m.toolCallId === "string" && typeof m.path === "string" ? { type: "open_diff", toolCallId: m.toolCallId, path: m.path } : null;
     default:
       return { type: m.type } as WebviewMessage;
   }
 }
+
+/** A tool call's proposed change to one file, as axon sent it (for VS Code's diff editor). */
+export type ProposedChange = { toolCallId: string; path: string; oldText: string | null; newText: string };

@@ -15,10 +15,10 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { ChatSession } from "../src/chatSession";
+import { ChatSession, type ChatSessionOptions } from "../src/chatSession";
 import type { FileAccess } from "../src/fileAccess";
 import type * as acp from "@agentclientprotocol/sdk";
-import type { AgentEvent, HostMessage } from "../src/messages";
+import type { AgentEvent, HostMessage, ProposedChange } from "../src/messages";
 import { answerText, Recorder } from "./support/recorder";
 import { ScriptedModel, type Reply } from "./support/scriptedModel";
 
@@ -56,6 +56,10 @@ type World = {
   started: { pid: number | undefined; sessionId: string }[];
   /** What the user was told outside the panel when axon died. */
   died: string[];
+  /** What "Open diff" asked the editor to show. */
+  diffsShown: ProposedChange[];
+  /** Closes `chat` and opens another ChatSession (a reloaded window) on the same AXON_HOME and workspace. */
+  reopen(options: Partial<ChatSessionOptions>): Promise<{ chat: ChatSession; ui: Recorder }>;
 };
 
 /** Runs `body` with a fresh model, workspace and ChatSession; tears all down after. */
@@ -69,7 +73,8 @@ async function withAxon(script: Reply[], body: (world: World) => Promise<void>):
   let stderr = "";
   const started: World["started"] = [];
   const died: string[] = [];
-  const chat = new ChatSession({
+  const diffsShown: ProposedChange[] = [];
+  const open = (ui: Recorder, extra: Partial<ChatSessionOptions> = {}) => new ChatSession({
     agent: {
       command: AXON_BIN,
       args: ["acp"],
@@ -89,9 +94,18 @@ async function withAxon(script: Reply[], body: (world: World) => Promise<void>):
     },
     onStarted: (pid, sessionId) => started.push({ pid, sessionId }),
     onAgentDied: (message) => died.push(message),
+    openDiff: (change) => void diffsShown.push(change),
+    ...extra,
   });
+  let chat = open(ui);
+  const reopen = async (extra: Partial<ChatSessionOptions>) => {
+    await chat.dispose();
+    const next = new Recorder();
+    chat = open(next, extra);
+    return { chat, ui: next };
+  };
   try {
-    await body({ chat, ui, files, model, workspace, started, died });
+    await body({ chat, ui, files, model, workspace, started, died, diffsShown, reopen });
   } catch (error) {
     (error as Error).message += `\n--- axon stderr\n${stderr}`;
     throw error;
@@ -359,7 +373,8 @@ test("New chat during a running turn: the old turn ends first, nothing of it rea
     const replayed: HostMessage[] = [];
     await chat.handle({ type: "ready" }, (m) => replayed.push(m));
     assert.ok(!JSON.stringify(replayed).includes("Old answer") && !JSON.stringify(replayed).includes("old question"), JSON.stringify(replayed));
-    assert.equal(started.length, 1, "the same axon process");
+    assert.deepEqual(new Set(started.map((s) => s.pid)).size, 1, "the same axon process");
+    assert.equal(new Set(started.map((s) => s.sessionId)).size, 2, "a new session, told to onStarted");
   });
 });
 
@@ -384,5 +399,56 @@ test("updates and questions of another session (an old chat's) are dropped and a
     );
     assert.deepEqual(answer, { outcome: { outcome: "cancelled" } });
     assert.deepEqual(ui.messages.slice(from), [], "nothing shown");
+  });
+});
+
+test("Open diff hands the editor the change axon proposed, while it is asked and before anything is written", async () => {
+  const script: Reply[] = [{ calls: [{ name: "write_file", args: { path: "shown.txt", content: "proposed\n" } }] }, { text: "Not written." }];
+  await withAxon(script, async ({ chat, ui, workspace, diffsShown }) => {
+    const target = path.join(workspace, "shown.txt");
+    ui.listeners.push((message) => {
+      if (message.type !== "agent_event" || message.event.type !== "permission_request") return;
+      const { requestId, toolCallId, options } = message.event;
+      void (async () => {
+        await chat.handle({ type: "open_diff", toolCallId, path: "/not/a/proposed/path" });
+        await chat.handle({ type: "open_diff", toolCallId, path: target });
+        assert.equal(fs.existsSync(target), false, "looking wrote nothing");
+        await chat.handle({ type: "permission_response", requestId, optionId: options.find((o) => o.kind === "reject_once")!.optionId });
+      })();
+    });
+    await chat.handle({ type: "user_message", content: "Write shown.txt" });
+    assert.equal(diffsShown.length, 1, "only a change axon proposed is shown");
+    assert.deepEqual({ ...diffsShown[0], toolCallId: "" }, { toolCallId: "", path: target, oldText: null, newText: "proposed\n" });
+    assert.equal(fs.existsSync(target), false);
+  });
+});
+
+test("a reopened chat resumes the last session: its history is replayed and the model sees it", async () => {
+  const script: Reply[] = [{ text: "First answer." }, { text: "Second answer." }];
+  await withAxon(script, async ({ chat, ui, model, started, reopen }) => {
+    await chat.handle({ type: "user_message", content: "First question" });
+    assert.equal(answerText(ui.events), "First answer.");
+    const last = started.at(-1)!.sessionId;
+
+    const again = await reopen({ resumeSessionId: last });
+    await again.chat.handle({ type: "ready" });
+    assert.equal(started.at(-1)!.sessionId, last, "the same session is live again");
+    const replayed = again.ui.events;
+    assert.ok(replayed.some((e) => e.type === "user_text" && e.content.includes("First question")), JSON.stringify(replayed));
+    assert.equal(answerText(replayed), "First answer.");
+    await again.chat.handle({ type: "user_message", content: "Second question" });
+    assert.ok(JSON.stringify(model.requests[1]).includes("First answer."), "the model saw the first exchange");
+  });
+});
+
+test("a session that cannot be resumed gives a new one and says why", async () => {
+  await withAxon([{ text: "Fresh." }], async ({ chat, started, reopen }) => {
+    await chat.handle({ type: "ready" });
+    const again = await reopen({ resumeSessionId: "no-such-session-0000" });
+    await again.chat.handle({ type: "user_message", content: "Hi" });
+    const notice = again.ui.events.find((e) => e.type === "notice");
+    assert.ok(notice && notice.type === "notice" && notice.message.includes("no-such-session-0000"), JSON.stringify(again.ui.events));
+    assert.notEqual(started.at(-1)!.sessionId, "no-such-session-0000");
+    assert.equal(answerText(again.ui.events), "Fresh.");
   });
 });

@@ -41,6 +41,8 @@ document.getElementById("app")!.append(
 // What is being streamed, and the cards by tool call id.
 let answer: { element: HTMLElement; text: string; scheduled: boolean } | null = null;
 let thought: { pre: HTMLElement } | null = null;
+/** A resumed chat's user message being replayed (its chunks join one box). */
+let replayedUser: HTMLElement | null = null;
 const cards = new Map<string, ToolCard>();
 const cardByRequest = new Map<string, ToolCard>();
 
@@ -51,10 +53,12 @@ function scrollToEnd(): void {
 function endBlocks(): void {
   answer = null;
   thought = null;
+  replayedUser = null;
 }
 
 function appendAnswer(text: string): void {
   thought = null;
+  replayedUser = null;
   if (!answer) {
     answer = { element: h("div", { class: "message assistant" }), text: "", scheduled: false };
     transcript.append(answer.element);
@@ -73,6 +77,7 @@ function appendAnswer(text: string): void {
 }
 
 function appendThought(text: string): void {
+  replayedUser = null;
   if (!thought) {
     const pre = h("pre");
     transcript.append(h("details", { class: "thought" }, h("summary", { text: "Thinking" }), pre));
@@ -97,6 +102,10 @@ function answerPermission(requestId: string, optionId: string): void {
   send({ type: "permission_response", requestId, optionId });
 }
 
+function openDiff(toolCallId: string, path: string): void {
+  send({ type: "open_diff", toolCallId, path });
+}
+
 function onEvent(event: AgentEvent): void {
   switch (event.type) {
     case "token":
@@ -104,10 +113,16 @@ function onEvent(event: AgentEvent): void {
     case "thought":
       return appendThought(event.content);
     case "user_text":
-      return line("user-replayed", event.content);
+      if (!replayedUser) {
+        endBlocks();
+        replayedUser = h("div", { class: "message user replayed" });
+        transcript.append(replayedUser);
+      }
+      replayedUser.textContent += event.content;
+      return scrollToEnd();
     case "action": {
       endBlocks();
-      const card = new ToolCard(event);
+      const card = new ToolCard(event, openDiff);
       cards.set(event.id, card);
       transcript.append(card.element);
       return scrollToEnd();
@@ -117,7 +132,7 @@ function onEvent(event: AgentEvent): void {
     case "permission_request": {
       let card = cards.get(event.toolCallId);
       if (!card) {
-        card = new ToolCard({ type: "action", id: event.toolCallId, tool: event.title, kind: "other", status: "pending", params: null, content: [], locations: [] });
+        card = new ToolCard({ type: "action", id: event.toolCallId, tool: event.title, kind: "other", status: "pending", params: null, content: [], locations: [] }, openDiff);
         cards.set(event.toolCallId, card);
         transcript.append(card.element);
       }

@@ -222,12 +222,21 @@ export class Workbench {
     return this.page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   }
 
-  /** Opens the axon view from the activity bar and waits until axon's session is up (the mode switch filled). */
+  /** Opens the axon view from the activity bar (unless it is open) and waits until axon's session is up (the mode switch filled). */
   async openPanel(): Promise<FrameLocator> {
-    await this.page.locator('.activitybar [aria-label^="axon"]').first().click();
+    const item = this.page.locator(".activitybar .action-item").filter({ has: this.page.locator('[aria-label^="axon"]') }).first();
+    await item.waitFor();
+    // Clicking the active container's icon would close the side bar.
+    if (!((await item.getAttribute("class")) ?? "").split(/\s+/).includes("checked")) await item.click();
     const panel = this.panel();
     await panel.locator("select.mode option").first().waitFor({ state: "attached" });
     return panel;
+  }
+
+  /** Reloads the window (the browser page): a new extension host, the same workspace storage. */
+  async reload(): Promise<void> {
+    await this.page.reload();
+    await this.page.locator(".monaco-workbench").waitFor();
   }
 
   /** Sends `text` from the panel's prompt box. */
@@ -301,10 +310,10 @@ function isWebview(url: string): boolean {
 }
 
 /** Waits until `probe` gives a value; every 50 ms, failing after `ms` with what it waited for. */
-export async function waitFor<T>(what: string, probe: () => T | undefined | null | false, ms = PATIENCE_MS, detail?: () => string): Promise<T> {
+export async function waitFor<T>(what: string, probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = PATIENCE_MS, detail?: () => string): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value !== undefined && value !== null && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms${detail ? `\n${detail()}` : ""}`);
     await new Promise((r) => setTimeout(r, 50));
