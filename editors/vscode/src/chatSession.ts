@@ -40,7 +40,7 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentProcess, type AgentCommand } from "./agentProcess";
 import { readTextFile, writeTextFile, type FileAccess } from "./fileAccess";
-import { mapUpdate } from "./mapping";
+import { mapUpdate, modelEvents } from "./mapping";
 import type { AgentEvent, HostMessage, ProposedChange, WebviewMessage } from "./messages";
 import { PermissionQuestions } from "./permissions";
 
@@ -112,6 +112,8 @@ export class ChatSession {
         return this.cancel();
       case "set_mode":
         return this.setMode(message.mode);
+      case "set_model":
+        return this.setModel(message.configId, message.model);
       case "clear_chat":
         return this.clear();
       case "permission_response":
@@ -312,6 +314,16 @@ export class ChatSession {
     }
   }
 
+  private async setModel(configId: string, model: string): Promise<void> {
+    try {
+      const { process, sessionId } = await this.ensureStarted();
+      const answer = await process.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId, value: model });
+      for (const event of modelEvents(answer.configOptions)) this.emit(event);
+    } catch (error) {
+      if (!(error instanceof ReportedError)) this.emit({ type: "error", message: `cannot switch to model ${model}: ${(error as Error).message}` });
+    }
+  }
+
   /**
    * A new chat: the running turn is cancelled and waited for, then the
    * panels are cleared and a new session starts in the same process.
@@ -357,8 +369,9 @@ export class ChatSession {
     }
   }
 
-  /** The mode switch's choices, from session/new. */
-  private emitModes(session: { modes?: acp.SessionModeState | null }): void {
+  /** The mode switch's and model picker's choices, from session/new or session/load. */
+  private emitModes(session: { modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null }): void {
+    for (const event of modelEvents(session.configOptions)) this.emit(event);
     if (!session.modes) return;
     this.emit({
       type: "modes",

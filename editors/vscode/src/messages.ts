@@ -9,7 +9,8 @@
 // panel that (re)loads ask for the transcript so far, and `open_diff` asks
 // the host to show a tool call's proposed change in VS Code's diff editor. `set_mode`'s mode is
 // an ACP mode id of the session (axon: ask, auto, read-only, plan), not
-// seed 002's 'react' | 'plan'.
+// seed 002's 'react' | 'plan'; `set_model` (the model picker) sets the
+// session's config option of category `model`.
 
 /** One line of a rendered diff: added, removed or unchanged context. */
 export type DiffLine = { op: "+" | "-" | " "; text: string };
@@ -60,6 +61,8 @@ export type AgentEvent =
     }
   | { type: "plan"; entries: { content: string; status: string; priority: string }[] }
   | { type: "modes"; current: string; available: ModeInfo[] }
+  /** The model picker: axon's session config option of category `model` (absent: no picker). */
+  | { type: "models"; configId: string; current: string; available: ModeInfo[] }
   | { type: "mode"; mode: string }
   | { type: "usage"; used: number; size: number }
   | { type: "permission_request"; requestId: string; toolCallId: string; title: string; options: PermissionChoice[] }
@@ -81,12 +84,13 @@ export type WebviewMessage =
   | { type: "clear_chat" }
   | { type: "cancel" }
   | { type: "set_mode"; mode: string }
+  | { type: "set_model"; configId: string; model: string }
   | { type: "permission_response"; requestId: string; optionId: string | null }
   | { type: "open_diff"; toolCallId: string; path: string }
   | { type: "ready" };
 
 /** The message types a webview may send, to reject anything else. */
-const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "permission_response", "open_diff", "ready"]);
+const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "set_model", "permission_response", "open_diff", "ready"]);
 
 /** `value` as a WebviewMessage when it is one, else null (a webview is not trusted blindly). */
 export function parseWebviewMessage(value: unknown): WebviewMessage | null {
@@ -102,6 +106,8 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | null {
       if (typeof m.requestId !== "string") return null;
       if (m.optionId !== null && typeof m.optionId !== "string") return null;
       return { type: "permission_response", requestId: m.requestId, optionId: m.optionId as string | null };
+    case "set_model":
+      return typeof m.configId === "string" && typeof m.model === "string" ? { type: "set_model", configId: m.configId, model: m.model } : null;
     case "open_diff":
       return typeof m.toolCallId === "string" && typeof m.path === "string" ? { type: "open_diff", toolCallId: m.toolCallId, path: m.path } : null;
     default:

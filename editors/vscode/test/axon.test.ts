@@ -63,9 +63,9 @@ type World = {
 };
 
 /** Runs `body` with a fresh model, workspace and ChatSession; tears all down after. */
-async function withAxon(script: Reply[], body: (world: World) => Promise<void>): Promise<void> {
+async function withAxon(script: Reply[], body: (world: World) => Promise<void>, models?: string[]): Promise<void> {
   assert.ok(fs.existsSync(AXON_BIN), `no axon binary at ${AXON_BIN} (set AXON_BIN)`);
-  const model = await ScriptedModel.start(script);
+  const model = await ScriptedModel.start(script, { models });
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-home-"));
   const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-ws-")));
   const ui = new Recorder();
@@ -451,4 +451,29 @@ test("a session that cannot be resumed gives a new one and says why", async () =
     assert.notEqual(started.at(-1)!.sessionId, "no-such-session-0000");
     assert.equal(answerText(again.ui.events), "Fresh.");
   });
+});
+
+test("the model picker: axon's `model` config option is offered, and choosing one sends the next turn to it", async () => {
+  await withAxon(
+    [{ text: "From model b." }],
+    async ({ chat, ui, model }) => {
+      await chat.handle({ type: "ready" });
+      const offered = await ui.until("the model picker's choices", (e) => e.type === "models");
+      assert.ok(offered.type === "models");
+      assert.ok(offered.available.some((m) => m.id === "scripted-b"), JSON.stringify(offered));
+      const from = ui.messages.length;
+      await chat.handle({ type: "set_model", configId: offered.configId, model: "scripted-b" });
+      const chosen = await ui.until("the new current model", (e) => e.type === "models", from);
+      assert.equal(chosen.type === "models" && chosen.current, "scripted-b");
+      await chat.handle({ type: "user_message", content: "Hi" });
+      assert.equal((model.requests[0] as { model?: string }).model, "scripted-b");
+
+      // A model the provider does not list is refused, and said so.
+      const before = ui.messages.length;
+      await chat.handle({ type: "set_model", configId: offered.configId, model: "no-such-model" });
+      const refused = ui.eventsFrom(before).find((e) => e.type === "error");
+      assert.ok(refused && refused.type === "error" && refused.message.includes("no-such-model"), JSON.stringify(ui.eventsFrom(before)));
+    },
+    ["scripted-a", "scripted-b"],
+  );
 });

@@ -1,5 +1,5 @@
-// main.ts — the chat panel inside the webview: header (mode, New chat,
-// Stop), the transcript, the prompt box. Speaks only seed 002's messages
+// main.ts — the chat panel inside the webview: header (mode, model, New
+// chat, Stop), the transcript, the prompt box. Speaks only seed 002's messages
 // (src/messages.ts) with the extension host, through postMessage.
 //
 // Guarantees: model and tool text is either rendered by markdown.ts
@@ -24,6 +24,8 @@ const renderMarkdown = createMarkdownRenderer(window);
 
 // The page.
 const modeSelect = h("select", { class: "mode", title: "Mode", "aria-label": "Mode" }) as HTMLSelectElement;
+const modelSelect = h("select", { class: "model", title: "Model", "aria-label": "Model", hidden: true }) as HTMLSelectElement;
+let modelConfigId = "";
 const newChatButton = h("button", { type: "button", class: "new-chat", text: "New chat" });
 const stopButton = h("button", { type: "button", class: "stop", text: "Stop", disabled: true });
 const transcript = h("div", { class: "transcript", role: "log", "aria-live": "polite" });
@@ -32,7 +34,7 @@ const usageLine = h("div", { class: "usage" });
 const input = h("textarea", { class: "prompt", rows: "3", placeholder: "Ask axon… (Enter to send, Shift+Enter for a new line)" }) as HTMLTextAreaElement;
 const sendButton = h("button", { type: "button", class: "send", text: "Send" });
 document.getElementById("app")!.append(
-  h("header", {}, modeSelect, newChatButton, stopButton),
+  h("header", {}, modeSelect, modelSelect, newChatButton, stopButton),
   transcript,
   planPanel,
   h("footer", {}, input, h("div", { class: "composer-row" }, usageLine, sendButton)),
@@ -158,6 +160,12 @@ function onEvent(event: AgentEvent): void {
     case "mode":
       modeSelect.value = event.mode;
       return;
+    case "models":
+      modelConfigId = event.configId;
+      modelSelect.replaceChildren(...event.available.map((m) => h("option", { value: m.id, text: m.name, title: m.description })));
+      modelSelect.value = event.current;
+      modelSelect.hidden = event.available.length === 0;
+      return;
     case "usage":
       usageLine.textContent = `${event.used.toLocaleString()} / ${event.size.toLocaleString()} tokens`;
       return;
@@ -215,5 +223,6 @@ input.addEventListener("keydown", (e) => {
 stopButton.addEventListener("click", () => send({ type: "cancel" }));
 newChatButton.addEventListener("click", () => send({ type: "clear_chat" }));
 modeSelect.addEventListener("change", () => send({ type: "set_mode", mode: modeSelect.value }));
+modelSelect.addEventListener("change", () => send({ type: "set_model", configId: modelConfigId, model: modelSelect.value }));
 
 send({ type: "ready" });
