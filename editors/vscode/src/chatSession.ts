@@ -116,6 +116,10 @@ export class ChatSession {
         return this.setModel(message.configId, message.model);
       case "clear_chat":
         return this.clear();
+      case "list_sessions":
+        return this.listSessions();
+      case "resume_session":
+        return this.clear(message.sessionId);
       case "permission_response":
         this.permissions.answer(message.requestId, message.optionId);
         return;
@@ -324,11 +328,26 @@ export class ChatSession {
     }
   }
 
+  /** The workspace's sessions (session/list), newest first, to the panels only (not kept in the transcript). */
+  private async listSessions(): Promise<void> {
+    try {
+      const { process } = await this.ensureStarted();
+      const answer = await process.agent.request(acp.methods.agent.session.list, { cwd: this.options.agent.cwd });
+      const sessions = answer.sessions
+        .map((s) => ({ id: s.sessionId, title: s.title ?? "", updatedAt: s.updatedAt ?? "" }))
+        .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+      this.options.post({ type: "agent_event", event: { type: "sessions", current: this.sessionId, sessions } });
+    } catch (error) {
+      if (!(error instanceof ReportedError)) this.emit({ type: "error", message: `cannot list the sessions: ${(error as Error).message}` });
+    }
+  }
+
   /**
-   * A new chat: the running turn is cancelled and waited for, then the
-   * panels are cleared and a new session starts in the same process.
+   * A new chat (or, with `resume`, an earlier session: session/load, its
+   * history replayed): the running turn is cancelled and waited for, then
+   * the panels are cleared and the session starts in the same process.
    */
-  private clear(): Promise<void> {
+  private clear(resume?: string): Promise<void> {
     const running = this.turnRunning ? this.turn : Promise.resolve();
     const previous = this.clearing;
     const done = (async () => {
@@ -341,11 +360,13 @@ export class ChatSession {
       this.options.post({ type: "clear_chat" });
       const live = this.live ? await this.live.catch(() => null) : null;
       if (!live) {
+        this.resumeId = resume;
         await this.ensureStarted().catch(() => {});
         return;
       }
       try {
-        const session = await this.bounded(live.process.agent.request(acp.methods.agent.session.new, { cwd: this.options.agent.cwd, mcpServers: [] }));
+        const loaded = resume ? await this.bounded(this.load(live.process, resume)) : null;
+        const session = loaded ?? (await this.bounded(live.process.agent.request(acp.methods.agent.session.new, { cwd: this.options.agent.cwd, mcpServers: [] })));
         this.sessionId = session.sessionId;
         this.live = Promise.resolve({ process: live.process, sessionId: session.sessionId });
         this.emitModes(session);

@@ -477,3 +477,38 @@ test("the model picker: axon's `model` config option is offered, and choosing on
     ["scripted-a", "scripted-b"],
   );
 });
+
+test("sessions: listed newest first, an earlier one resumed in place of the current chat (history replayed, the model sees it), New chat after", async () => {
+  const script: Reply[] = [{ text: "First answer." }, { text: "Second answer." }, { text: "Third answer." }];
+  await withAxon(script, async ({ chat, ui, model, started }) => {
+    await chat.handle({ type: "user_message", content: "First question" });
+    const first = started.at(-1)!.sessionId;
+    await chat.handle({ type: "clear_chat" });
+    await chat.handle({ type: "user_message", content: "Second question" });
+    const second = started.at(-1)!.sessionId;
+    assert.notEqual(first, second);
+
+    let from = ui.messages.length;
+    await chat.handle({ type: "list_sessions" });
+    const listed = await ui.until("the sessions list", (e) => e.type === "sessions", from);
+    assert.ok(listed.type === "sessions");
+    assert.equal(listed.current, second);
+    assert.deepEqual(listed.sessions.map((s) => s.id), [second, first], "newest first");
+
+    from = ui.messages.length;
+    await chat.handle({ type: "resume_session", sessionId: first });
+    assert.deepEqual(ui.messages[from], { type: "clear_chat" }, "the panel is cleared first");
+    const replayed = ui.eventsFrom(from);
+    assert.ok(replayed.some((e) => e.type === "user_text" && e.content.includes("First question")), JSON.stringify(replayed));
+    assert.equal(answerText(replayed), "First answer.");
+    assert.equal(started.at(-1)!.sessionId, first);
+    await chat.handle({ type: "user_message", content: "Third question" });
+    const third = JSON.stringify(model.requests[2]);
+    assert.ok(third.includes("First answer.") && !third.includes("Second answer."), third);
+
+    // The list is an answer, not part of the chat: a panel that loads is not shown it again.
+    const again: HostMessage[] = [];
+    await chat.handle({ type: "ready" }, (m) => again.push(m));
+    assert.ok(!again.some((m) => m.type === "agent_event" && m.event.type === "sessions"));
+  });
+});

@@ -1,5 +1,5 @@
-// main.ts — the chat panel inside the webview: header (mode, model, New
-// chat, Stop), the transcript, the prompt box. Speaks only seed 002's messages
+// main.ts — the chat panel inside the webview: header (mode, model,
+// Sessions, New chat, Stop), the sessions list, the transcript, the prompt box. Speaks only seed 002's messages
 // (src/messages.ts) with the extension host, through postMessage.
 //
 // Guarantees: model and tool text is either rendered by markdown.ts
@@ -26,6 +26,8 @@ const renderMarkdown = createMarkdownRenderer(window);
 const modeSelect = h("select", { class: "mode", title: "Mode", "aria-label": "Mode" }) as HTMLSelectElement;
 const modelSelect = h("select", { class: "model", title: "Model", "aria-label": "Model", hidden: true }) as HTMLSelectElement;
 let modelConfigId = "";
+const sessionsButton = h("button", { type: "button", class: "sessions-button", text: "Sessions", title: "This workspace's earlier chats" });
+const sessionsList = h("div", { class: "sessions", hidden: true, role: "dialog", "aria-label": "Sessions" });
 const newChatButton = h("button", { type: "button", class: "new-chat", text: "New chat" });
 const stopButton = h("button", { type: "button", class: "stop", text: "Stop", disabled: true });
 const transcript = h("div", { class: "transcript", role: "log", "aria-live": "polite" });
@@ -34,7 +36,8 @@ const usageLine = h("div", { class: "usage" });
 const input = h("textarea", { class: "prompt", rows: "3", placeholder: "Ask axon… (Enter to send, Shift+Enter for a new line)" }) as HTMLTextAreaElement;
 const sendButton = h("button", { type: "button", class: "send", text: "Send" });
 document.getElementById("app")!.append(
-  h("header", {}, modeSelect, modelSelect, newChatButton, stopButton),
+  h("header", {}, modeSelect, modelSelect, sessionsButton, newChatButton, stopButton),
+  sessionsList,
   transcript,
   planPanel,
   h("footer", {}, input, h("div", { class: "composer-row" }, usageLine, sendButton)),
@@ -104,6 +107,32 @@ function answerPermission(requestId: string, optionId: string): void {
   send({ type: "permission_response", requestId, optionId });
 }
 
+/** The sessions list: one button per session (the current one marked), newest first; choosing one resumes it. */
+function showSessions(event: Extract<AgentEvent, { type: "sessions" }>): void {
+  const close = h("button", { type: "button", class: "sessions-close", text: "Close" });
+  close.addEventListener("click", () => (sessionsList.hidden = true));
+  const items = event.sessions.map((s) => {
+    const label = s.title || s.id;
+    const when = s.updatedAt ? new Date(s.updatedAt).toLocaleString() : "";
+    const item = h(
+      "button",
+      { type: "button", class: `session${s.id === event.current ? " current" : ""}`, "data-session": s.id, title: s.id },
+      h("span", { class: "session-title", text: label }),
+      h("span", { class: "session-when", text: s.id === event.current ? `${when} · current` : when }),
+    );
+    item.addEventListener("click", () => {
+      sessionsList.hidden = true;
+      if (s.id !== event.current) send({ type: "resume_session", sessionId: s.id });
+    });
+    return item;
+  });
+  sessionsList.replaceChildren(
+    h("div", { class: "sessions-head" }, h("span", { text: "Sessions" }), close),
+    ...(items.length ? items : [h("div", { class: "sessions-empty", text: "No earlier sessions in this workspace." })]),
+  );
+  sessionsList.hidden = false;
+}
+
 function openDiff(toolCallId: string, path: string): void {
   send({ type: "open_diff", toolCallId, path });
 }
@@ -169,6 +198,8 @@ function onEvent(event: AgentEvent): void {
     case "usage":
       usageLine.textContent = `${event.used.toLocaleString()} / ${event.size.toLocaleString()} tokens`;
       return;
+    case "sessions":
+      return showSessions(event);
     case "turn_start":
       return setRunning(true);
     case "turn_end":
@@ -222,6 +253,7 @@ input.addEventListener("keydown", (e) => {
 });
 stopButton.addEventListener("click", () => send({ type: "cancel" }));
 newChatButton.addEventListener("click", () => send({ type: "clear_chat" }));
+sessionsButton.addEventListener("click", () => send({ type: "list_sessions" }));
 modeSelect.addEventListener("change", () => send({ type: "set_mode", mode: modeSelect.value }));
 modelSelect.addEventListener("change", () => send({ type: "set_model", configId: modelConfigId, model: modelSelect.value }));
 
