@@ -4,7 +4,7 @@
 // test/*.test.ts to out/test/ (node packages left external, loaded from
 // node_modules; `vscode` is test/support/vscode.ts, a stand-in), and with
 // --e2e each e2e/*.test.ts to e2e/out/ (its packages, playwright-core, from
-// e2e/node_modules). Nothing is fetched; everything comes from node_modules.
+// e2e/node_modules), with --bench e2e/bench.ts (bench/vscode.sh). Nothing is fetched; everything comes from node_modules.
 
 import * as esbuild from "esbuild";
 import { readdirSync } from "node:fs";
@@ -12,6 +12,7 @@ import { readdirSync } from "node:fs";
 const production = process.argv.includes("--production");
 const tests = process.argv.includes("--tests");
 const e2e = process.argv.includes("--e2e");
+const bench = process.argv.includes("--bench");
 
 const common = { bundle: true, logLevel: "warning", sourcemap: !production, minify: production, legalComments: "external" };
 
@@ -54,8 +55,10 @@ if (tests) {
   });
 }
 
-if (e2e) {
-  const entryPoints = readdirSync("e2e").filter((f) => f.endsWith(".test.ts")).map((f) => `e2e/${f}`);
+if (e2e || bench) {
+  const entryPoints = readdirSync("e2e")
+    .filter((f) => (e2e && f.endsWith(".test.ts")) || (bench && f === "bench.ts"))
+    .map((f) => `e2e/${f}`);
   await esbuild.build({
     ...common,
     entryPoints,

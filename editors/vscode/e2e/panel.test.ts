@@ -2,7 +2,9 @@
 // session up: the mode switch filled), a prompt's answer streams in as
 // Markdown, Stop keeps what streamed so far, a hostile answer runs no
 // script, and the chat is resumed (axon's session/load) after the window
-// reloads. Each checks the webview console for errors.
+// reloads; the model picker sends the next turn to the chosen model, and
+// an earlier session is resumed from the Sessions list. Each checks the
+// webview console for errors.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -80,6 +82,37 @@ test("the chat is resumed after a window reload", async () => {
     // The model saw the first exchange: the session went on in axon, not only on screen.
     const second = JSON.stringify(bench.model.requests[1]);
     assert.ok(second.includes("First question") && second.includes("First answer, before the reload."), second);
+    assert.deepEqual(bench.consoleProblems(), []);
+  });
+});
+
+test("the model picker and the sessions list", async () => {
+  const script = [{ text: "Answer from model b." }, { text: "Answer in the second chat." }];
+  await Workbench.run("models-sessions", { script, models: ["scripted-a", "scripted-b"] }, async (bench) => {
+    const panel = await bench.openPanel();
+    const picker = panel.locator("select.model");
+    await picker.locator('option[value="scripted-b"]').waitFor({ state: "attached" });
+    await picker.selectOption("scripted-b");
+    await bench.send("First chat");
+    await panel.locator(".message.assistant", { hasText: "Answer from model b." }).waitFor();
+    assert.equal((bench.model.requests[0] as { model?: string }).model, "scripted-b");
+
+    await panel.locator("button.new-chat").click();
+    await panel.locator(".message").first().waitFor({ state: "detached" });
+    await bench.send("Second chat");
+    await panel.locator(".message.assistant", { hasText: "Answer in the second chat." }).waitFor();
+    await panel.locator("button.send:not([disabled])").waitFor();
+
+    await panel.locator("button.sessions-button").click();
+    const items = panel.locator(".sessions button.session");
+    await items.nth(1).waitFor();
+    assert.equal(await items.count(), 2);
+    await bench.screenshot("sessions-list");
+    await panel.locator(".sessions button.session:not(.current)").click();
+    await panel.locator(".message.user", { hasText: "First chat" }).waitFor();
+    await panel.locator(".message.assistant", { hasText: "Answer from model b." }).waitFor();
+    assert.equal(await panel.locator(".message.assistant", { hasText: "second chat" }).count(), 0);
+    await bench.screenshot("session-resumed");
     assert.deepEqual(bench.consoleProblems(), []);
   });
 });

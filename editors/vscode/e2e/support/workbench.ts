@@ -45,6 +45,8 @@ export type WorkbenchOptions = {
   script: Reply[];
   /** Files of the workspace folder: relative path → content. */
   files?: Record<string, string>;
+  /** Model names the scripted model lists (GET /v1/models); none: it does not say. */
+  models?: string[];
 };
 
 export type ConsoleEntry = { type: string; text: string; url: string };
@@ -61,7 +63,8 @@ export class Workbench {
 
   private constructor(
     private readonly root: string,
-    private readonly marker: string,
+    /** The value of AXON_E2E_RUN in every process of this workbench. */
+    readonly marker: string,
     private readonly server: ChildProcess,
     private readonly browser: Browser,
     page: Page,
@@ -87,7 +90,7 @@ export class Workbench {
     }
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-e2e-")));
     const marker = crypto.randomBytes(8).toString("hex");
-    const model = await ScriptedModel.start(options.script);
+    const model = await ScriptedModel.start(options.script, { models: options.models });
     const dirs = { userData: path.join(root, "user-data"), extensions: path.join(root, "extensions"), workspace: path.join(root, "workspace") };
     for (const dir of [...Object.values(dirs), path.join(root, "xdg"), path.join(root, "axon-home"), path.join(dirs.userData, "User")]) fs.mkdirSync(dir, { recursive: true });
     for (const [name, content] of Object.entries(options.files ?? {})) {
