@@ -9,7 +9,8 @@
 // the host's turn_start / turn_end only (never the page's own guess), so
 // Send is enabled exactly when the host accepts a prompt; a user's message
 // is shown when the host echoes it, so every panel shows it once; streamed
-// Markdown is re-rendered at most once per animation frame.
+// Markdown is drawn at once for an answer's first piece, then re-rendered
+// at most once per animation frame.
 
 import type { AgentEvent, HostMessage, WebviewMessage } from "../src/messages";
 import { ToolCard } from "./cards";
@@ -65,8 +66,11 @@ function appendAnswer(text: string): void {
   thought = null;
   replayedUser = null;
   if (!answer) {
-    answer = { element: h("div", { class: "message assistant" }), text: "", scheduled: false };
+    // The first piece is drawn at once (no frame's wait before the answer starts).
+    answer = { element: h("div", { class: "message assistant" }), text, scheduled: false };
+    answer.element.append(renderMarkdown(text));
     transcript.append(answer.element);
+    return scrollToEnd();
   }
   answer.text += text;
   // Re-render at most once a frame while tokens stream in.
