@@ -512,3 +512,28 @@ test("sessions: listed newest first, an earlier one resumed in place of the curr
     assert.ok(!again.some((m) => m.type === "agent_event" && m.event.type === "sessions"));
   });
 });
+
+test("plan mode: the plan is shown and its question is asked on a switch_mode card; approving runs it", async () => {
+  const steps = [{ description: "write done.txt", expected_outcome: "done.txt exists" }];
+  const script: Reply[] = [
+    { calls: [{ name: "submit_plan", args: { steps } }] },
+    { calls: [{ name: "write_file", args: { path: "done.txt", content: "done\n" } }] },
+    { text: "The plan ran." },
+  ];
+  await withAxon(script, async ({ chat, ui, workspace }) => {
+    await chat.handle({ type: "set_mode", mode: "plan" });
+    ui.listeners.push((message) => {
+      if (message.type !== "agent_event" || message.event.type !== "permission_request") return;
+      const option = message.event.options.find((o) => o.kind === "allow_once");
+      void chat.handle({ type: "permission_response", requestId: message.event.requestId, optionId: option!.optionId });
+    });
+    await chat.handle({ type: "user_message", content: "Plan and write done.txt" });
+    const events = ui.events;
+    const plan = events.find((e) => e.type === "plan");
+    assert.ok(plan && plan.type === "plan" && plan.entries.some((e) => e.content.includes("write done.txt")), JSON.stringify(events));
+    const asked = events.filter((e): e is Asked => e.type === "permission_request");
+    const card = events.find((e): e is Action => e.type === "action" && e.id === asked[0]?.toolCallId);
+    assert.equal(card?.kind, "switch_mode", "the plan question's card");
+    assert.ok(fs.existsSync(path.join(workspace, "done.txt")), "the approved plan ran");
+  });
+});

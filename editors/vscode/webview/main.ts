@@ -1,5 +1,5 @@
 // main.ts — the chat panel inside the webview: header (mode, model,
-// Sessions, New chat, Stop), the sessions list, the transcript, the prompt box. Speaks only seed 002's messages
+// Sessions, New chat, Stop), the sessions list, the plan with its controls, the transcript, the prompt box. Speaks only seed 002's messages
 // (src/messages.ts) with the extension host, through postMessage.
 //
 // Guarantees: model and tool text is either rendered by markdown.ts
@@ -7,7 +7,12 @@
 // not also hold (on load it sends `ready` and is replayed the transcript),
 // so a reloaded or second panel shows the same chat; Send and Stop follow
 // the host's turn_start / turn_end only (never the page's own guess), so
-// Send is enabled exactly when the host accepts a prompt; a user's message
+// Send is enabled exactly when the host accepts a prompt; the plan's
+// Approve / Edit / Reject answer the agent's question about running it (a
+// question on a `switch_mode` card, axon's "Run this plan?") with the
+// options it offered: Approve the allow option, Reject and Edit the reject
+// one, Edit then putting the prompt box in the user's hands for the change;
+// they go when the question is settled, whoever settled it; a user's message
 // is shown when the host echoes it, so every panel shows it once; streamed
 // Markdown is drawn at once for an answer's first piece, then re-rendered
 // at most once per animation frame.
@@ -32,7 +37,9 @@ const sessionsList = h("div", { class: "sessions", hidden: true, role: "dialog",
 const newChatButton = h("button", { type: "button", class: "new-chat", text: "New chat" });
 const stopButton = h("button", { type: "button", class: "stop", text: "Stop", disabled: true });
 const transcript = h("div", { class: "transcript", role: "log", "aria-live": "polite" });
-const planPanel = h("div", { class: "plan", hidden: true });
+const planList = h("ol");
+const planControls = h("div", { class: "plan-controls", hidden: true });
+const planPanel = h("div", { class: "plan", hidden: true }, h("div", { class: "plan-title", text: "Plan" }), planList, planControls);
 const usageLine = h("div", { class: "usage" });
 const input = h("textarea", { class: "prompt", rows: "3", placeholder: "Ask axon… (Enter to send, Shift+Enter for a new line)" }) as HTMLTextAreaElement;
 const sendButton = h("button", { type: "button", class: "send", text: "Send" });
@@ -50,6 +57,11 @@ let thought: { pre: HTMLElement } | null = null;
 /** A resumed chat's user message being replayed (its chunks join one box). */
 let replayedUser: HTMLElement | null = null;
 const cards = new Map<string, ToolCard>();
+/** Each card's kind (a plan question is asked on a `switch_mode` card). */
+const cardKinds = new Map<string, string>();
+let planEntries = 0;
+/** The plan question's request id while its controls show. */
+let planQuestion: string | null = null;
 const cardByRequest = new Map<string, ToolCard>();
 
 function scrollToEnd(): void {
@@ -137,6 +149,38 @@ function showSessions(event: Extract<AgentEvent, { type: "sessions" }>): void {
   sessionsList.hidden = false;
 }
 
+/** The plan's Approve / Edit / Reject for the question `requestId`. */
+function showPlanControls(requestId: string, options: { optionId: string; kind: string }[]): void {
+  const allow = options.find((o) => o.kind === "allow_once") ?? options.find((o) => o.kind === "allow_always");
+  const reject = options.find((o) => o.kind === "reject_once") ?? options.find((o) => o.kind === "reject_always");
+  if (!allow || !reject) return;
+  planQuestion = requestId;
+  const button = (cls: string, text: string, title: string, run: () => void) => {
+    const b = h("button", { type: "button", class: `plan-${cls}`, text, title });
+    b.addEventListener("click", run);
+    return b;
+  };
+  planControls.replaceChildren(
+    button("approve", "Approve", "Run this plan", () => answerPermission(requestId, allow.optionId)),
+    button("edit", "Edit…", "Keep planning: say what to change in the prompt box", () => {
+      answerPermission(requestId, reject.optionId);
+      if (!input.value.trim()) input.value = "Change the plan: ";
+      input.focus();
+      input.setSelectionRange(input.value.length, input.value.length);
+    }),
+    button("reject", "Reject", "Do not run this plan", () => answerPermission(requestId, reject.optionId)),
+  );
+  planControls.hidden = false;
+  planPanel.hidden = false;
+}
+
+function hidePlanControls(): void {
+  planQuestion = null;
+  planControls.hidden = true;
+  planControls.replaceChildren();
+  planPanel.hidden = planEntries === 0;
+}
+
 function openDiff(toolCallId: string, path: string): void {
   send({ type: "open_diff", toolCallId, path });
 }
@@ -159,6 +203,7 @@ function onEvent(event: AgentEvent): void {
       endBlocks();
       const card = new ToolCard(event, openDiff);
       cards.set(event.id, card);
+      cardKinds.set(event.id, event.kind);
       transcript.append(card.element);
       return scrollToEnd();
     }
@@ -173,18 +218,18 @@ function onEvent(event: AgentEvent): void {
       }
       card.ask(event.requestId, event.options, answerPermission);
       cardByRequest.set(event.requestId, card);
+      if (cardKinds.get(event.toolCallId) === "switch_mode") showPlanControls(event.requestId, event.options);
       return scrollToEnd();
     }
     case "permission_resolved":
       cardByRequest.get(event.requestId)?.settled(event.optionId);
       cardByRequest.delete(event.requestId);
+      if (event.requestId === planQuestion) hidePlanControls();
       return;
     case "plan":
-      planPanel.hidden = event.entries.length === 0;
-      planPanel.replaceChildren(
-        h("div", { class: "plan-title", text: "Plan" }),
-        h("ol", {}, ...event.entries.map((e) => h("li", { class: `plan-${e.status}`, text: e.content }))),
-      );
+      planEntries = event.entries.length;
+      planList.replaceChildren(...event.entries.map((e) => h("li", { class: `plan-${e.status}`, text: e.content })));
+      planPanel.hidden = planEntries === 0 && planQuestion === null;
       return;
     case "modes":
       modeSelect.replaceChildren(...event.available.map((m) => h("option", { value: m.id, text: m.name, title: m.description })));
@@ -231,7 +276,11 @@ window.addEventListener("message", (e: MessageEvent<HostMessage>) => {
     case "clear_chat":
       endBlocks();
       cards.clear();
+      cardKinds.clear();
       cardByRequest.clear();
+      planEntries = 0;
+      planList.replaceChildren();
+      hidePlanControls();
       transcript.replaceChildren();
       planPanel.hidden = true;
       usageLine.textContent = "";
