@@ -3,11 +3,14 @@
 // Markdown, Stop keeps what streamed so far, a hostile answer runs no
 // script, and the chat is resumed (axon's session/load) after the window
 // reloads; the model picker sends the next turn to the chosen model, and
-// an earlier session is resumed from the Sessions list. Each checks the
+// an earlier session is resumed from the Sessions list; a plan is approved
+// from the plan panel and runs. Each checks the
 // webview console for errors.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { HOSTILE } from "../test/support/hostile";
 import { Workbench } from "./support/workbench";
 
@@ -113,6 +116,31 @@ test("the model picker and the sessions list", async () => {
     await panel.locator(".message.assistant", { hasText: "Answer from model b." }).waitFor();
     assert.equal(await panel.locator(".message.assistant", { hasText: "second chat" }).count(), 0);
     await bench.screenshot("session-resumed");
+    assert.deepEqual(bench.consoleProblems(), []);
+  });
+});
+
+test("plan mode: the plan is approved from the plan panel and runs", async () => {
+  const steps = [{ description: "write done.txt", expected_outcome: "done.txt exists" }];
+  const script = [
+    { calls: [{ name: "submit_plan", args: { steps } }] },
+    { calls: [{ name: "write_file", args: { path: "done.txt", content: "done\n" } }] },
+    { text: "The plan ran." },
+  ];
+  await Workbench.run("plan", { script }, async (bench) => {
+    const panel = await bench.openPanel();
+    await panel.locator("select.mode").selectOption("plan");
+    await bench.send("Plan and write done.txt");
+    await panel.locator(".plan li", { hasText: "write done.txt" }).waitFor();
+    await panel.locator(".plan-controls button.plan-approve").waitFor();
+    await bench.screenshot("plan-question");
+    await panel.locator(".plan-controls button.plan-approve").click();
+    await panel.locator(".plan-controls").waitFor({ state: "hidden" });
+    // Running the plan, the write is asked about on its own card.
+    await panel.locator(".tool-card.asking button.approval.allow_once").click();
+    await panel.locator(".message.assistant", { hasText: "The plan ran." }).waitFor();
+    await bench.screenshot("plan-ran");
+    assert.equal(fs.readFileSync(path.join(bench.workspace, "done.txt"), "utf8"), "done\n");
     assert.deepEqual(bench.consoleProblems(), []);
   });
 });

@@ -59,7 +59,7 @@ export class ToolCard {
   }
 
   update(update: Observation): void {
-    if (update.kind) this.kindEl.textContent = update.kind;
+    if (update.kind) this.kindEl.textContent = update.kind.replace(/_/g, " ");
     if (update.tool) this.titleEl.textContent = update.tool;
     if (update.status) {
       this.statusEl.textContent = STATUS_LABEL[update.status] ?? update.status;

@@ -231,6 +231,8 @@ export class Workbench {
     await item.waitFor();
     // Clicking the active container's icon would close the side bar.
     if (!((await item.getAttribute("class")) ?? "").split(/\s+/).includes("checked")) await item.click();
+    // Off the icon, so its tooltip does not cover the panel in screenshots.
+    await this.page.mouse.move(700, 880);
     const panel = this.panel();
     await panel.locator("select.mode option").first().waitFor({ state: "attached" });
     return panel;
