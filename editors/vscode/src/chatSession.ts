@@ -26,14 +26,22 @@
 // - every message posted since the last `clear_chat` is kept (consecutive
 //   `token`s, and `thought`s, merged into one entry), so a panel that
 //   (re)loads (`ready`) is replayed the same transcript;
+// - the proposed changes (diffs) of the chat's tool calls are kept until
+//   New chat, so `open_diff` shows exactly what axon proposed, before or
+//   after it is allowed; an `open_diff` naming no known change does nothing;
+// - the first start resumes `resumeSessionId` (the window's last chat) with
+//   `session/load` when axon offers it, so its history is replayed into the
+//   panel; when it cannot be loaded a new session starts and the panel says
+//   why; `onStarted` is told every session that becomes live (New chat
+//   included), so the caller can remember it;
 // - nothing from the webview is trusted: messages are parsed
 //   (messages.ts), approvals must name an offered option (permissions.ts).
 
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentProcess, type AgentCommand } from "./agentProcess";
 import { readTextFile, writeTextFile, type FileAccess } from "./fileAccess";
-import { mapUpdate } from "./mapping";
-import type { AgentEvent, HostMessage, WebviewMessage } from "./messages";
+import { mapUpdate, modelEvents } from "./mapping";
+import type { AgentEvent, HostMessage, ProposedChange, WebviewMessage } from "./messages";
 import { PermissionQuestions } from "./permissions";
 
 const MAX_RESTARTS = 3;
@@ -48,8 +56,12 @@ export type ChatSessionOptions = {
   /** Tells the user outside the panel (a VS Code notification). */
   onAgentDied?: (message: string) => void;
   onStderr?: (text: string) => void;
-  /** Told each time an axon process is up with a session (for the log). */
+  /** A session to resume on the first start (session/load), e.g. the window's last chat. */
+  resumeSessionId?: string;
+  /** Told each time a session becomes live: axon up, or a New chat (for the log and to resume it later). */
   onStarted?: (pid: number | undefined, sessionId: string) => void;
+  /** Shows a proposed change in the editor's diff view (the panel's "Open diff"). */
+  openDiff?: (change: ProposedChange) => void | Promise<void>;
   /** How long `initialize` + `session/new` may take (default 30 s). */
   startupTimeoutMs?: number;
 };
@@ -69,6 +81,8 @@ export class ChatSession {
   /** Ends a pending start-up now (Stop, New chat, dispose). */
   private abortStart: ((why: Error) => void) | null = null;
   private transcript: HostMessage[] = [];
+  /** The chat's proposed changes by tool call id and path. */
+  private changes = new Map<string, ProposedChange>();
   private readonly permissions: PermissionQuestions;
   private turnRunning = false;
   /** Settles when the running prompt has ended (turn_end posted). */
@@ -77,9 +91,12 @@ export class ChatSession {
   private clearing: Promise<void> = Promise.resolve();
   private disposed = false;
   private deaths: number[] = [];
+  /** Tried once, on the first start. */
+  private resumeId: string | undefined;
 
   constructor(private readonly options: ChatSessionOptions) {
     this.permissions = new PermissionQuestions((event) => this.emit(event));
+    this.resumeId = options.resumeSessionId;
   }
 
   /** Handles one message from a webview (already parsed). */
@@ -95,11 +112,22 @@ export class ChatSession {
         return this.cancel();
       case "set_mode":
         return this.setMode(message.mode);
+      case "set_model":
+        return this.setModel(message.configId, message.model);
       case "clear_chat":
         return this.clear();
+      case "list_sessions":
+        return this.listSessions();
+      case "resume_session":
+        return this.clear(message.sessionId);
       case "permission_response":
         this.permissions.answer(message.requestId, message.optionId);
         return;
+      case "open_diff": {
+        const change = this.changes.get(changeKey(message.toolCallId, message.path));
+        if (change) await this.options.openDiff?.(change);
+        return;
+      }
     }
   }
 
@@ -152,13 +180,19 @@ export class ChatSession {
     );
     void process.exited.then((exit) => this.onExit(process, exit));
     try {
+      const resume = this.resumeId;
+      this.resumeId = undefined;
       const session = await this.bounded(
         (async () => {
-          await process.agent.request(acp.methods.agent.initialize, {
+          const init = await process.agent.request(acp.methods.agent.initialize, {
             protocolVersion: acp.PROTOCOL_VERSION,
             clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
             clientInfo: { name: "axon-vscode", title: "axon for VS Code", version: "0.1.0" },
           });
+          if (resume && init.agentCapabilities?.loadSession) {
+            const loaded = await this.load(process, resume);
+            if (loaded) return loaded;
+          }
           return process.agent.request(acp.methods.agent.session.new, { cwd: this.options.agent.cwd, mcpServers: [] });
         })(),
       );
@@ -175,15 +209,34 @@ export class ChatSession {
     }
   }
 
+  /**
+   * Loads session `id` (its history is replayed as updates, heard because it
+   * is made the live session first); null, with a notice, if axon refuses.
+   */
+  private async load(process: AgentProcess, id: string): Promise<(acp.LoadSessionResponse & { sessionId: string }) | null> {
+    this.sessionId = id;
+    try {
+      const loaded = await process.agent.request(acp.methods.agent.session.load, { sessionId: id, cwd: this.options.agent.cwd, mcpServers: [] });
+      return { ...loaded, sessionId: id };
+    } catch (error) {
+      this.sessionId = null;
+      this.emit({ type: "notice", level: "warning", message: `The last chat (${id}) could not be resumed, so a new one starts: ${(error as Error).message}` });
+      return null;
+    }
+  }
+
   /** A session/update from axon: shown only if it is the live session's. */
   private onUpdate(notification: acp.SessionNotification): void {
     if (notification.sessionId !== this.sessionId) return;
+    const update = notification.update;
+    if (update.sessionUpdate === "tool_call" || update.sessionUpdate === "tool_call_update") this.keepChanges(update.toolCallId, update.content);
     for (const event of mapUpdate(notification.update)) this.emit(event);
   }
 
   /** A permission question from axon: asked only if it is the live session's, else cancelled. */
   private async askPermission(request: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
     if (request.sessionId !== this.sessionId) return { outcome: { outcome: "cancelled" } };
+    this.keepChanges(request.toolCall.toolCallId, request.toolCall.content);
     return this.permissions.ask(request, signal);
   }
 
@@ -265,11 +318,36 @@ export class ChatSession {
     }
   }
 
+  private async setModel(configId: string, model: string): Promise<void> {
+    try {
+      const { process, sessionId } = await this.ensureStarted();
+      const answer = await process.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId, value: model });
+      for (const event of modelEvents(answer.configOptions)) this.emit(event);
+    } catch (error) {
+      if (!(error instanceof ReportedError)) this.emit({ type: "error", message: `cannot switch to model ${model}: ${(error as Error).message}` });
+    }
+  }
+
+  /** The workspace's sessions (session/list), newest first, to the panels only (not kept in the transcript). */
+  private async listSessions(): Promise<void> {
+    try {
+      const { process } = await this.ensureStarted();
+      const answer = await process.agent.request(acp.methods.agent.session.list, { cwd: this.options.agent.cwd });
+      const sessions = answer.sessions
+        .map((s) => ({ id: s.sessionId, title: s.title ?? "", updatedAt: s.updatedAt ?? "" }))
+        .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+      this.options.post({ type: "agent_event", event: { type: "sessions", current: this.sessionId, sessions } });
+    } catch (error) {
+      if (!(error instanceof ReportedError)) this.emit({ type: "error", message: `cannot list the sessions: ${(error as Error).message}` });
+    }
+  }
+
   /**
-   * A new chat: the running turn is cancelled and waited for, then the
-   * panels are cleared and a new session starts in the same process.
+   * A new chat (or, with `resume`, an earlier session: session/load, its
+   * history replayed): the running turn is cancelled and waited for, then
+   * the panels are cleared and the session starts in the same process.
    */
-  private clear(): Promise<void> {
+  private clear(resume?: string): Promise<void> {
     const running = this.turnRunning ? this.turn : Promise.resolve();
     const previous = this.clearing;
     const done = (async () => {
@@ -278,17 +356,21 @@ export class ChatSession {
       await running;
       this.sessionId = null;
       this.transcript = [];
+      this.changes = new Map();
       this.options.post({ type: "clear_chat" });
       const live = this.live ? await this.live.catch(() => null) : null;
       if (!live) {
+        this.resumeId = resume;
         await this.ensureStarted().catch(() => {});
         return;
       }
       try {
-        const session = await this.bounded(live.process.agent.request(acp.methods.agent.session.new, { cwd: this.options.agent.cwd, mcpServers: [] }));
+        const loaded = resume ? await this.bounded(this.load(live.process, resume)) : null;
+        const session = loaded ?? (await this.bounded(live.process.agent.request(acp.methods.agent.session.new, { cwd: this.options.agent.cwd, mcpServers: [] })));
         this.sessionId = session.sessionId;
         this.live = Promise.resolve({ process: live.process, sessionId: session.sessionId });
         this.emitModes(session);
+        this.options.onStarted?.(live.process.pid, session.sessionId);
       } catch (error) {
         this.emit({ type: "error", message: `cannot start a new chat: ${(error as Error).message}` });
         // A hung or broken axon is replaced on next use; the old one is stopped (not a "crash").
@@ -300,8 +382,17 @@ export class ChatSession {
     return done;
   }
 
-  /** The mode switch's choices, from session/new. */
-  private emitModes(session: acp.NewSessionResponse): void {
+  /** Keeps the diffs among a tool call's content (for `open_diff`). */
+  private keepChanges(toolCallId: string, content: acp.ToolCallContent[] | null | undefined): void {
+    for (const item of content ?? []) {
+      if (item.type !== "diff") continue;
+      this.changes.set(changeKey(toolCallId, item.path), { toolCallId, path: item.path, oldText: item.oldText ?? null, newText: item.newText });
+    }
+  }
+
+  /** The mode switch's and model picker's choices, from session/new or session/load. */
+  private emitModes(session: { modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null }): void {
+    for (const event of modelEvents(session.configOptions)) this.emit(event);
     if (!session.modes) return;
     this.emit({
       type: "modes",
@@ -340,4 +431,8 @@ export class ChatSession {
     this.live = null;
     if (live) await live.process.stop();
   }
+}
+
+function changeKey(toolCallId: string, path: string): string {
+  return `${toolCallId}\u0000${path}`;
 }

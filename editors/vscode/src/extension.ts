@@ -2,7 +2,8 @@
 // the chat view, and the commands.
 //
 // Guarantees: axon is not started until a panel opens (or a command needs
-// it); it runs in the first workspace folder (the user's home when no
+// it); the window's last chat is resumed (its id in workspaceState); it
+// runs in the first workspace folder (the user's home when no
 // folder is open); the binary is the setting `axon.path`, else `axon` from
 // PATH; axon's environment is the extension host's minus
 // ELECTRON_RUN_AS_NODE and VSCODE_* (VS Code's internals, as its own
@@ -14,22 +15,31 @@ import * as os from "node:os";
 import * as vscode from "vscode";
 import { ChatPanelProvider } from "./chatPanel";
 import { ChatSession } from "./chatSession";
+import { DiffView } from "./diffView";
 import { VscodeFiles } from "./vscodeFiles";
 
 let chat: ChatSession | null = null;
+/** The workspace's last chat, resumed when the window opens again. */
+const LAST_SESSION = "axon.lastSessionId";
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel("axon");
-  context.subscriptions.push(output);
+  const diffs = new DiffView();
+  context.subscriptions.push(output, diffs.register());
 
   const session = (): ChatSession => {
     chat ??= new ChatSession({
       agent: agentCommand(),
       files: new VscodeFiles(workspaceFolder()),
       post: (message) => provider.postMessage(message),
+      openDiff: (change) => diffs.show(change),
       onAgentDied: (message) => void vscode.window.showWarningMessage(message),
       onStderr: (text) => output.append(text),
-      onStarted: (pid, sessionId) => output.appendLine(`[axon-vscode] axon acp running (pid ${pid}), session ${sessionId}`),
+      resumeSessionId: context.workspaceState.get<string>(LAST_SESSION),
+      onStarted: (pid, sessionId) => {
+        output.appendLine(`[axon-vscode] axon acp running (pid ${pid}), session ${sessionId}`);
+        void context.workspaceState.update(LAST_SESSION, sessionId);
+      },
     });
     return chat;
   };

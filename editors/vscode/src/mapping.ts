@@ -9,7 +9,7 @@
 // never diffs; a very large file is summarised instead of diffed, so one
 // update cannot stall the extension host.
 
-import type { SessionUpdate, ToolCallContent, ContentBlock, ToolCallLocation } from "@agentclientprotocol/sdk";
+import type { SessionConfigOption, SessionUpdate, ToolCallContent, ContentBlock, ToolCallLocation } from "@agentclientprotocol/sdk";
 import { diffLines } from "diff";
 import type { AgentEvent, DiffLine, ToolContent, ToolStatus } from "./messages";
 
@@ -140,6 +140,8 @@ export function mapUpdate(update: SessionUpdate): AgentEvent[] {
           entries: update.entries.map((e) => ({ content: e.content, status: e.status, priority: e.priority })),
         },
       ];
+    case "config_option_update":
+      return modelEvents(update.configOptions);
     case "current_mode_update":
       return [{ type: "mode", mode: update.currentModeId }];
     case "usage_update":
@@ -154,4 +156,23 @@ export function mapUpdate(update: SessionUpdate): AgentEvent[] {
       // nothing on the panel yet.
       return [];
   }
+}
+
+/**
+ * The model picker's event from a session's config options: the first
+ * select option of category `model` (its groups flattened); none when
+ * there is no such option.
+ */
+export function modelEvents(options: SessionConfigOption[] | null | undefined): AgentEvent[] {
+  const option = (options ?? []).find((o) => o.category === "model" && o.type === "select");
+  if (!option || option.type !== "select") return [];
+  const flat = option.options.flatMap((o) => ("group" in o ? o.options : [o]));
+  return [
+    {
+      type: "models",
+      configId: option.id,
+      current: option.currentValue,
+      available: flat.map((o) => ({ id: o.value, name: o.name, description: o.description ?? undefined })),
+    },
+  ];
 }

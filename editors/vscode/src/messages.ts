@@ -6,9 +6,13 @@
 // fields (`user_message`, `agent_event`, `clear_chat`, `cancel`,
 // `set_mode`); an approval needs an answer from the panel, which seed 002
 // has no message for, so `permission_response` is added, and `ready` lets a
-// panel that (re)loads ask for the transcript so far. `set_mode`'s mode is
+// panel that (re)loads ask for the transcript so far, and `open_diff` asks
+// the host to show a tool call's proposed change in VS Code's diff editor. `set_mode`'s mode is
 // an ACP mode id of the session (axon: ask, auto, read-only, plan), not
-// seed 002's 'react' | 'plan'.
+// seed 002's 'react' | 'plan'; `set_model` (the model picker) sets the
+// session's config option of category `model`; `list_sessions` asks for
+// the workspace's sessions (answered by a `sessions` event) and
+// `resume_session` opens one (session/load) in place of the current chat.
 
 /** One line of a rendered diff: added, removed or unchanged context. */
 export type DiffLine = { op: "+" | "-" | " "; text: string };
@@ -59,8 +63,12 @@ export type AgentEvent =
     }
   | { type: "plan"; entries: { content: string; status: string; priority: string }[] }
   | { type: "modes"; current: string; available: ModeInfo[] }
+  /** The model picker: axon's session config option of category `model` (absent: no picker). */
+  | { type: "models"; configId: string; current: string; available: ModeInfo[] }
   | { type: "mode"; mode: string }
   | { type: "usage"; used: number; size: number }
+  /** The workspace's sessions (answer to `list_sessions`; never replayed). */
+  | { type: "sessions"; current: string | null; sessions: { id: string; title: string; updatedAt: string }[] }
   | { type: "permission_request"; requestId: string; toolCallId: string; title: string; options: PermissionChoice[] }
   | { type: "permission_resolved"; requestId: string; optionId: string | null }
   | { type: "turn_start" }
@@ -80,11 +88,15 @@ export type WebviewMessage =
   | { type: "clear_chat" }
   | { type: "cancel" }
   | { type: "set_mode"; mode: string }
+  | { type: "set_model"; configId: string; model: string }
   | { type: "permission_response"; requestId: string; optionId: string | null }
+  | { type: "open_diff"; toolCallId: string; path: string }
+  | { type: "list_sessions" }
+  | { type: "resume_session"; sessionId: string }
   | { type: "ready" };
 
 /** The message types a webview may send, to reject anything else. */
-const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "permission_response", "ready"]);
+const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "set_model", "permission_response", "open_diff", "list_sessions", "resume_session", "ready"]);
 
 /** `value` as a WebviewMessage when it is one, else null (a webview is not trusted blindly). */
 export function parseWebviewMessage(value: unknown): WebviewMessage | null {
@@ -100,7 +112,16 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | null {
       if (typeof m.requestId !== "string") return null;
       if (m.optionId !== null && typeof m.optionId !== "string") return null;
       return { type: "permission_response", requestId: m.requestId, optionId: m.optionId as string | null };
+    case "set_model":
+      return typeof m.configId === "string" && typeof m.model === "string" ? { type: "set_model", configId: m.configId, model: m.model } : null;
+    case "resume_session":
+      return typeof m.sessionId === "string" ? { type: "resume_session", sessionId: m.sessionId } : null;
+    case "open_diff":
+      return typeof m.toolCallId === "string" && typeof m.path === "string" ? { type: "open_diff", toolCallId: m.toolCallId, path: m.path } : null;
     default:
       return { type: m.type } as WebviewMessage;
   }
 }
+
+/** A tool call's proposed change to one file, as axon sent it (for VS Code's diff editor). */
+export type ProposedChange = { toolCallId: string; path: string; oldText: string | null; newText: string };

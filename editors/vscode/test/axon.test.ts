@@ -15,10 +15,10 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { ChatSession } from "../src/chatSession";
+import { ChatSession, type ChatSessionOptions } from "../src/chatSession";
 import type { FileAccess } from "../src/fileAccess";
 import type * as acp from "@agentclientprotocol/sdk";
-import type { AgentEvent, HostMessage } from "../src/messages";
+import type { AgentEvent, HostMessage, ProposedChange } from "../src/messages";
 import { answerText, Recorder } from "./support/recorder";
 import { ScriptedModel, type Reply } from "./support/scriptedModel";
 
@@ -56,12 +56,16 @@ type World = {
   started: { pid: number | undefined; sessionId: string }[];
   /** What the user was told outside the panel when axon died. */
   died: string[];
+  /** What "Open diff" asked the editor to show. */
+  diffsShown: ProposedChange[];
+  /** Closes `chat` and opens another ChatSession (a reloaded window) on the same AXON_HOME and workspace. */
+  reopen(options: Partial<ChatSessionOptions>): Promise<{ chat: ChatSession; ui: Recorder }>;
 };
 
 /** Runs `body` with a fresh model, workspace and ChatSession; tears all down after. */
-async function withAxon(script: Reply[], body: (world: World) => Promise<void>): Promise<void> {
+async function withAxon(script: Reply[], body: (world: World) => Promise<void>, models?: string[]): Promise<void> {
   assert.ok(fs.existsSync(AXON_BIN), `no axon binary at ${AXON_BIN} (set AXON_BIN)`);
-  const model = await ScriptedModel.start(script);
+  const model = await ScriptedModel.start(script, { models });
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-home-"));
   const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-ws-")));
   const ui = new Recorder();
@@ -69,7 +73,8 @@ async function withAxon(script: Reply[], body: (world: World) => Promise<void>):
   let stderr = "";
   const started: World["started"] = [];
   const died: string[] = [];
-  const chat = new ChatSession({
+  const diffsShown: ProposedChange[] = [];
+  const open = (ui: Recorder, extra: Partial<ChatSessionOptions> = {}) => new ChatSession({
     agent: {
       command: AXON_BIN,
       args: ["acp"],
@@ -89,9 +94,18 @@ async function withAxon(script: Reply[], body: (world: World) => Promise<void>):
     },
     onStarted: (pid, sessionId) => started.push({ pid, sessionId }),
     onAgentDied: (message) => died.push(message),
+    openDiff: (change) => void diffsShown.push(change),
+    ...extra,
   });
+  let chat = open(ui);
+  const reopen = async (extra: Partial<ChatSessionOptions>) => {
+    await chat.dispose();
+    const next = new Recorder();
+    chat = open(next, extra);
+    return { chat, ui: next };
+  };
   try {
-    await body({ chat, ui, files, model, workspace, started, died });
+    await body({ chat, ui, files, model, workspace, started, died, diffsShown, reopen });
   } catch (error) {
     (error as Error).message += `\n--- axon stderr\n${stderr}`;
     throw error;
@@ -359,7 +373,8 @@ test("New chat during a running turn: the old turn ends first, nothing of it rea
     const replayed: HostMessage[] = [];
     await chat.handle({ type: "ready" }, (m) => replayed.push(m));
     assert.ok(!JSON.stringify(replayed).includes("Old answer") && !JSON.stringify(replayed).includes("old question"), JSON.stringify(replayed));
-    assert.equal(started.length, 1, "the same axon process");
+    assert.deepEqual(new Set(started.map((s) => s.pid)).size, 1, "the same axon process");
+    assert.equal(new Set(started.map((s) => s.sessionId)).size, 2, "a new session, told to onStarted");
   });
 });
 
@@ -384,5 +399,141 @@ test("updates and questions of another session (an old chat's) are dropped and a
     );
     assert.deepEqual(answer, { outcome: { outcome: "cancelled" } });
     assert.deepEqual(ui.messages.slice(from), [], "nothing shown");
+  });
+});
+
+test("Open diff hands the editor the change axon proposed, while it is asked and before anything is written", async () => {
+  const script: Reply[] = [{ calls: [{ name: "write_file", args: { path: "shown.txt", content: "proposed\n" } }] }, { text: "Not written." }];
+  await withAxon(script, async ({ chat, ui, workspace, diffsShown }) => {
+    const target = path.join(workspace, "shown.txt");
+    ui.listeners.push((message) => {
+      if (message.type !== "agent_event" || message.event.type !== "permission_request") return;
+      const { requestId, toolCallId, options } = message.event;
+      void (async () => {
+        await chat.handle({ type: "open_diff", toolCallId, path: "/not/a/proposed/path" });
+        await chat.handle({ type: "open_diff", toolCallId, path: target });
+        assert.equal(fs.existsSync(target), false, "looking wrote nothing");
+        await chat.handle({ type: "permission_response", requestId, optionId: options.find((o) => o.kind === "reject_once")!.optionId });
+      })();
+    });
+    await chat.handle({ type: "user_message", content: "Write shown.txt" });
+    assert.equal(diffsShown.length, 1, "only a change axon proposed is shown");
+    assert.deepEqual({ ...diffsShown[0], toolCallId: "" }, { toolCallId: "", path: target, oldText: null, newText: "proposed\n" });
+    assert.equal(fs.existsSync(target), false);
+  });
+});
+
+test("a reopened chat resumes the last session: its history is replayed and the model sees it", async () => {
+  const script: Reply[] = [{ text: "First answer." }, { text: "Second answer." }];
+  await withAxon(script, async ({ chat, ui, model, started, reopen }) => {
+    await chat.handle({ type: "user_message", content: "First question" });
+    assert.equal(answerText(ui.events), "First answer.");
+    const last = started.at(-1)!.sessionId;
+
+    const again = await reopen({ resumeSessionId: last });
+    await again.chat.handle({ type: "ready" });
+    assert.equal(started.at(-1)!.sessionId, last, "the same session is live again");
+    const replayed = again.ui.events;
+    assert.ok(replayed.some((e) => e.type === "user_text" && e.content.includes("First question")), JSON.stringify(replayed));
+    assert.equal(answerText(replayed), "First answer.");
+    await again.chat.handle({ type: "user_message", content: "Second question" });
+    assert.ok(JSON.stringify(model.requests[1]).includes("First answer."), "the model saw the first exchange");
+  });
+});
+
+test("a session that cannot be resumed gives a new one and says why", async () => {
+  await withAxon([{ text: "Fresh." }], async ({ chat, started, reopen }) => {
+    await chat.handle({ type: "ready" });
+    const again = await reopen({ resumeSessionId: "no-such-session-0000" });
+    await again.chat.handle({ type: "user_message", content: "Hi" });
+    const notice = again.ui.events.find((e) => e.type === "notice");
+    assert.ok(notice && notice.type === "notice" && notice.message.includes("no-such-session-0000"), JSON.stringify(again.ui.events));
+    assert.notEqual(started.at(-1)!.sessionId, "no-such-session-0000");
+    assert.equal(answerText(again.ui.events), "Fresh.");
+  });
+});
+
+test("the model picker: axon's `model` config option is offered, and choosing one sends the next turn to it", async () => {
+  await withAxon(
+    [{ text: "From model b." }],
+    async ({ chat, ui, model }) => {
+      await chat.handle({ type: "ready" });
+      const offered = await ui.until("the model picker's choices", (e) => e.type === "models");
+      assert.ok(offered.type === "models");
+      assert.ok(offered.available.some((m) => m.id === "scripted-b"), JSON.stringify(offered));
+      const from = ui.messages.length;
+      await chat.handle({ type: "set_model", configId: offered.configId, model: "scripted-b" });
+      const chosen = await ui.until("the new current model", (e) => e.type === "models", from);
+      assert.equal(chosen.type === "models" && chosen.current, "scripted-b");
+      await chat.handle({ type: "user_message", content: "Hi" });
+      assert.equal((model.requests[0] as { model?: string }).model, "scripted-b");
+
+      // A model the provider does not list is refused, and said so.
+      const before = ui.messages.length;
+      await chat.handle({ type: "set_model", configId: offered.configId, model: "no-such-model" });
+      const refused = ui.eventsFrom(before).find((e) => e.type === "error");
+      assert.ok(refused && refused.type === "error" && refused.message.includes("no-such-model"), JSON.stringify(ui.eventsFrom(before)));
+    },
+    ["scripted-a", "scripted-b"],
+  );
+});
+
+test("sessions: listed newest first, an earlier one resumed in place of the current chat (history replayed, the model sees it), New chat after", async () => {
+  const script: Reply[] = [{ text: "First answer." }, { text: "Second answer." }, { text: "Third answer." }];
+  await withAxon(script, async ({ chat, ui, model, started }) => {
+    await chat.handle({ type: "user_message", content: "First question" });
+    const first = started.at(-1)!.sessionId;
+    await chat.handle({ type: "clear_chat" });
+    await chat.handle({ type: "user_message", content: "Second question" });
+    const second = started.at(-1)!.sessionId;
+    assert.notEqual(first, second);
+
+    let from = ui.messages.length;
+    await chat.handle({ type: "list_sessions" });
+    const listed = await ui.until("the sessions list", (e) => e.type === "sessions", from);
+    assert.ok(listed.type === "sessions");
+    assert.equal(listed.current, second);
+    assert.deepEqual(listed.sessions.map((s) => s.id), [second, first], "newest first");
+
+    from = ui.messages.length;
+    await chat.handle({ type: "resume_session", sessionId: first });
+    assert.deepEqual(ui.messages[from], { type: "clear_chat" }, "the panel is cleared first");
+    const replayed = ui.eventsFrom(from);
+    assert.ok(replayed.some((e) => e.type === "user_text" && e.content.includes("First question")), JSON.stringify(replayed));
+    assert.equal(answerText(replayed), "First answer.");
+    assert.equal(started.at(-1)!.sessionId, first);
+    await chat.handle({ type: "user_message", content: "Third question" });
+    const third = JSON.stringify(model.requests[2]);
+    assert.ok(third.includes("First answer.") && !third.includes("Second answer."), third);
+
+    // The list is an answer, not part of the chat: a panel that loads is not shown it again.
+    const again: HostMessage[] = [];
+    await chat.handle({ type: "ready" }, (m) => again.push(m));
+    assert.ok(!again.some((m) => m.type === "agent_event" && m.event.type === "sessions"));
+  });
+});
+
+test("plan mode: the plan is shown and its question is asked on a switch_mode card; approving runs it", async () => {
+  const steps = [{ description: "write done.txt", expected_outcome: "done.txt exists" }];
+  const script: Reply[] = [
+    { calls: [{ name: "submit_plan", args: { steps } }] },
+    { calls: [{ name: "write_file", args: { path: "done.txt", content: "done\n" } }] },
+    { text: "The plan ran." },
+  ];
+  await withAxon(script, async ({ chat, ui, workspace }) => {
+    await chat.handle({ type: "set_mode", mode: "plan" });
+    ui.listeners.push((message) => {
+      if (message.type !== "agent_event" || message.event.type !== "permission_request") return;
+      const option = message.event.options.find((o) => o.kind === "allow_once");
+      void chat.handle({ type: "permission_response", requestId: message.event.requestId, optionId: option!.optionId });
+    });
+    await chat.handle({ type: "user_message", content: "Plan and write done.txt" });
+    const events = ui.events;
+    const plan = events.find((e) => e.type === "plan");
+    assert.ok(plan && plan.type === "plan" && plan.entries.some((e) => e.content.includes("write done.txt")), JSON.stringify(events));
+    const asked = events.filter((e): e is Asked => e.type === "permission_request");
+    const card = events.find((e): e is Action => e.type === "action" && e.id === asked[0]?.toolCallId);
+    assert.equal(card?.kind, "switch_mode", "the plan question's card");
+    assert.ok(fs.existsSync(path.join(workspace, "done.txt")), "the approved plan ran");
   });
 });

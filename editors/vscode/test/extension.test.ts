@@ -19,9 +19,19 @@ import * as path from "node:path";
 import { waitFor } from "./support/recorder";
 
 type Disposable = { dispose(): void };
-const registered = { views: new Map<string, { resolveWebviewView(view: unknown): void }>(), commands: new Map<string, () => unknown>() };
+const registered = { views: new Map<string, { resolveWebviewView(view: unknown): void }>(), commands: new Map<string, () => unknown>(), schemes: [] as string[] };
 const disposable: Disposable = { dispose() {} };
 const settings: Record<string, unknown> = {};
+/** The workspace's memento (ExtensionContext.workspaceState). */
+const workspaceState = {
+  values: new Map<string, unknown>(),
+  get(key: string): unknown {
+    return this.values.get(key);
+  },
+  async update(key: string, value: unknown): Promise<void> {
+    this.values.set(key, value);
+  },
+};
 
 /** The parts of the vscode API the extension touches on activation and when a view opens. */
 const vscode = {
@@ -44,7 +54,15 @@ const vscode = {
       return disposable;
     },
   },
-  workspace: { getConfiguration: () => ({ get: (key: string, fallback: unknown) => settings[key] ?? fallback }), workspaceFolders: undefined, textDocuments: [] },
+  workspace: {
+    getConfiguration: () => ({ get: (key: string, fallback: unknown) => settings[key] ?? fallback }),
+    registerTextDocumentContentProvider: (scheme: string) => {
+      registered.schemes.push(scheme);
+      return disposable;
+    },
+    workspaceFolders: undefined,
+    textDocuments: [],
+  },
 };
 
 const load = (Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown })._load;
@@ -57,9 +75,10 @@ const extension = createRequire(import.meta.url)(path.resolve("dist/extension.js
 test("activation registers the chat view and the commands; the view gets a locked-down page", async () => {
   const subscriptions: Disposable[] = [];
   const extensionUri = { fsPath: "/ext" };
-  extension.activate({ subscriptions, extensionUri });
+  extension.activate({ subscriptions, extensionUri, workspaceState });
   assert.deepEqual([...registered.views.keys()], ["axon.chat"]);
   assert.deepEqual([...registered.commands.keys()].sort(), ["axon.newChat", "axon.openInTab", "axon.stop"]);
+  assert.deepEqual(registered.schemes, ["axon-proposed"], "the proposed changes' documents (Open diff)");
 
   const webview = {
     options: {} as { enableScripts?: boolean; localResourceRoots?: { fsPath: string }[] },
@@ -125,7 +144,7 @@ test("webview messages: malformed ones are dropped, ready replays the transcript
   const saved = { ...process.env };
   Object.assign(process.env, { ELECTRON_RUN_AS_NODE: "1", VSCODE_PID: "4242", VSCODE_IPC_HOOK_CLI: "/tmp/vscode-ipc.sock", AXON_TEST_KEPT: "yes" });
   try {
-    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" } });
+    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, workspaceState });
     const first = fakeWebview();
     registered.views.get("axon.chat")!.resolveWebviewView({ webview: first.webview, onDidDispose: () => disposable });
     assert.ok(first.handler, "the page's messages are listened to");

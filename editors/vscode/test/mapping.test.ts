@@ -150,3 +150,31 @@ test("only well-formed webview messages are accepted", () => {
   assert.equal(parseWebviewMessage({ type: "permission_response", requestId: "p", optionId: 5 }), null);
   assert.equal(parseWebviewMessage("cancel"), null);
 });
+
+test("the model picker comes from the config option of category model (groups flattened); other options give none", () => {
+  const update: SessionUpdate = {
+    sessionUpdate: "config_option_update",
+    configOptions: [
+      { id: "effort", name: "Effort", type: "select", category: "thought_level", currentValue: "low", options: [{ value: "low", name: "Low" }] },
+      {
+        id: "model",
+        name: "Model",
+        type: "select",
+        category: "model",
+        currentValue: "b",
+        options: [
+          { group: "g1", name: "One", options: [{ value: "a", name: "A", description: "first" }] },
+          { group: "g2", name: "Two", options: [{ value: "b", name: "B" }] },
+        ],
+      },
+    ],
+  };
+  assert.deepEqual(mapUpdate(update), [
+    { type: "models", configId: "model", current: "b", available: [{ id: "a", name: "A", description: "first" }, { id: "b", name: "B", description: undefined }] },
+  ]);
+  assert.deepEqual(mapUpdate({ sessionUpdate: "config_option_update", configOptions: [] }), []);
+  assert.deepEqual(parseWebviewMessage({ type: "set_model", configId: "model", model: "b" }), { type: "set_model", configId: "model", model: "b" });
+  assert.equal(parseWebviewMessage({ type: "set_model", model: "b" }), null);
+  assert.deepEqual(parseWebviewMessage({ type: "open_diff", toolCallId: "t", path: "/w/a" }), { type: "open_diff", toolCallId: "t", path: "/w/a" });
+  assert.equal(parseWebviewMessage({ type: "open_diff", toolCallId: "t" }), null);
+});

@@ -136,3 +136,38 @@ test("Send follows the host: a clear_chat during a turn does not re-enable it, t
   host({ type: "agent_event", event: { type: "turn_end", stopReason: "cancelled" } });
   assert.equal(send.hasAttribute("disabled"), false);
 });
+
+test("the plan's Approve / Edit / Reject answer the plan question with the offered options, and go when it is settled", () => {
+  host({ type: "clear_chat" });
+  host({ type: "agent_event", event: { type: "plan", entries: [{ content: "write the file", status: "pending", priority: "medium" }] } });
+  assert.equal($(".plan")?.hidden, false);
+  assert.equal($(".plan-controls")?.hidden, true, "no controls before a question");
+  host({ type: "agent_event", event: { type: "action", id: "plan-1", tool: "Run this plan?", kind: "switch_mode", status: "pending", params: null, content: [], locations: [] } });
+  const options = [
+    { optionId: "run", name: "Run the plan", kind: "allow_once" as const },
+    { optionId: "keep", name: "Keep planning", kind: "reject_once" as const },
+  ];
+  host({ type: "agent_event", event: { type: "permission_request", requestId: "perm-p", toolCallId: "plan-1", title: "Run this plan?", options } });
+  const controls = [...document.querySelectorAll(".plan-controls button")] as HTMLElement[];
+  assert.deepEqual(controls.map((b) => b.textContent), ["Approve", "Edit…", "Reject"]);
+
+  const input = $("textarea.prompt") as HTMLTextAreaElement;
+  input.value = "";
+  controls[1].click();
+  assert.deepEqual(sent.at(-1), { type: "permission_response", requestId: "perm-p", optionId: "keep" });
+  assert.equal(input.value, "Change the plan: ", "Edit hands the change to the prompt box");
+  assert.equal(document.activeElement, input);
+  host({ type: "agent_event", event: { type: "permission_resolved", requestId: "perm-p", optionId: "keep" } });
+  assert.equal($(".plan-controls")?.hidden, true);
+  assert.equal($(".plan")?.hidden, false, "the plan stays shown");
+
+  // A second question: Approve sends the allow option; an ordinary tool's question gets no plan controls.
+  host({ type: "agent_event", event: { type: "permission_request", requestId: "perm-q", toolCallId: "plan-1", title: "Run this plan?", options } });
+  (document.querySelector(".plan-controls button.plan-approve") as HTMLElement).click();
+  assert.deepEqual(sent.at(-1), { type: "permission_response", requestId: "perm-q", optionId: "run" });
+  host({ type: "agent_event", event: { type: "permission_resolved", requestId: "perm-q", optionId: "run" } });
+  host({ type: "agent_event", event: { type: "action", id: "call_9", tool: "Write a.txt", kind: "edit", status: "pending", params: null, content: [], locations: [] } });
+  host({ type: "agent_event", event: { type: "permission_request", requestId: "perm-r", toolCallId: "call_9", title: "Write a.txt", options } });
+  assert.equal($(".plan-controls")?.hidden, true);
+  input.value = "";
+});

@@ -1,6 +1,7 @@
 // cards.ts — a card per tool call: kind, title, status, folded output, the
 // diff in red/green, the files it touches, and the approval buttons while
-// the agent waits for the user.
+// the agent waits for the user; each diff has an "Open diff" button that
+// asks the host to show the change in VS Code's diff editor.
 //
 // Guarantees: everything on a card is text (textContent), never markup; a
 // card is updated in place by `observation` events (fields not in an update
@@ -31,7 +32,11 @@ export class ToolCard {
   private readonly bodyEl: HTMLElement;
   private readonly approvalEl: HTMLElement;
 
-  constructor(action: Action) {
+  /** `openDiff` asks the host to show this call's change to `path` in the diff editor. */
+  constructor(
+    action: Action,
+    private readonly openDiff: (toolCallId: string, path: string) => void,
+  ) {
     this.kindEl = h("span", { class: "tool-kind" });
     this.titleEl = h("span", { class: "tool-title" });
     this.statusEl = h("span", { class: "tool-status" });
@@ -54,14 +59,14 @@ export class ToolCard {
   }
 
   update(update: Observation): void {
-    if (update.kind) this.kindEl.textContent = update.kind;
+    if (update.kind) this.kindEl.textContent = update.kind.replace(/_/g, " ");
     if (update.tool) this.titleEl.textContent = update.tool;
     if (update.status) {
       this.statusEl.textContent = STATUS_LABEL[update.status] ?? update.status;
       this.element.dataset.status = update.status;
     }
     if (update.locations) this.locationsEl.replaceChildren(...update.locations.map((l) => h("code", { text: l })));
-    if (update.content) this.bodyEl.replaceChildren(...update.content.map(renderContent));
+    if (update.content) this.bodyEl.replaceChildren(...update.content.map((c) => renderContent(c, (path) => this.openDiff(update.id, path))));
   }
 
   /** Shows the agent's question on this card; `answer` sends the choice. */
@@ -89,7 +94,7 @@ function folded(summary: string, text: string, closed: boolean): HTMLElement {
   return details;
 }
 
-function renderContent(content: ToolContent): HTMLElement {
+function renderContent(content: ToolContent, openDiff: (path: string) => void): HTMLElement {
   switch (content.type) {
     case "text": {
       const lines = content.text.split("\n").length;
@@ -103,7 +108,9 @@ function renderContent(content: ToolContent): HTMLElement {
         h("span", { class: "diff-stat add", text: `+${content.added}` }),
         h("span", { class: "diff-stat del", text: `-${content.removed}` }),
         content.created ? h("span", { class: "diff-new", text: "new file" }) : null,
+        h("button", { type: "button", class: "open-diff", text: "Open diff", title: "Show this change in VS Code's diff editor" }),
       );
+      head.querySelector("button.open-diff")!.addEventListener("click", () => openDiff(content.path));
       const body = h(
         "pre",
         { class: "diff-lines" },

@@ -1,5 +1,5 @@
-// main.ts — the chat panel inside the webview: header (mode, New chat,
-// Stop), the transcript, the prompt box. Speaks only seed 002's messages
+// main.ts — the chat panel inside the webview: header (mode, model,
+// Sessions, New chat, Stop), the sessions list, the plan with its controls, the transcript, the prompt box. Speaks only seed 002's messages
 // (src/messages.ts) with the extension host, through postMessage.
 //
 // Guarantees: model and tool text is either rendered by markdown.ts
@@ -7,9 +7,15 @@
 // not also hold (on load it sends `ready` and is replayed the transcript),
 // so a reloaded or second panel shows the same chat; Send and Stop follow
 // the host's turn_start / turn_end only (never the page's own guess), so
-// Send is enabled exactly when the host accepts a prompt; a user's message
+// Send is enabled exactly when the host accepts a prompt; the plan's
+// Approve / Edit / Reject answer the agent's question about running it (a
+// question on a `switch_mode` card, axon's "Run this plan?") with the
+// options it offered: Approve the allow option, Reject and Edit the reject
+// one, Edit then putting the prompt box in the user's hands for the change;
+// they go when the question is settled, whoever settled it; a user's message
 // is shown when the host echoes it, so every panel shows it once; streamed
-// Markdown is re-rendered at most once per animation frame.
+// Markdown is drawn at once for an answer's first piece, then re-rendered
+// at most once per animation frame.
 
 import type { AgentEvent, HostMessage, WebviewMessage } from "../src/messages";
 import { ToolCard } from "./cards";
@@ -24,15 +30,22 @@ const renderMarkdown = createMarkdownRenderer(window);
 
 // The page.
 const modeSelect = h("select", { class: "mode", title: "Mode", "aria-label": "Mode" }) as HTMLSelectElement;
+const modelSelect = h("select", { class: "model", title: "Model", "aria-label": "Model", hidden: true }) as HTMLSelectElement;
+let modelConfigId = "";
+const sessionsButton = h("button", { type: "button", class: "sessions-button", text: "Sessions", title: "This workspace's earlier chats" });
+const sessionsList = h("div", { class: "sessions", hidden: true, role: "dialog", "aria-label": "Sessions" });
 const newChatButton = h("button", { type: "button", class: "new-chat", text: "New chat" });
 const stopButton = h("button", { type: "button", class: "stop", text: "Stop", disabled: true });
 const transcript = h("div", { class: "transcript", role: "log", "aria-live": "polite" });
-const planPanel = h("div", { class: "plan", hidden: true });
+const planList = h("ol");
+const planControls = h("div", { class: "plan-controls", hidden: true });
+const planPanel = h("div", { class: "plan", hidden: true }, h("div", { class: "plan-title", text: "Plan" }), planList, planControls);
 const usageLine = h("div", { class: "usage" });
 const input = h("textarea", { class: "prompt", rows: "3", placeholder: "Ask axon… (Enter to send, Shift+Enter for a new line)" }) as HTMLTextAreaElement;
 const sendButton = h("button", { type: "button", class: "send", text: "Send" });
 document.getElementById("app")!.append(
-  h("header", {}, modeSelect, newChatButton, stopButton),
+  h("header", {}, modeSelect, modelSelect, sessionsButton, newChatButton, stopButton),
+  sessionsList,
   transcript,
   planPanel,
   h("footer", {}, input, h("div", { class: "composer-row" }, usageLine, sendButton)),
@@ -41,7 +54,14 @@ document.getElementById("app")!.append(
 // What is being streamed, and the cards by tool call id.
 let answer: { element: HTMLElement; text: string; scheduled: boolean } | null = null;
 let thought: { pre: HTMLElement } | null = null;
+/** A resumed chat's user message being replayed (its chunks join one box). */
+let replayedUser: HTMLElement | null = null;
 const cards = new Map<string, ToolCard>();
+/** Each card's kind (a plan question is asked on a `switch_mode` card). */
+const cardKinds = new Map<string, string>();
+let planEntries = 0;
+/** The plan question's request id while its controls show. */
+let planQuestion: string | null = null;
 const cardByRequest = new Map<string, ToolCard>();
 
 function scrollToEnd(): void {
@@ -51,13 +71,18 @@ function scrollToEnd(): void {
 function endBlocks(): void {
   answer = null;
   thought = null;
+  replayedUser = null;
 }
 
 function appendAnswer(text: string): void {
   thought = null;
+  replayedUser = null;
   if (!answer) {
-    answer = { element: h("div", { class: "message assistant" }), text: "", scheduled: false };
+    // The first piece is drawn at once (no frame's wait before the answer starts).
+    answer = { element: h("div", { class: "message assistant" }), text, scheduled: false };
+    answer.element.append(renderMarkdown(text));
     transcript.append(answer.element);
+    return scrollToEnd();
   }
   answer.text += text;
   // Re-render at most once a frame while tokens stream in.
@@ -73,6 +98,7 @@ function appendAnswer(text: string): void {
 }
 
 function appendThought(text: string): void {
+  replayedUser = null;
   if (!thought) {
     const pre = h("pre");
     transcript.append(h("details", { class: "thought" }, h("summary", { text: "Thinking" }), pre));
@@ -97,6 +123,68 @@ function answerPermission(requestId: string, optionId: string): void {
   send({ type: "permission_response", requestId, optionId });
 }
 
+/** The sessions list: one button per session (the current one marked), newest first; choosing one resumes it. */
+function showSessions(event: Extract<AgentEvent, { type: "sessions" }>): void {
+  const close = h("button", { type: "button", class: "sessions-close", text: "Close" });
+  close.addEventListener("click", () => (sessionsList.hidden = true));
+  const items = event.sessions.map((s) => {
+    const label = s.title || s.id;
+    const when = s.updatedAt ? new Date(s.updatedAt).toLocaleString() : "";
+    const item = h(
+      "button",
+      { type: "button", class: `session${s.id === event.current ? " current" : ""}`, "data-session": s.id, title: s.id },
+      h("span", { class: "session-title", text: label }),
+      h("span", { class: "session-when", text: s.id === event.current ? `${when} · current` : when }),
+    );
+    item.addEventListener("click", () => {
+      sessionsList.hidden = true;
+      if (s.id !== event.current) send({ type: "resume_session", sessionId: s.id });
+    });
+    return item;
+  });
+  sessionsList.replaceChildren(
+    h("div", { class: "sessions-head" }, h("span", { text: "Sessions" }), close),
+    ...(items.length ? items : [h("div", { class: "sessions-empty", text: "No earlier sessions in this workspace." })]),
+  );
+  sessionsList.hidden = false;
+}
+
+/** The plan's Approve / Edit / Reject for the question `requestId`. */
+function showPlanControls(requestId: string, options: { optionId: string; kind: string }[]): void {
+  const allow = options.find((o) => o.kind === "allow_once") ?? options.find((o) => o.kind === "allow_always");
+  const reject = options.find((o) => o.kind === "reject_once") ?? options.find((o) => o.kind === "reject_always");
+  if (!allow || !reject) return;
+  planQuestion = requestId;
+  const button = (cls: string, text: string, title: string, run: () => void) => {
+    const b = h("button", { type: "button", class: `plan-${cls}`, text, title });
+    b.addEventListener("click", run);
+    return b;
+  };
+  planControls.replaceChildren(
+    button("approve", "Approve", "Run this plan", () => answerPermission(requestId, allow.optionId)),
+    button("edit", "Edit…", "Keep planning: say what to change in the prompt box", () => {
+      answerPermission(requestId, reject.optionId);
+      if (!input.value.trim()) input.value = "Change the plan: ";
+      input.focus();
+      input.setSelectionRange(input.value.length, input.value.length);
+    }),
+    button("reject", "Reject", "Do not run this plan", () => answerPermission(requestId, reject.optionId)),
+  );
+  planControls.hidden = false;
+  planPanel.hidden = false;
+}
+
+function hidePlanControls(): void {
+  planQuestion = null;
+  planControls.hidden = true;
+  planControls.replaceChildren();
+  planPanel.hidden = planEntries === 0;
+}
+
+function openDiff(toolCallId: string, path: string): void {
+  send({ type: "open_diff", toolCallId, path });
+}
+
 function onEvent(event: AgentEvent): void {
   switch (event.type) {
     case "token":
@@ -104,11 +192,18 @@ function onEvent(event: AgentEvent): void {
     case "thought":
       return appendThought(event.content);
     case "user_text":
-      return line("user-replayed", event.content);
+      if (!replayedUser) {
+        endBlocks();
+        replayedUser = h("div", { class: "message user replayed" });
+        transcript.append(replayedUser);
+      }
+      replayedUser.textContent += event.content;
+      return scrollToEnd();
     case "action": {
       endBlocks();
-      const card = new ToolCard(event);
+      const card = new ToolCard(event, openDiff);
       cards.set(event.id, card);
+      cardKinds.set(event.id, event.kind);
       transcript.append(card.element);
       return scrollToEnd();
     }
@@ -117,24 +212,24 @@ function onEvent(event: AgentEvent): void {
     case "permission_request": {
       let card = cards.get(event.toolCallId);
       if (!card) {
-        card = new ToolCard({ type: "action", id: event.toolCallId, tool: event.title, kind: "other", status: "pending", params: null, content: [], locations: [] });
+        card = new ToolCard({ type: "action", id: event.toolCallId, tool: event.title, kind: "other", status: "pending", params: null, content: [], locations: [] }, openDiff);
         cards.set(event.toolCallId, card);
         transcript.append(card.element);
       }
       card.ask(event.requestId, event.options, answerPermission);
       cardByRequest.set(event.requestId, card);
+      if (cardKinds.get(event.toolCallId) === "switch_mode") showPlanControls(event.requestId, event.options);
       return scrollToEnd();
     }
     case "permission_resolved":
       cardByRequest.get(event.requestId)?.settled(event.optionId);
       cardByRequest.delete(event.requestId);
+      if (event.requestId === planQuestion) hidePlanControls();
       return;
     case "plan":
-      planPanel.hidden = event.entries.length === 0;
-      planPanel.replaceChildren(
-        h("div", { class: "plan-title", text: "Plan" }),
-        h("ol", {}, ...event.entries.map((e) => h("li", { class: `plan-${e.status}`, text: e.content }))),
-      );
+      planEntries = event.entries.length;
+      planList.replaceChildren(...event.entries.map((e) => h("li", { class: `plan-${e.status}`, text: e.content })));
+      planPanel.hidden = planEntries === 0 && planQuestion === null;
       return;
     case "modes":
       modeSelect.replaceChildren(...event.available.map((m) => h("option", { value: m.id, text: m.name, title: m.description })));
@@ -143,9 +238,17 @@ function onEvent(event: AgentEvent): void {
     case "mode":
       modeSelect.value = event.mode;
       return;
+    case "models":
+      modelConfigId = event.configId;
+      modelSelect.replaceChildren(...event.available.map((m) => h("option", { value: m.id, text: m.name, title: m.description })));
+      modelSelect.value = event.current;
+      modelSelect.hidden = event.available.length === 0;
+      return;
     case "usage":
       usageLine.textContent = `${event.used.toLocaleString()} / ${event.size.toLocaleString()} tokens`;
       return;
+    case "sessions":
+      return showSessions(event);
     case "turn_start":
       return setRunning(true);
     case "turn_end":
@@ -173,7 +276,11 @@ window.addEventListener("message", (e: MessageEvent<HostMessage>) => {
     case "clear_chat":
       endBlocks();
       cards.clear();
+      cardKinds.clear();
       cardByRequest.clear();
+      planEntries = 0;
+      planList.replaceChildren();
+      hidePlanControls();
       transcript.replaceChildren();
       planPanel.hidden = true;
       usageLine.textContent = "";
@@ -199,6 +306,8 @@ input.addEventListener("keydown", (e) => {
 });
 stopButton.addEventListener("click", () => send({ type: "cancel" }));
 newChatButton.addEventListener("click", () => send({ type: "clear_chat" }));
+sessionsButton.addEventListener("click", () => send({ type: "list_sessions" }));
 modeSelect.addEventListener("change", () => send({ type: "set_mode", mode: modeSelect.value }));
+modelSelect.addEventListener("change", () => send({ type: "set_model", configId: modelConfigId, model: modelSelect.value }));
 
 send({ type: "ready" });

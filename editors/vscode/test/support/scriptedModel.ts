@@ -6,7 +6,7 @@
 // Guarantees: each POST gets the next reply of the script (500 once the
 // script is used up); every request body is kept; questions about the
 // model (GET /v1/models, /props, …) get 404 as from a server that does not
-// say; a `stall` reply streams its text and then holds the connection open
+// say, unless `models` is given: then GET /v1/models lists them; a `stall` reply streams its text and then holds the connection open
 // until `close()`, which ends every connection and the server.
 
 import * as http from "node:http";
@@ -22,12 +22,15 @@ export class ScriptedModel {
   private readonly server: http.Server;
   private nextCall = 0;
 
-  private constructor(private readonly script: Reply[]) {
+  private constructor(
+    private readonly script: Reply[],
+    private readonly models?: string[],
+  ) {
     this.server = http.createServer((req, res) => this.answer(req, res));
   }
 
-  static async start(script: Reply[]): Promise<ScriptedModel> {
-    const model = new ScriptedModel([...script]);
+  static async start(script: Reply[], options: { models?: string[] } = {}): Promise<ScriptedModel> {
+    const model = new ScriptedModel([...script], options.models);
     await new Promise<void>((resolve) => model.server.listen(0, "127.0.0.1", resolve));
     return model;
   }
@@ -51,6 +54,11 @@ export class ScriptedModel {
     const body: Buffer[] = [];
     req.on("data", (chunk: Buffer) => body.push(chunk));
     req.on("end", () => {
+      if (req.method === "GET" && this.models && req.url?.replace(/\?.*/, "") === "/v1/models") {
+        const data = this.models.map((id) => ({ id, object: "model", owned_by: "test" }));
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data }));
+        return;
+      }
       if (req.method !== "POST") {
         res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"File Not Found"}}');
         return;
