@@ -182,10 +182,27 @@ impl Checkpoints {
     }
 
     /// Holds ignored files within `budget` instead of the default (1 MiB a
-    /// file, 50 MiB in all); a zero total holds none.
+    /// file, 50 MiB in all) in this handle; a zero total holds none.
     pub fn with_ignored_budget(mut self, budget: IgnoredBudget) -> Checkpoints {
         self.ignored = budget;
         self
+    }
+
+    /// Makes `budget` the workspace's: this handle and every later
+    /// [`Checkpoints::open`] of the workspace (a rewind from the command
+    /// line) use it, until another is kept.
+    pub fn keep_ignored_budget(
+        self,
+        budget: IgnoredBudget,
+    ) -> Result<Checkpoints, CheckpointError> {
+        let _lock = self.lock()?;
+        repo::store_budget(&self.git, budget)?;
+        Ok(self.with_ignored_budget(budget))
+    }
+
+    /// The ignored-file budget this handle snapshots with.
+    pub fn ignored_budget(&self) -> IgnoredBudget {
+        self.ignored
     }
 
     /// Leaves out files larger than `bytes` instead of [`MAX_FILE_BYTES`].

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::git::{self, Git};
+use crate::ignored::IgnoredBudget;
 use crate::{CheckpointError, Checkpoints, MAX_FILE_BYTES, SnapshotInfo};
 
 /// Settings appended to what `git init` probed (file modes, symlinks, case):
@@ -70,7 +71,33 @@ pub(crate) fn open(data_dir: &Path, workspace: &Path) -> Result<Checkpoints, Che
         init(&git, &root)?;
     }
     write_if_changed(&git.git_dir.join("info").join("exclude"), &excludes(&git))?;
-    Ok(Checkpoints { git, lock_path, max_file_bytes: MAX_FILE_BYTES, ignored: Default::default() })
+    let ignored = stored_budget(&git).unwrap_or_default();
+    Ok(Checkpoints { git, lock_path, max_file_bytes: MAX_FILE_BYTES, ignored })
+}
+
+/// The shadow repository's config keys for the ignored-file budget: a
+/// workspace keeps the budget its sessions chose, so `axon rewind` and every
+/// later open agree with the snapshots on what they hold.
+const BUDGET_KEYS: [&str; 2] = ["axon.ignoredFileBytes", "axon.ignoredTotalBytes"];
+
+/// The budget stored by [`store_budget`], if any.
+fn stored_budget(git: &Git) -> Option<IgnoredBudget> {
+    let value = |key: &str| -> Option<u64> {
+        let out = git.run(["config", "--get", key], None).ok()?;
+        String::from_utf8_lossy(&out).trim().parse().ok()
+    };
+    Some(IgnoredBudget { file_bytes: value(BUDGET_KEYS[0])?, total_bytes: value(BUDGET_KEYS[1])? })
+}
+
+/// Stores `budget` as the workspace's, unless it already is.
+pub(crate) fn store_budget(git: &Git, budget: IgnoredBudget) -> Result<(), CheckpointError> {
+    if stored_budget(git) == Some(budget) {
+        return Ok(());
+    }
+    for (key, value) in BUDGET_KEYS.iter().zip([budget.file_bytes, budget.total_bytes]) {
+        git.run(["config", key, &value.to_string()], None)?;
+    }
+    Ok(())
 }
 
 /// Makes `dir` its owner's alone (0700).

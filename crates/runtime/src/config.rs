@@ -57,6 +57,9 @@ pub struct ConfigFile {
     /// `[context]`: what happens when a conversation outgrows the window.
     #[serde(default)]
     pub context: ContextFile,
+    /// `[checkpoints]`: what snapshots keep of the files git ignores.
+    #[serde(default)]
+    pub checkpoints: CheckpointsFile,
     /// Standing rules, numbered into the system prompt.
     #[serde(default)]
     pub rules: Vec<String>,
@@ -91,6 +94,35 @@ pub struct SkillFile {
 
 fn yes() -> bool {
     true
+}
+
+/// `[checkpoints]`: the budget for ignored files in snapshots (a workspace
+/// keeps the one its last session used).
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointsFile {
+    /// The largest ignored file kept, in KB (default 1024).
+    pub ignored_file_kb: Option<u64>,
+    /// All ignored files kept, in MB (default 50; 0 keeps none).
+    pub ignored_total_mb: Option<u64>,
+}
+
+impl CheckpointsFile {
+    /// The budget these settings ask for, or `None` to keep the workspace's.
+    pub fn budget(&self) -> Option<axon_checkpoint::IgnoredBudget> {
+        if self.ignored_file_kb.is_none() && self.ignored_total_mb.is_none() {
+            return None;
+        }
+        let default = axon_checkpoint::IgnoredBudget::default();
+        Some(axon_checkpoint::IgnoredBudget {
+            file_bytes: self
+                .ignored_file_kb
+                .map_or(default.file_bytes, |kb| kb.saturating_mul(1024)),
+            total_bytes: self
+                .ignored_total_mb
+                .map_or(default.total_bytes, |mb| mb.saturating_mul(1024 * 1024)),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -135,6 +167,10 @@ impl ConfigFile {
         self.max_tokens = other.max_tokens.or(self.max_tokens);
         self.mcp_startup_grace_ms = other.mcp_startup_grace_ms.or(self.mcp_startup_grace_ms);
         self.context.strategy = other.context.strategy.or(self.context.strategy.take());
+        self.checkpoints.ignored_file_kb =
+            other.checkpoints.ignored_file_kb.or(self.checkpoints.ignored_file_kb);
+        self.checkpoints.ignored_total_mb =
+            other.checkpoints.ignored_total_mb.or(self.checkpoints.ignored_total_mb);
         self.shell_environment_policy.merge(other.shell_environment_policy);
         self.sandbox.merge(other.sandbox);
         self.rules.extend(other.rules);

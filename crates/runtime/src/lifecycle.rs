@@ -40,8 +40,9 @@ pub(crate) struct SessionLifecycle {
 /// a session that changes nothing never pays for it).
 #[derive(Clone)]
 pub(crate) enum Checkpointing {
-    /// Opened under this data folder when first needed.
-    Later(PathBuf),
+    /// Opened under this data folder when first needed, keeping the
+    /// config's ignored-file budget if it names one.
+    Later(PathBuf, Option<axon_checkpoint::IgnoredBudget>),
     Open(Checkpoints),
     /// None are taken: the session is not saved (`None`), or they failed
     /// for this reason (recorded for every turn that then goes without).
@@ -222,10 +223,15 @@ impl SessionLifecycle {
             Checkpointing::Off(None) => return,
             Checkpointing::Off(Some(reason)) => return journal.checkpoint_missed(turn, &reason),
             Checkpointing::Open(checkpoints) => checkpoints,
-            Checkpointing::Later(data) => {
+            Checkpointing::Later(data, budget) => {
                 let workspace = self.workspace.clone();
                 let opened = tokio::task::spawn_blocking(move || {
-                    Checkpoints::open(&data, &workspace).map_err(|e| e.to_string())
+                    Checkpoints::open(&data, &workspace)
+                        .and_then(|checkpoints| match budget {
+                            Some(budget) => checkpoints.keep_ignored_budget(budget),
+                            None => Ok(checkpoints),
+                        })
+                        .map_err(|e| e.to_string())
                 })
                 .await;
                 match opened {
@@ -241,6 +247,7 @@ impl SessionLifecycle {
         };
         let session = journal.id();
         let label = format!("turn {turn}");
+        let ignored_budget = checkpoints.ignored_budget();
         let taken =
             tokio::task::spawn_blocking(move || checkpoints.snapshot(&session, &label)).await;
         let snapshot = match taken {
@@ -249,6 +256,7 @@ impl SessionLifecycle {
             Err(e) => return self.give_up(&journal, turn, &e.to_string()),
         };
         let mut left_out = Vec::new();
+        let budget = ignored_budget;
         let mut state = self.state();
         state.before = Some(snapshot.id.clone());
         for skipped in &snapshot.skipped {
@@ -266,9 +274,11 @@ impl SessionLifecycle {
                 SkipReason::Occupied => "in the way".to_string(),
                 SkipReason::ChangedSince => "changed since".to_string(),
                 SkipReason::OverBudget(bytes) => format!(
-                    "ignored by git, and at {} KB past what snapshots keep of ignored files: 1 MB \
-                     a file, 50 MB in all",
-                    bytes.div_ceil(1024)
+                    "ignored by git, and at {} KB past what snapshots keep of ignored files: {} \
+                     KB a file, {} MB in all ([checkpoints] in the config)",
+                    bytes.div_ceil(1024),
+                    budget.file_bytes / 1024,
+                    budget.total_bytes / (1024 * 1024)
                 ),
                 SkipReason::BuildFolder => "a build or dependency folder".to_string(),
             };

@@ -414,7 +414,7 @@ fn lifecycle(
     // auto mid-session, and its turns must still be rewindable. The shadow
     // repository is opened only when a turn first may change a file.
     let checkpoints = if config.record {
-        Checkpointing::Later(config.dirs.data.clone())
+        Checkpointing::Later(config.dirs.data.clone(), config.config.file.checkpoints.budget())
     } else {
         Checkpointing::Off(None)
     };

@@ -422,3 +422,23 @@ fn ignored_files_a_command_deleted_come_back_within_the_budget() {
     assert_eq!(fx.read("notes/deep/older.md"), b"older\n");
     assert_eq!(fx.read(".axon/state.json"), b"{}\n");
 }
+
+/// The budget a session keeps is the workspace's: a later open (`axon
+/// rewind` from the command line) snapshots with it too.
+#[test]
+fn a_kept_ignored_budget_holds_for_every_later_open() {
+    let fx = Fixture::new();
+    fx.write(".gitignore", "*.log\n");
+    fx.write("small.log", vec![b's'; 100]);
+    fx.write("large.log", vec![b'l'; 3000]);
+    assert_eq!(fx.open().ignored_budget(), IgnoredBudget::default());
+    let budget = IgnoredBudget { file_bytes: 1000, total_bytes: 10_000 };
+    let cp = fx.open().keep_ignored_budget(budget).unwrap();
+    assert_eq!(cp.ignored_budget(), budget);
+    let again = fx.open();
+    assert_eq!(again.ignored_budget(), budget);
+    let snap = again.snapshot(S, "one").unwrap();
+    let tree = shadow_git(&again, &["ls-tree", "-r", "--name-only", &snap.id]);
+    assert_eq!(String::from_utf8_lossy(&tree.stdout), ".gitignore\nsmall.log\n");
+    assert_eq!(snap.skipped[0].reason, SkipReason::OverBudget(3000));
+}
