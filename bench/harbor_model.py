@@ -17,7 +17,8 @@ sent: the task's instruction names what to do, and
   (axon offers them as its ACP `model` option, which Harbor's `-a acp`
   matches `-m` against).
 
-Usage reported per reply: prompt tokens = request bytes / 4, a fixed small
+Usage reported per reply: prompt tokens = request bytes / 4 (half of them
+cached when the conversation already has a tool result), a fixed small
 completion count, so Harbor's token figures are non-zero and checkable.
 
 Prints `listening on http://127.0.0.1:PORT/v1` when ready; serves until
@@ -117,8 +118,12 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             served[model] = served.get(model, 0) + 1
         instruction = "\n".join(text_of(m) for m in messages if m.get("role") == "user")
-        usage = {"prompt_tokens": len(raw) // 4, "completion_tokens": 12,
-                 "prompt_tokens_details": {"cached_tokens": 0}}
+        prompt = len(raw) // 4
+        # A follow-up (after a tool result) re-sends the conversation so far:
+        # half of it counts as read from the provider's prompt cache.
+        cached = prompt // 2 if any(m.get("role") == "tool" for m in messages) else 0
+        usage = {"prompt_tokens": prompt, "completion_tokens": 12,
+                 "prompt_tokens_details": {"cached_tokens": cached}}
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")

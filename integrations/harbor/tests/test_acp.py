@@ -167,6 +167,10 @@ class AcpAgentTest(unittest.TestCase):
 
         self.assertGreater(context.n_input_tokens or 0, 0)
         self.assertEqual(context.n_output_tokens, 24)
+        # session/prompt's cachedReadTokens (the scripted model counts half
+        # of a follow-up request as cached).
+        self.assertGreater(context.n_cache_tokens or 0, 0)
+        self.assertLess(context.n_cache_tokens, context.n_input_tokens)
         self.assertEqual(context.metadata["acp"]["resolved_session_model_id"], "scripted-alt")
 
         path = agent.logs_dir / "trajectory.json"
