@@ -6,13 +6,16 @@
 # checked by sha256) driven by a scripted model on the host's loopback
 # (bench/harbor_model.py: it answers from each request alone, so concurrent
 # conversations do not take each other's replies). Then the same job with
-# Harbor's `oracle` agent (the tasks' solve.sh), and one trial with a model
-# the provider does not know. Prints reward, trials per minute, each trial
-# phase's mean for both agents and the difference (axon's overhead per trial
-# over the oracle), token totals, and checks every trajectory with Harbor's
-# TrajectoryValidator and that the unknown model is a ModelNotFoundError in
-# the trial result (bench/harbor_report.py). Exits non-zero when any of those
-# fails.
+# Harbor's `oracle` agent (the tasks' solve.sh), one trial with a model the
+# provider does not know, and the same job with Harbor's own generic ACP
+# agent (`-a acp`) running `axon acp`, `-m` choosing the model through ACP.
+# Prints reward, trials per minute, each trial phase's mean for each agent
+# and the difference (its overhead per trial over the oracle), token totals,
+# and checks every trajectory with Harbor's TrajectoryValidator, that the
+# unknown model is a ModelNotFoundError in the trial result, and for `-a acp`
+# that the model was set through axon's `model` config option and the
+# tokens reached Harbor's results (bench/harbor_report.py). Exits non-zero
+# when any of those fails.
 #
 #   bench/harbor.sh [ATTEMPTS] [CONCURRENT]
 #
