@@ -12,15 +12,19 @@ sent: the task's instruction names what to do, and
   when it says  run: COMMAND;
 - a conversation that ends with a tool result gets a short text answer;
 - a model other than the ones given with --model is refused with OpenAI's
-  404 `model_not_found`, as a real provider refuses a name it does not know.
+  404 `model_not_found`, as a real provider refuses a name it does not know;
+- GET /v1/models lists the --model names, as OpenAI's list endpoint does
+  (axon offers them as its ACP `model` option, which Harbor's `-a acp`
+  matches `-m` against).
 
-Usage reported per reply: prompt tokens = request bytes / 4, a fixed small
+Usage reported per reply: prompt tokens = request bytes / 4 (half of them
+cached when the conversation already has a tool result), a fixed small
 completion count, so Harbor's token figures are non-zero and checkable.
 
 Prints `listening on http://127.0.0.1:PORT/v1` when ready; serves until
 killed. GET /stats returns the counts of replies by kind (`not_served`:
 other paths, such as the window probe axon sends to /api/show, refused with
-404).
+404), and `served_by_model`, the replies by the model name requested.
 """
 
 import argparse
@@ -33,7 +37,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 WRITE = re.compile(r'write "([^"]*)" to (\S+?)[,.;:]?(?:\s|$)')
 RUN = re.compile(r"run: (.+)")
 
-stats = {"tool_calls": 0, "answers": 0, "refused": 0, "not_served": 0, "bad_request": 0}
+stats = {"tool_calls": 0, "answers": 0, "refused": 0, "model_lists": 0, "not_served": 0,
+         "bad_request": 0}
+served = {}  # replies by model name: which model the agents chose
 lock = threading.Lock()
 
 
@@ -80,7 +86,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/stats":
             with lock:
-                self.send_json(200, dict(stats))
+                self.send_json(200, {**stats, "served_by_model": dict(served)})
+        elif self.path.endswith("/models"):
+            count("model_lists")
+            self.send_json(200, {"object": "list", "data": [
+                {"id": name, "object": "model", "created": 0, "owned_by": "scripted"}
+                for name in self.models]})
         else:
             self.send_json(404, {"error": {"message": f"no {self.path}", "code": "not_found"}})
 
@@ -104,9 +115,15 @@ class Handler(BaseHTTPRequestHandler):
                 "message": f"The model `{model}` does not exist or you do not have access to it.",
                 "type": "invalid_request_error", "code": "model_not_found"}})
             return
+        with lock:
+            served[model] = served.get(model, 0) + 1
         instruction = "\n".join(text_of(m) for m in messages if m.get("role") == "user")
-        usage = {"prompt_tokens": len(raw) // 4, "completion_tokens": 12,
-                 "prompt_tokens_details": {"cached_tokens": 0}}
+        prompt = len(raw) // 4
+        # A follow-up (after a tool result) re-sends the conversation so far:
+        # half of it counts as read from the provider's prompt cache.
+        cached = prompt // 2 if any(m.get("role") == "tool" for m in messages) else 0
+        usage = {"prompt_tokens": prompt, "completion_tokens": 12,
+                 "prompt_tokens_details": {"cached_tokens": cached}}
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")

@@ -1,11 +1,16 @@
 """bench/harbor.sh's report: reads the oracle, axon and unknown-model jobs
-Harbor wrote, prints reward, trials per minute, each trial phase's mean for
-both agents and axon's overhead per trial over the oracle, token totals, and
-checks every axon trajectory with Harbor's TrajectoryValidator. Exits 1 when
-a trial of axon or the oracle errored or scored below 1, a trajectory is
-missing or invalid, or the unknown model is not a ModelNotFoundError.
+Harbor wrote (and the job of Harbor's own `acp` agent driving `axon acp`,
+when given), prints reward, trials per minute, each trial phase's mean for
+each agent and its overhead per trial over the oracle, token totals, and
+checks every axon trajectory with Harbor's TrajectoryValidator. For the acp
+job it also checks that `-m` chose the model through ACP (Harbor's summary
+names the config option it set and the value; the trajectory's
+agent.model_name is it) and that the session/prompt usage reached Harbor's
+result (agent_result tokens). Exits 1 when a trial errored or scored below
+1, a trajectory is missing or invalid, tokens or the model choice are
+missing, or the unknown model is not a ModelNotFoundError.
 
-  python bench/harbor_report.py ORACLE_JOB AXON_JOB UNKNOWN_MODEL_JOB MODEL_URL
+  python bench/harbor_report.py ORACLE_JOB AXON_JOB UNKNOWN_MODEL_JOB MODEL_URL [ACP_JOB]
 """
 
 import json
@@ -58,11 +63,78 @@ def summary(job: Path):
     }
 
 
+def check_trajectories(job: Path, rows, failures):
+    """Validates each trial's agent/trajectory.json; returns how many pass."""
+    valid = 0
+    for trial in rows:
+        path = job / trial["trial_name"] / "agent" / "trajectory.json"
+        validator = TrajectoryValidator()
+        if not path.is_file():
+            failures.append(f"{path}: no trajectory")
+        elif validator.validate(path):
+            valid += 1
+        else:
+            failures.append(f"{path}: {validator.get_errors()}")
+    return valid
+
+
+def report_acp(oracle, acp, job: Path):
+    """The `-a acp` job: the same figures against the oracle, then what
+    shows that -m chose the model through ACP and that usage arrived."""
+    failures = []
+    acp["mean_reward"] = statistics.mean(r or 0.0 for r in acp["rewards"]) if acp["rewards"] else 0.0
+    print(f"\n{'-a acp (axon acp)':28}{'oracle':>12}{'acp':>12}{'acp - oracle':>16}")
+    for label, key in (("trials", "trials"), ("errored", "errors")):
+        print(f"{label:28}{oracle[key]:>12}{acp[key]:>12}")
+    print(f"{'mean reward':28}{oracle['mean_reward']:>12.3f}{acp['mean_reward']:>12.3f}")
+    print(f"{'job wall time (s)':28}{oracle['wall']:>12.1f}{acp['wall']:>12.1f}")
+    print(f"{'trials per minute':28}{oracle['per_minute']:>12.1f}{acp['per_minute']:>12.1f}")
+    for phase in PHASES + ("total",):
+        a, o = acp["phases"][phase], oracle["phases"][phase]
+        print(f"{'mean ' + phase.replace('_', ' ') + ' (s)':28}{o:>12.2f}{a:>12.2f}{a - o:>+16.2f}")
+    stats = acp["stats"]
+    print(f"{'acp tokens in / cached / out':28}{'':>12}"
+          f"{stats.get('n_input_tokens')} / {stats.get('n_cache_tokens')} / {stats.get('n_output_tokens')}"
+          f" (cost {stats.get('cost_usd')})")
+    if acp["errors"] or any(r != 1.0 for r in acp["rewards"]):
+        failures.append(f"acp: {acp['errors']} errored trials, rewards {acp['rewards']}")
+
+    chosen, models = {}, {}
+    for trial in acp["rows"]:
+        name = trial["trial_name"]
+        context = trial.get("agent_result") or {}
+        tokens = [context.get(k) for k in ("n_input_tokens", "n_cache_tokens", "n_output_tokens")]
+        if not all(tokens):
+            failures.append(f"acp {name}: tokens missing in Harbor's result (in, cached, out: {tokens})")
+        meta = (context.get("metadata") or {}).get("acp") or {}
+        attempts = meta.get("set_model_attempts") or []
+        config_id = None
+        for attempt in attempts:
+            response = attempt.get("response") or {}
+            for option in response.get("configOptions") or []:
+                if option.get("category") == "model":
+                    config_id = f"{option.get('id')}={option.get('currentValue')}"
+        resolved = meta.get("resolved_session_model_id")
+        chosen[f"{resolved} ({config_id})"] = chosen.get(f"{resolved} ({config_id})", 0) + 1
+        if not resolved or meta.get("set_model_error"):
+            failures.append(f"acp {name}: the model was not set: {meta.get('set_model_error')}")
+        path = job / name / "agent" / "trajectory.json"
+        if path.is_file():
+            model = json.loads(path.read_text()).get("agent", {}).get("model_name")
+            models[model] = models.get(model, 0) + 1
+    print(f"acp model set through session/set_config_option: {chosen}")
+    print(f"acp trajectories' agent.model_name: {models}")
+    valid = check_trajectories(job, acp["rows"], failures)
+    print(f"acp trajectories valid (Harbor's TrajectoryValidator): {valid} of {len(acp['rows'])}")
+    return failures
+
+
 def main():
     oracle_job, axon_job, unknown_job = (Path(p) for p in sys.argv[1:4])
     model_url = sys.argv[4]
     failures = []
     oracle, axon = summary(oracle_job), summary(axon_job)
+    acp_job = Path(sys.argv[5]) if len(sys.argv) > 5 else None
 
     print(f"\n{'':28}{'oracle':>12}{'axon':>12}{'axon - oracle':>16}")
     for label, key in (("trials", "trials"), ("errored", "errors")):
@@ -98,6 +170,9 @@ def main():
         if not context.get("n_input_tokens"):
             failures.append(f"{trial['trial_name']}: no tokens in Harbor's context")
     print(f"axon trajectories valid (Harbor's TrajectoryValidator): {valid} of {len(axon['rows'])}")
+
+    if acp_job is not None:
+        failures += report_acp(oracle, summary(acp_job), acp_job)
 
     unknown = trials(unknown_job)
     info = (unknown[0].get("exception_info") or {}) if unknown else {}

@@ -271,7 +271,9 @@ class RunTest(unittest.TestCase):
         self.assertTrue(validator.validate(trajectory), validator.get_errors())
         self.assertGreater(context.n_input_tokens or 0, 0)
         self.assertEqual(context.n_output_tokens, 24)
-        self.assertEqual(context.n_cache_tokens, 0)
+        # The scripted model counts half of a follow-up request as cached.
+        self.assertGreater(context.n_cache_tokens or 0, 0)
+        self.assertLess(context.n_cache_tokens, context.n_input_tokens)
         self.assertTrue((agent.logs_dir / "axon.jsonl").read_text().strip())
         # The trajectory's totals say the same as the events did.
         after = AgentContext()
