@@ -539,6 +539,21 @@ const scenarios = {
     return { sessionId, agent, turns: [turn] };
   },
 
+  // Script: a 503, then text "Hello after a retry.". The client declares no
+  // notices (as Harbor's runner): the retry's warning is a thought, never
+  // part of the answer's text.
+  async retry_without_notices() {
+    const agent = new Agent("agent");
+    await agent.initialize();
+    const sessionId = await agent.newSession();
+    const turn = await agent.prompt(sessionId, "Say hello");
+    assert.equal(turn.result.stopReason, "end_turn");
+    assert.equal(messageText(turn.updates), "Hello after a retry.", "the answer's text alone");
+    const thoughts = messageText(turn.updates, "agent_thought_chunk");
+    assert.match(thoughts, /retrying/, `the retry is told as a thought: ${JSON.stringify(thoughts)}`);
+    return { sessionId, agent, turns: [turn] };
+  },
+
   // Script: read_file {path: notes.txt}; edit_file {notes.txt: hello -> goodbye};
   // shell {echo hi}; text "All done: notes.txt now says goodbye.".
   // Workspace: notes.txt = "one\nhello\nthree\n".

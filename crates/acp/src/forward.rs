@@ -155,10 +155,10 @@ impl EventForwarder {
     }
 
     /// A notice (a retry, a server's state, a warning): in the log always;
-    /// to a client that shows notices as a `notice` update, so it is never
-    /// taken for the answer (a harness records the answer's text as the
-    /// agent's message); to one that does not, as ACP says, in the
-    /// transcript while a turn runs, set apart in italics.
+    /// to a client that shows notices as a `notice` update; to one that does
+    /// not, while a turn runs, as a thought chunk: shown apart from the
+    /// answer, never part of its text (a harness records the answer's text as
+    /// the agent's message, and Harbor's runner declares no notices).
     fn notice(&self, severity: NoticeSeverity, message: &str) {
         self.log(message);
         let (notices, in_turn) = {
@@ -169,7 +169,10 @@ impl EventForwarder {
             self.send(SessionUpdate::Notice(Notice::new(severity, message.to_string())));
         } else if in_turn {
             let mark = if severity == NoticeSeverity::Info { "" } else { "⚠ " };
-            self.send(message_chunk(&format!("\n\n_{mark}{message}_\n\n")));
+            let text = format!("{mark}{message}\n");
+            self.send(SessionUpdate::AgentThoughtChunk(
+                agent_client_protocol_schema::v1::ContentChunk::new(text.as_str().into()),
+            ));
         }
     }
 

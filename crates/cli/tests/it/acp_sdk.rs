@@ -247,6 +247,18 @@ fn a_client_picks_the_model_gets_the_turns_usage_and_notices_apart_from_the_answ
 }
 
 #[test]
+fn a_client_without_notices_is_told_of_a_retry_apart_from_the_answer() {
+    // Issue 34 §1: Harbor's runner declares no `notices`; a warning in a turn
+    // must not become part of the answer's text it records.
+    let s = setup(vec![
+        Reply::error(503, "{\"error\":{\"message\":\"busy\"}}"),
+        Reply::text("Hello after a retry."),
+    ]);
+    let summary = drive(&s, "retry_without_notices");
+    assert_eq!(summary["stopReasons"], json!(["end_turn"]));
+}
+
+#[test]
 fn obsidians_agent_client_plugin_writes_a_note_after_asking_and_reads_it_back() {
     // Issue 33: no first-party Obsidian plugin can be built here, so the
     // community "Agent Client" plugin is the route; this drives
