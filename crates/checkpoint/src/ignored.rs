@@ -72,11 +72,14 @@ pub(crate) struct Held {
 }
 
 /// Chooses the ignored files the snapshot holds. `never` are workspace-
-/// relative prefixes axon keeps out (its own folders).
+/// relative prefixes axon keeps out (its own folders); `others` are the
+/// untracked ignored paths `git status --ignored=matching` listed (a folder
+/// with a trailing `/`).
 pub(crate) fn choose(
     git: &Git,
     budget: IgnoredBudget,
     never: &[Vec<u8>],
+    others: &[&[u8]],
 ) -> Result<Held, CheckpointError> {
     let mut held = Held::default();
     let mut left = budget.total_bytes;
@@ -104,9 +107,7 @@ pub(crate) fn choose(
         }
     }
     // Not held yet: ignored files, and ignored folders shown whole.
-    let others =
-        git.run(["ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory"], None)?;
-    for entry in split_z(&others).filter(|p| !p.is_empty()) {
+    for &entry in others.iter().filter(|p| !p.is_empty()) {
         if mine(entry) {
             continue;
         }

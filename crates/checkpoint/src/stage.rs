@@ -39,10 +39,21 @@ pub(crate) fn stage(
         "--porcelain",
         "-z",
         "--untracked-files=all",
+        // Untracked ignored files and folders too, as `!! path` (a folder
+        // an ignore pattern names is shown, not walked): `ignored.rs`
+        // chooses among them, at no extra walk of the tree.
+        "--ignored=matching",
         "--no-renames",
     ])?;
+    let ignored_others: Vec<&[u8]> = split_z(&listed)
+        .filter_map(|record| match record {
+            [b'!', b'!', b' ', path @ ..] => Some(path),
+            _ => None,
+        })
+        .collect();
     let candidates: BTreeSet<(&[u8], bool)> = split_z(&listed)
         .filter_map(|record| match record {
+            [b'!', b'!', b' ', _path @ ..] => None,
             [b'?', b'?', b' ', path @ ..] => Some((path, false)),
             [_, y, b' ', path @ ..] if *y != b' ' => Some((path, true)),
             _ => None,
@@ -83,7 +94,7 @@ pub(crate) fn stage(
     }
     // Ignored files: the small ones are held like any other (added here
     // once; status sees their changes from then on), the rest leave.
-    let held = ignored::choose(git, budget, &ignored::never_held(git))?;
+    let held = ignored::choose(git, budget, &ignored::never_held(git), &ignored_others)?;
     skipped.extend(held.skipped);
     update.extend(held.add.iter().map(Vec::as_slice));
     remove.extend(held.drop.iter().map(Vec::as_slice));
