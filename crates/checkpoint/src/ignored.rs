@@ -5,8 +5,9 @@
 //! together at most [`IgnoredBudget::total_bytes`].
 //!
 //! Guarantees:
-//! - Build and dependency folders ([`BUILD_FOLDERS`], by name) are never
-//!   walked or held: they are big, and made again by a build.
+//! - Build and dependency folders ([`BUILD_FOLDERS`] by name, and Python
+//!   virtual environments by their `pyvenv.cfg`) are never walked or held:
+//!   they are big, and made again by a tool.
 //! - An ignored folder is walked only up to [`WALK_LIMIT`] entries and never
 //!   into a nested repository; a folder that does not fit what is left of
 //!   the budget is left out whole, so a snapshot never holds half of one.
@@ -21,20 +22,31 @@ use std::io::ErrorKind;
 use crate::git::{Git, path_of, split_z};
 use crate::{CheckpointError, SkipReason, Skipped};
 
-/// Ignored folders never held, by name at any depth.
-pub const BUILD_FOLDERS: [&str; 12] = [
+/// Ignored folders never held, by name at any depth: build output,
+/// installed dependencies and caches, all made again by a tool.
+pub const BUILD_FOLDERS: [&str; 22] = [
     "target",
     "node_modules",
     ".venv",
     "venv",
+    "site-packages",
     "dist",
     "build",
+    "out",
     "__pycache__",
     ".mypy_cache",
     ".pytest_cache",
+    ".ruff_cache",
     ".gradle",
     ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".turbo",
     ".tox",
+    ".cache",
+    ".npm",
+    "npm-cache",
+    ".pnpm-store",
 ];
 
 /// Entries of one ignored folder looked at before it counts as too big.
@@ -135,10 +147,15 @@ pub(crate) fn choose(
 /// Takes every file of the ignored folder `dir`, or none of it.
 fn take_folder(git: &Git, dir: &[u8], budget: IgnoredBudget, left: &mut u64, held: &mut Held) {
     let skip = |held: &mut Held, reason| held.skipped.push(Skipped { path: path_of(dir), reason });
-    if in_build_folder(dir) {
+    // A Python virtual environment, whatever its name (`.venv-tools`).
+    let is_venv = |folder: &[u8]| git.work_tree.join(path_of(folder)).join("pyvenv.cfg").is_file();
+    if in_build_folder(dir) || is_venv(dir) {
         return skip(held, SkipReason::BuildFolder);
     }
     let mut files: Vec<(Vec<u8>, u64)> = Vec::new();
+    // Files over the per-file limit are left out of a folder otherwise
+    // held, and the folder named once for them (the largest's size).
+    let mut largest_left_out: u64 = 0;
     let mut pending = vec![dir.to_vec()];
     let mut seen = 0usize;
     let mut total = 0u64;
@@ -161,7 +178,9 @@ fn take_folder(git: &Git, dir: &[u8], budget: IgnoredBudget, left: &mut u64, hel
             path.extend_from_slice(name.as_encoded_bytes());
             let Ok(kind) = entry.file_type() else { return skip(held, SkipReason::Unreadable) };
             if kind.is_dir() {
-                if BUILD_FOLDERS.iter().any(|b| name.as_encoded_bytes() == b.as_bytes()) {
+                if BUILD_FOLDERS.iter().any(|b| name.as_encoded_bytes() == b.as_bytes())
+                    || is_venv(&path)
+                {
                     continue;
                 }
                 pending.push(path);
@@ -173,8 +192,7 @@ fn take_folder(git: &Git, dir: &[u8], budget: IgnoredBudget, left: &mut u64, hel
                 };
                 if size > budget.file_bytes {
                     // One big file does not cost its folder the rest.
-                    held.skipped
-                        .push(Skipped { path: path_of(&path), reason: reason(&path, size) });
+                    largest_left_out = largest_left_out.max(size);
                     continue;
                 }
                 total = total.saturating_add(size);
@@ -187,6 +205,9 @@ fn take_folder(git: &Git, dir: &[u8], budget: IgnoredBudget, left: &mut u64, hel
     }
     *left -= total;
     held.add.extend(files.into_iter().map(|(path, _)| path));
+    if largest_left_out > 0 {
+        skip(held, SkipReason::OverBudget(largest_left_out));
+    }
 }
 
 /// Why an ignored file of `size` bytes at `path` is not held.

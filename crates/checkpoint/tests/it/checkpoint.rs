@@ -387,7 +387,9 @@ fn snapshots_are_readable_by_the_user_alone() {
 #[test]
 fn ignored_files_a_command_deleted_come_back_within_the_budget() {
     let fx = Fixture::new();
-    fx.write(".gitignore", ".env*\nnotes/\nbig/\n.axon/\n*.bin\n");
+    fx.write(".gitignore", ".env*\nnotes/\nbig/\n.axon/\n*.bin\ntools-env/\n");
+    fx.write("tools-env/pyvenv.cfg", "home = /usr/bin\n");
+    fx.write("tools-env/bin/activate", "# a virtual environment's\n");
     fx.write(".env.local", "API_URL=http://localhost\n");
     fx.write("notes/today.md", "remember\n");
     fx.write("notes/deep/older.md", "older\n");
@@ -406,10 +408,12 @@ fn ignored_files_a_command_deleted_come_back_within_the_budget() {
     );
     let mut skipped: Vec<_> = first.skipped.iter().map(|s| (s.path.clone(), s.reason)).collect();
     skipped.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert_eq!(skipped.len(), 3, "{skipped:?}");
     assert_eq!(skipped[0].0, PathBuf::from("big"));
     assert!(matches!(skipped[0].1, SkipReason::OverBudget(_)), "{skipped:?}");
     assert_eq!(skipped[1], (PathBuf::from("one.bin"), SkipReason::OverBudget(900)));
+    // A virtual environment, known by its pyvenv.cfg whatever its name.
+    assert_eq!(skipped[2], (PathBuf::from("tools-env"), SkipReason::BuildFolder));
 
     // `rm -rf` of what git ignores.
     fs::remove_file(fx.path(".env.local")).unwrap();
