@@ -9,7 +9,8 @@
 //! Guarantees: every call gets exactly one output, in call order (refused,
 //! failed, timed-out and cancelled calls an error output); a call that got
 //! an `action` event gets exactly one `observation`; a subagent's events
-//! reach the stream before its call's observation.
+//! reach the stream before its call's observation; every output has its
+//! secrets masked (`secret_gate`) before it is observed or returned.
 
 use std::any::Any;
 use std::collections::HashSet;
@@ -29,6 +30,7 @@ use crate::batch::batches;
 use crate::config::AgentConfig;
 use crate::lifecycle::{HookPermission, Lifecycle, LifecycleFuture, Verdict, add_context};
 use crate::model_turn::PlannedCall;
+use crate::secret_gate::mask_output;
 use crate::sink::EventSink;
 use crate::tool_source::ToolSource;
 
@@ -62,6 +64,8 @@ pub(crate) struct CallRunner {
     /// Whether a call that changes something shows a preview in its
     /// `action` event.
     pub(crate) preview_actions: bool,
+    /// Whether secrets in results are masked before the model sees them.
+    pub(crate) mask_secrets: bool,
 }
 
 /// What a turn's calls gave.
@@ -94,6 +98,7 @@ impl CallRunner {
             lifecycle: None,
             tool_timeout: config.tool_timeout,
             preview_actions: config.preview_actions,
+            mask_secrets: config.mask_secrets,
         }
     }
 
@@ -285,6 +290,16 @@ impl CallRunner {
                     for text in context[i].drain(..) {
                         output.content.push(ContentPart::text(format!("\n{text}")));
                     }
+                }
+            }
+            // The one door to the model: whatever a result now holds
+            // (the tool's output, a hook's context) is masked here.
+            for &i in &batch {
+                if let Some(output) = outputs[i].as_mut()
+                    && self.mask_secrets
+                    && let Some(notice) = mask_output(&calls[i].call, output)
+                {
+                    emit(AgentEvent::Warning { message: notice });
                 }
             }
             for &i in &batch {
