@@ -24,6 +24,7 @@ mod glob;
 mod list_dir;
 mod multi_edit;
 mod notes;
+mod placeholder;
 mod preview;
 mod read;
 mod registry;
