@@ -368,7 +368,10 @@ impl CallRunner {
         if let Gate::Deny(reason) = gate {
             return Err(ToolOutput::error(reason));
         }
-        if self.registry.reads_only(name, &planned.call.arguments) {
+        // A call that only reads runs unasked, unless a rule or hook asks
+        // (`read_file(**/.env*)`, the built-in rule for secret files).
+        let reads_only = self.registry.reads_only(name, &planned.call.arguments);
+        if reads_only && !matches!(gate, Gate::Confirm(_)) {
             return Ok(false);
         }
         if self.denied.contains(name) {
@@ -378,7 +381,7 @@ impl CallRunner {
         }
         self.sync_approval();
         let confirm = match gate {
-            _ if self.policy == ApprovalPolicy::ReadOnly => {
+            _ if self.policy == ApprovalPolicy::ReadOnly && !reads_only => {
                 return Err(ToolOutput::error(format!(
                     "Refused: this session is read-only, and {name} changes files or runs \
                      commands. Use read-only tools, or tell the user what you would change."
