@@ -53,6 +53,9 @@ pub struct ConfigFile {
     /// `[context]`: what happens when a conversation outgrows the window.
     #[serde(default)]
     pub context: ContextFile,
+    /// `redact` (the default): secrets in tool results and attachments are
+    /// masked before the model sees them; `off`: they are not.
+    pub secrets: Option<SecretsMode>,
     /// Standing rules, numbered into the system prompt.
     #[serde(default)]
     pub rules: Vec<String>,
@@ -87,6 +90,24 @@ pub struct SkillFile {
 
 fn yes() -> bool {
     true
+}
+
+/// `secrets = "redact" | "off"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SecretsMode {
+    #[default]
+    Redact,
+    Off,
+}
+
+impl SecretsMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            SecretsMode::Redact => "redact",
+            SecretsMode::Off => "off",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -130,6 +151,7 @@ impl ConfigFile {
         self.max_tokens = other.max_tokens.or(self.max_tokens);
         self.mcp_startup_grace_ms = other.mcp_startup_grace_ms.or(self.mcp_startup_grace_ms);
         self.context.strategy = other.context.strategy.or(self.context.strategy.take());
+        self.secrets = other.secrets.or(self.secrets);
         self.shell_environment_policy.merge(other.shell_environment_policy);
         self.sandbox.merge(other.sandbox);
         self.rules.extend(other.rules);
