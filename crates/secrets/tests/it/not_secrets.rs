@@ -93,3 +93,18 @@ fn code_that_names_keys_is_not_a_secret() {
         assert_clean(text, text);
     }
 }
+
+#[test]
+fn template_and_shell_variables_are_not_secrets() {
+    let texts = [
+        "postgres://app:{password}@db:5432/app",
+        "redis://:{{ redis_password }}@cache:6379",
+        "https://deploy:${DEPLOY_TOKEN}@git.example/r.git",
+        "https://user:$PASSWORD@host/x",
+        "DB_PASSWORD=${DB_PASSWORD}",
+        "api_key: {{ api_key }}",
+    ];
+    for text in texts {
+        assert_clean(text, text);
+    }
+}
