@@ -79,3 +79,75 @@ async fn secrets_off_leaves_results_as_they_are() {
     assert!(sent.contains(&token()), "{sent}");
     assert!(!h.events().iter().any(|e| matches!(e, AgentEvent::Warning { .. })));
 }
+
+/// A tool as an MCP server's joins the registry (`mcp_{server}_{tool}`):
+/// what it returns is whatever the server said.
+struct VaultGet;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct NoArgs {}
+
+impl axon_tools::TypedTool for VaultGet {
+    type Args = NoArgs;
+    const NAME: &'static str = "mcp_vault_get";
+
+    fn description(&self) -> String {
+        "Reads the vault.".into()
+    }
+
+    fn annotations(&self) -> axon_protocol::ToolAnnotations {
+        axon_protocol::ToolAnnotations::READ_ONLY
+    }
+
+    async fn run(
+        &self,
+        _ctx: &axon_tools::ToolContext,
+        _args: NoArgs,
+    ) -> Result<axon_protocol::ToolOutput, axon_tools::ToolError> {
+        Ok(axon_protocol::ToolOutput {
+            content: vec![
+                axon_protocol::ContentPart::text(format!("{{\"token\": \"{}\"}}", token())),
+                axon_protocol::ContentPart::Image {
+                    media_type: "image/png".into(),
+                    data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk".into(),
+                },
+            ],
+            is_error: false,
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_tool_in_the_registry_is_masked_at_the_same_door() {
+    let script = vec![Reply::tool("mcp_vault_get", json!({})), Reply::text("done")];
+    let server = axon_testkit::ScriptedServer::start(script).await.unwrap();
+    let provider_config =
+        crate::common::provider_config(&server, ProviderKind::OpenAi, ToolProtocol::Native);
+    let provider = axon_llm::build_provider(&provider_config).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut registry = Profile::Code.registry();
+    registry.register(VaultGet);
+    let mut agent = axon_core::Agent::new(
+        provider,
+        std::sync::Arc::new(registry),
+        axon_tools::ToolContext::new(axon_tools::Workspace::new(dir.path()).unwrap()),
+        AgentConfig { retry: crate::common::fast_retries(), ..AgentConfig::default() },
+    );
+    let (_, events) = crate::common::run_collecting(&mut agent, "get the token").await;
+    let sent = server.requests()[1].to_string();
+    assert!(!sent.contains(&token()), "{sent}");
+    assert!(sent.contains("[SECRET:github-pat:ghp_…]"), "{sent}");
+    let observed = events.iter().find_map(|e| match e {
+        AgentEvent::Observation { output, .. } => Some(output.clone()),
+        _ => None,
+    });
+    let observed = observed.unwrap();
+    // The image part is left as it was.
+    assert!(matches!(&observed.content[1], axon_protocol::ContentPart::Image { data, .. }
+        if data.starts_with("iVBOR")));
+    let warning = events.iter().find_map(|e| match e {
+        AgentEvent::Warning { message } => Some(message.clone()),
+        _ => None,
+    });
+    assert!(warning.unwrap().contains("line 1 of mcp_vault_get's result (github-pat)"));
+}
