@@ -10,7 +10,8 @@
 //! failed, timed-out and cancelled calls an error output); a call that got
 //! an `action` event gets exactly one `observation`; a subagent's events
 //! reach the stream before its call's observation; every output has its
-//! secrets masked (`secret_gate`) before it is observed or returned.
+//! secrets masked (`axon_tools::secret_mask`) before it is observed or
+//! returned.
 
 use std::any::Any;
 use std::collections::HashSet;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axon_protocol::{AgentEvent, ContentPart, ToolCall, ToolOutput};
+use axon_tools::secret_mask::mask_output;
 use axon_tools::{CallEvents, Progress, ProgressSink, ToolContext, ToolRegistry};
 use futures_util::future::join_all;
 use tokio::sync::mpsc;
@@ -30,7 +32,6 @@ use crate::batch::batches;
 use crate::config::AgentConfig;
 use crate::lifecycle::{HookPermission, Lifecycle, LifecycleFuture, Verdict, add_context};
 use crate::model_turn::PlannedCall;
-use crate::secret_gate::mask_output;
 use crate::sink::EventSink;
 use crate::tool_source::ToolSource;
 
@@ -297,7 +298,8 @@ impl CallRunner {
             for &i in &batch {
                 if let Some(output) = outputs[i].as_mut()
                     && self.mask_secrets
-                    && let Some(notice) = mask_output(&calls[i].call, output)
+                    && let Some(notice) =
+                        mask_output(&calls[i].call.name, &calls[i].call.arguments, output)
                 {
                     emit(AgentEvent::Warning { message: notice });
                 }

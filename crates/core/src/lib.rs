@@ -13,8 +13,8 @@
 //! `context.rs`, `tokens.rs`, `history.rs`) asks the model and reads its
 //! reply; the call runner (`call_runner.rs`, `batch.rs`, `approval.rs`,
 //! `lifecycle.rs`) runs the calls it asked for and produces their results.
-//! `config.rs` is what both are told. `secret_gate.rs` masks the secrets
-//! in every result on its way to the model.
+//! `config.rs` is what both are told. The call runner masks the secrets in
+//! every result on its way to the model (`axon_tools::secret_mask`).
 //!
 //! Core reads no file and starts no process of its own: rules, skills and
 //! subagent definitions arrive as data ([`rules::Rule`], [`skills::Skill`],
@@ -35,7 +35,6 @@ pub mod plan;
 pub mod prompt;
 mod repeats;
 pub mod rules;
-pub mod secret_gate;
 mod sink;
 mod skill_tool;
 pub mod skills;

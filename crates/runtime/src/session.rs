@@ -354,7 +354,7 @@ impl Task {
         if self.models.0.file.secrets == Some(crate::config::SecretsMode::Off) {
             return text;
         }
-        let (masked, notice) = axon_core::secret_gate::mask_text(name, &text);
+        let (masked, notice) = axon_tools::secret_mask::mask_text(name, &text);
         match notice {
             Some(message) => {
                 self.events.emit(AgentEvent::Warning { message });

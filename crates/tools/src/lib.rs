@@ -30,6 +30,7 @@ mod read;
 mod registry;
 mod resolved;
 mod search;
+pub mod secret_mask;
 mod shell;
 mod text;
 mod walk;

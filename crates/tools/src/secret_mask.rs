@@ -1,21 +1,23 @@
-//! Secrets kept from the model: every tool result passes here before the
-//! model or a front end sees it (the call runner's one door, so built-in
-//! tools, `shell`, MCP tools and hook context are all covered), and the
-//! runtime passes prompt attachments through [`mask_text`].
+//! Secrets kept from the model: what every tool result passes before a
+//! model sees it. Two doors call it, each the only way results leave:
+//! core's call runner (built-in tools, `shell`, MCP tools, hook context,
+//! for axon's own agent) and `axon mcp serve` (for another host's model);
+//! the runtime passes prompt attachments through [`mask_text`].
 //!
 //! Guarantees: each secret `axon_secrets` finds in a text part becomes
 //! `[SECRET:kind:abcd…]`; images and other parts are left as they are;
-//! the user is told, in one warning per result, what was masked and
-//! where (the file and line when the result shows them, as `read_file`'s
-//! `N | text` and `search`'s `path:N:` lines do; else the line of the
-//! result). Nothing is changed when nothing is found.
+//! the notice says what was masked and where (the file and line when the
+//! result shows them, as `read_file`'s `N | text`, `search`'s listing and
+//! `grep -n`'s `path:N:` lines do; else the line of the result), and
+//! never holds a secret. Nothing is changed when nothing is found.
 
-use axon_protocol::{ContentPart, ToolCall, ToolOutput};
+use axon_protocol::{ContentPart, ToolOutput};
+use serde_json::Value;
 
-/// Masks the secrets in `output`, the result of `call`; the notice for the
-/// user when any were found.
-pub(crate) fn mask_output(call: &ToolCall, output: &mut ToolOutput) -> Option<String> {
-    let path = call.arguments.get("path").and_then(|p| p.as_str());
+/// Masks the secrets in `output`, the result of calling `tool` with
+/// `arguments`; the notice for the user when any were found.
+pub fn mask_output(tool: &str, arguments: &Value, output: &mut ToolOutput) -> Option<String> {
+    let path = arguments.get("path").and_then(|p| p.as_str());
     let mut places = Vec::new();
     for part in &mut output.content {
         let ContentPart::Text { text } = part else { continue };
@@ -26,12 +28,12 @@ pub(crate) fn mask_output(call: &ToolCall, output: &mut ToolOutput) -> Option<St
         let masked = masked.into_owned();
         let lines: Vec<&str> = masked.lines().collect();
         for hit in &found {
-            let at = place(&call.name, path, &lines, hit.line.saturating_sub(1));
+            let at = place(tool, path, &lines, hit.line.saturating_sub(1));
             places.push(format!("{at} ({})", hit.kind));
         }
         *text = masked;
     }
-    notice(&format!("{}'s result", call.name), &places)
+    notice(&format!("{tool}'s result"), &places)
 }
 
 /// `text` (an attachment named `name`) with its secrets masked, and the
