@@ -103,6 +103,11 @@ pub fn run(command: ConfigCommand) -> u8 {
     say(&format!("max_iterations = {}", file.max_iterations.unwrap_or(25)));
     say(&format!("approval = {:?}", file.approval.as_deref().unwrap_or("ask")));
     say(&format!("profile = {:?}", file.profile.as_deref().unwrap_or("code")));
+    let secrets = file.secrets.unwrap_or_default();
+    say(&format!("secrets = {:?}", secrets.name()));
+    if secrets == axon_runtime::config::SecretsMode::Redact {
+        say("# secrets in tool results and attachments are masked before the model sees them");
+    }
     show_sandbox(effective, project.root());
     show_permissions(effective, dirs, project.root());
     say(&format!("# data folder: {}", dirs.data.display()));
@@ -146,6 +151,11 @@ fn show_sandbox(effective: &Effective, root: &std::path::Path) {
 /// Every rule in effect, with the file it came from, and the trust file.
 fn show_permissions(effective: &Effective, dirs: &Dirs, root: &std::path::Path) {
     say("[permissions]");
+    let removed = effective.permissions.iter().any(|(_, f)| f.ask_secret_files == Some(false));
+    say(&format!("ask_secret_files = {}", !removed));
+    if !removed {
+        say(&format!("# ask {}  built in", axon_runtime::SECRET_FILES.join(", ")));
+    }
     for (path, file) in &effective.permissions {
         for (kind, rules) in [("allow", &file.allow), ("ask", &file.ask), ("deny", &file.deny)] {
             for rule in rules {

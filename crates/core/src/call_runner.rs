@@ -9,7 +9,9 @@
 //! Guarantees: every call gets exactly one output, in call order (refused,
 //! failed, timed-out and cancelled calls an error output); a call that got
 //! an `action` event gets exactly one `observation`; a subagent's events
-//! reach the stream before its call's observation.
+//! reach the stream before its call's observation; every output has its
+//! secrets masked (`axon_tools::secret_mask`) before it is observed or
+//! returned.
 
 use std::any::Any;
 use std::collections::HashSet;
@@ -17,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axon_protocol::{AgentEvent, ContentPart, ToolCall, ToolOutput};
+use axon_tools::secret_mask::mask_output;
 use axon_tools::{CallEvents, Progress, ProgressSink, ToolContext, ToolRegistry};
 use futures_util::future::join_all;
 use tokio::sync::mpsc;
@@ -62,6 +65,8 @@ pub(crate) struct CallRunner {
     /// Whether a call that changes something shows a preview in its
     /// `action` event.
     pub(crate) preview_actions: bool,
+    /// Whether secrets in results are masked before the model sees them.
+    pub(crate) mask_secrets: bool,
 }
 
 /// What a turn's calls gave.
@@ -94,6 +99,7 @@ impl CallRunner {
             lifecycle: None,
             tool_timeout: config.tool_timeout,
             preview_actions: config.preview_actions,
+            mask_secrets: config.mask_secrets,
         }
     }
 
@@ -287,6 +293,17 @@ impl CallRunner {
                     }
                 }
             }
+            // The one door to the model: whatever a result now holds
+            // (the tool's output, a hook's context) is masked here.
+            for &i in &batch {
+                if let Some(output) = outputs[i].as_mut()
+                    && self.mask_secrets
+                    && let Some(notice) =
+                        mask_output(&calls[i].call.name, &calls[i].call.arguments, output)
+                {
+                    emit(AgentEvent::Warning { message: notice });
+                }
+            }
             for &i in &batch {
                 if let Some(output) = &outputs[i]
                     && announced[i]
@@ -353,7 +370,10 @@ impl CallRunner {
         if let Gate::Deny(reason) = gate {
             return Err(ToolOutput::error(reason));
         }
-        if self.registry.reads_only(name, &planned.call.arguments) {
+        // A call that only reads runs unasked, unless a rule or hook asks
+        // (`read_file(**/.env*)`, the built-in rule for secret files).
+        let reads_only = self.registry.reads_only(name, &planned.call.arguments);
+        if reads_only && !matches!(gate, Gate::Confirm(_)) {
             return Ok(false);
         }
         if self.denied.contains(name) {
@@ -363,7 +383,7 @@ impl CallRunner {
         }
         self.sync_approval();
         let confirm = match gate {
-            _ if self.policy == ApprovalPolicy::ReadOnly => {
+            _ if self.policy == ApprovalPolicy::ReadOnly && !reads_only => {
                 return Err(ToolOutput::error(format!(
                     "Refused: this session is read-only, and {name} changes files or runs \
                      commands. Use read-only tools, or tell the user what you would change."

@@ -34,6 +34,9 @@ pub struct AgentConfig {
     /// about to do in its `action` event (for front ends that show the
     /// diff of every edit, asked about or not).
     pub preview_actions: bool,
+    /// Secrets in tool results are masked before the model sees them
+    /// (`secrets = "redact"`, the default); `false` is `secrets = "off"`.
+    pub mask_secrets: bool,
 }
 
 /// How a history that no longer fits is made to fit.
@@ -61,6 +64,7 @@ impl Default for AgentConfig {
             rule_count: 0,
             stop_tools: Vec::new(),
             preview_actions: false,
+            mask_secrets: true,
         }
     }
 }

@@ -13,7 +13,8 @@
 //! `context.rs`, `tokens.rs`, `history.rs`) asks the model and reads its
 //! reply; the call runner (`call_runner.rs`, `batch.rs`, `approval.rs`,
 //! `lifecycle.rs`) runs the calls it asked for and produces their results.
-//! `config.rs` is what both are told.
+//! `config.rs` is what both are told. The call runner masks the secrets in
+//! every result on its way to the model (`axon_tools::secret_mask`).
 //!
 //! Core reads no file and starts no process of its own: rules, skills and
 //! subagent definitions arrive as data ([`rules::Rule`], [`skills::Skill`],

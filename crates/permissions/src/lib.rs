@@ -9,7 +9,8 @@
 //! a command whose words may not show all it runs (a program named by an
 //! expansion, a shell reading standard input, ...) is asked about whenever
 //! a deny or ask rule for `shell` exists. Deny beats ask beats allow. See
-//! `command`, `effective`, `invoke`, `decide`, `suggest`, `trust`.
+//! `command`, `effective`, `invoke`, `decide`, `suggest`, `trust`,
+//! `secret_files` (the built-in ask rules for files that hold secrets).
 
 pub mod command;
 mod decide;
@@ -18,11 +19,13 @@ mod invoke;
 mod patch;
 mod path;
 mod rule;
+mod secret_files;
 mod suggest;
 mod trust;
 
 pub use command::{Analysis, analyze};
 pub use decide::{Kind, RuleSet, Source, Verdict};
 pub use rule::{Rule, RuleError};
+pub use secret_files::{SECRET_FILES, SECRET_FILES_SOURCE};
 pub use suggest::{Suggestion, suggest};
 pub use trust::{Trust, TrustError, trust_path};

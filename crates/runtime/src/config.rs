@@ -60,6 +60,9 @@ pub struct ConfigFile {
     /// `[checkpoints]`: what snapshots keep of the files git ignores.
     #[serde(default)]
     pub checkpoints: CheckpointsFile,
+    /// `redact` (the default): secrets in tool results and attachments are
+    /// masked before the model sees them; `off`: they are not.
+    pub secrets: Option<SecretsMode>,
     /// Standing rules, numbered into the system prompt.
     #[serde(default)]
     pub rules: Vec<String>,
@@ -125,6 +128,24 @@ impl CheckpointsFile {
     }
 }
 
+/// `secrets = "redact" | "off"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SecretsMode {
+    #[default]
+    Redact,
+    Off,
+}
+
+impl SecretsMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            SecretsMode::Redact => "redact",
+            SecretsMode::Off => "off",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ContextFile {
@@ -171,6 +192,7 @@ impl ConfigFile {
             other.checkpoints.ignored_file_kb.or(self.checkpoints.ignored_file_kb);
         self.checkpoints.ignored_total_mb =
             other.checkpoints.ignored_total_mb.or(self.checkpoints.ignored_total_mb);
+        self.secrets = other.secrets.or(self.secrets);
         self.shell_environment_policy.merge(other.shell_environment_policy);
         self.sandbox.merge(other.sandbox);
         self.rules.extend(other.rules);

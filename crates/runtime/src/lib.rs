@@ -74,7 +74,7 @@ pub use axon_llm::{
     known_context_window, known_provider, provider_names, takes_images,
 };
 pub use axon_mcp::config::{DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
-pub use axon_permissions::{Trust, trust_path};
+pub use axon_permissions::{SECRET_FILES, Trust, trust_path};
 pub use axon_protocol::Utc;
 pub use axon_store::{
     SessionStore, SessionSummary, StoreError, new_session_id, to_json, to_markdown,

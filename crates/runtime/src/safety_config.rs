@@ -108,6 +108,9 @@ pub struct PermissionsFile {
     pub ask: Vec<String>,
     #[serde(default)]
     pub deny: Vec<String>,
+    /// `false` removes the built-in ask rules for secret files
+    /// (`axon_permissions::SECRET_FILES`: `.env*`, `*.pem`, `id_rsa*`…).
+    pub ask_secret_files: Option<bool>,
 }
 
 impl PermissionsFile {
@@ -115,10 +118,17 @@ impl PermissionsFile {
         for rule in std::mem::take(&mut self.allow) {
             refuse(format!("permissions.allow \"{rule}\""));
         }
+        if self.ask_secret_files == Some(false) {
+            refuse("permissions.ask_secret_files = false".to_string());
+            self.ask_secret_files = None;
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
+        self.allow.is_empty()
+            && self.ask.is_empty()
+            && self.deny.is_empty()
+            && self.ask_secret_files.is_none()
     }
 }
 

@@ -94,7 +94,8 @@ pub async fn serve(project: Project, options: &ServeOptions) -> Result<Served> {
          outside it can be read or written through them.{}",
         if options.read_only { " This server is read-only." } else { "" }
     );
-    let server = ToolServer::new(Arc::new(registry), context, instructions);
+    let mask_secrets = project.config.file.secrets != Some(crate::config::SecretsMode::Off);
+    let server = ToolServer::new(Arc::new(registry), context, instructions, mask_secrets);
     Ok(Served { server, summary, warnings })
 }
 

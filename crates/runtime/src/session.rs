@@ -330,10 +330,12 @@ impl Task {
             match attachment {
                 Attachment::File { path } => {
                     let body = crate::attach::read_file(&self.workspace, path)?;
+                    let body = self.mask_attachment(path, body);
                     message.content.push(ContentPart::text(crate::attach::quote(path, &body)));
                 }
                 Attachment::Text { name, text } => {
-                    message.content.push(ContentPart::text(crate::attach::quote(name, text)));
+                    let text = self.mask_attachment(name, text.clone());
+                    message.content.push(ContentPart::text(crate::attach::quote(name, &text)));
                 }
                 Attachment::Image { media_type, data } => {
                     message.content.push(ContentPart::Image {
@@ -344,6 +346,22 @@ impl Task {
             }
         }
         Ok(message)
+    }
+
+    /// An attachment's text as the model may see it: its secrets masked
+    /// (unless `secrets = "off"`), the user told what and where.
+    fn mask_attachment(&self, name: &str, text: String) -> String {
+        if self.models.0.file.secrets == Some(crate::config::SecretsMode::Off) {
+            return text;
+        }
+        let (masked, notice) = axon_tools::secret_mask::mask_text(name, &text);
+        match notice {
+            Some(message) => {
+                self.events.emit(AgentEvent::Warning { message });
+                masked
+            }
+            None => text,
+        }
     }
 
     async fn compact(&mut self, cancel: &CancellationToken) -> StopReason {

@@ -169,6 +169,7 @@ fn tools_step(config: &SessionConfig, grounds: &Grounds, emitter: &Emitter) -> R
         approval: grounds.approval,
         context_strategy: strategy,
         preview_actions: config.preview_actions,
+        mask_secrets: config.config.file.secrets != Some(crate::config::SecretsMode::Off),
         ..AgentConfig::default()
     };
     let mut servers: Vec<ServerConfig> = if config.start_servers {

@@ -36,6 +36,12 @@ impl ConfigFile {
             refuse(format!("approval = \"{approval}\""));
             self.approval = None;
         }
+        // A repository that could switch masking off could have its own
+        // files' secrets, or the user's, read out to the model.
+        if self.secrets == Some(crate::config::SecretsMode::Off) {
+            refuse("secrets = \"off\"".to_string());
+            self.secrets = None;
+        }
         // Naming a variable is choosing which of the user's secrets goes to
         // a server: a bearer token, or an OAuth client secret sent with the
         // token request (`axon mcp login`).

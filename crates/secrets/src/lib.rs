@@ -18,14 +18,19 @@
 //! spans. Neither allocates a rule or compiles a regex more than once per
 //! process. A vendored rule the `regex` crate cannot compile is left out
 //! and named by [`RuleSet::skipped`] (a test keeps that list empty).
+//! [`mask`] puts a placeholder (`[SECRET:kind:abcd…]`) in each secret's
+//! place and says on which line it was: what the model is shown of tool
+//! results and attachments. A placeholder is never itself a secret.
 
 mod entropy;
+mod mask;
 mod rules;
 
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::OnceLock;
 
+pub use mask::{Masked, PLACEHOLDER_PREFIX, has_placeholder, mask, placeholder};
 pub use rules::RuleSet;
 
 /// One secret found in a text.

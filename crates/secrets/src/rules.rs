@@ -7,6 +7,7 @@
 //! `\w`, `\s` and `\d`.
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
@@ -15,6 +16,7 @@ use serde::Deserialize;
 
 use crate::Finding;
 use crate::entropy::shannon;
+use crate::mask::PLACEHOLDER_PREFIX;
 
 #[derive(Debug, Default, Deserialize)]
 struct FileToml {
@@ -83,11 +85,13 @@ impl Allow {
         Ok(Some(Allow { target, regexes, stopwords }))
     }
 
-    fn allows(&self, secret: &[u8], whole: &[u8], line: &[u8]) -> bool {
+    /// `line` is asked for only by a line allowlist: finding a match's
+    /// line costs the line's length, which must not be paid per match.
+    fn allows<'t>(&self, secret: &'t [u8], whole: &'t [u8], line: impl Fn() -> &'t [u8]) -> bool {
         let target = match self.target {
             Target::Secret => secret,
             Target::Match => whole,
-            Target::Line => line,
+            Target::Line => line(),
         };
         if self.regexes.iter().any(|r| r.is_match(target)) {
             return true;
@@ -112,6 +116,9 @@ struct Rule {
     /// Which source file it came from: that file's global allowlist is its.
     file: usize,
     source: RuleToml,
+    /// A broad rule (gitleaks' `generic-*`, or axon's own, which back up
+    /// gitleaks' exact formats): named only when no exact rule matched.
+    fallback: bool,
     compiled: OnceLock<Result<Compiled, String>>,
 }
 
@@ -256,6 +263,7 @@ impl RuleSet {
                 set.rules.push(Rule {
                     id: rule.id.clone(),
                     file: file_index,
+                    fallback: rule.id.starts_with("generic") || file_index > 0,
                     source: rule,
                     compiled: OnceLock::new(),
                 });
@@ -316,7 +324,8 @@ impl RuleSet {
                 candidates.extend(self.owners[hit.pattern().as_usize()].iter().copied());
             }
         }
-        let mut found: Vec<Finding<'r>> = Vec::new();
+        // (finding, whether its rule is a broad fallback)
+        let mut found: Vec<(Finding<'r>, bool)> = Vec::new();
         for index in candidates {
             let rule = &self.rules[index];
             let Ok(compiled) = rule.compiled() else { continue };
@@ -335,7 +344,7 @@ impl RuleSet {
                 {
                     continue;
                 }
-                let line = line_of(bytes, whole.start(), whole.end());
+                let line = || line_of(bytes, whole.start(), whole.end());
                 let allowed =
                     |allow: &Allow| allow.allows(secret.as_bytes(), whole.as_bytes(), line);
                 if self.global(rule.file).is_some_and(allowed)
@@ -344,12 +353,20 @@ impl RuleSet {
                     continue;
                 }
                 let span = floor_char(text, secret.start())..ceil_char(text, secret.end());
-                found.push(Finding { kind: &rule.id, span });
+                found.push((Finding { kind: &rule.id, span }, rule.fallback));
             }
         }
-        found.sort_by_key(|f| (f.span.start, std::cmp::Reverse(f.span.end)));
+        let placeholders = placeholders(text);
+        if !placeholders.is_empty() {
+            found.retain(|(f, _)| {
+                !placeholders.iter().any(|p| f.span.start < p.end && p.start < f.span.end)
+            });
+        }
+        // Of findings on the same span, a provider's rule names it rather
+        // than a fallback (`openai-api-key`, not `generic-api-key`).
+        found.sort_by_key(|(f, fallback)| (f.span.start, std::cmp::Reverse(f.span.end), *fallback));
         let mut merged: Vec<Finding<'r>> = Vec::with_capacity(found.len());
-        for finding in found {
+        for (finding, _) in found {
             match merged.last_mut() {
                 Some(last) if finding.span.start <= last.span.end => {
                     last.span.end = last.span.end.max(finding.span.end);
@@ -359,6 +376,18 @@ impl RuleSet {
         }
         merged
     }
+}
+
+/// The spans of the placeholders `mask` writes (`[SECRET:kind:abcd…]`):
+/// never a secret, so masked text masks to itself.
+fn placeholders(text: &str) -> Vec<Range<usize>> {
+    text.match_indices(PLACEHOLDER_PREFIX)
+        .map(|(start, _)| {
+            // A kind and four characters: the `]` is near.
+            let window = &text[start..ceil_char(text, (start + 160).min(text.len()))];
+            start..start + window.find("…]").map_or(PLACEHOLDER_PREFIX.len(), |e| e + "…]".len())
+        })
+        .collect()
 }
 
 /// The line of `bytes` holding `start..end`.

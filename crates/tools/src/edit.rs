@@ -20,6 +20,7 @@ use similar::TextDiffConfig;
 
 use crate::buffers::{Text, read_whole, write_whole};
 use crate::error::ToolError;
+use crate::placeholder::refuse_placeholder;
 use crate::preview::{diff_preview, invalid, unified_diff};
 use crate::read::{hard_link_note, open_regular};
 use crate::registry::{ToolContext, TypedTool};
@@ -196,6 +197,12 @@ pub(crate) fn plan(
                     .to_string(),
             )));
         }
+        refuse_placeholder(&edit.new_str, "new_str")
+            .and_then(|()| refuse_placeholder(&edit.old_str, "old_str"))
+            .map_err(|e| match e {
+                ToolError::Failed(message) => ToolError::Failed(numbered(index, message)),
+                other => other,
+            })?;
         if edit.old_str == edit.new_str {
             return Err(ToolError::failed(numbered(
                 index,

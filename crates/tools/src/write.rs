@@ -20,6 +20,7 @@ use serde::Deserialize;
 use crate::atomic::atomic_replace;
 use crate::buffers::{MAX_BUFFER_BYTES, Text, read_whole, write_whole};
 use crate::error::ToolError;
+use crate::placeholder::refuse_placeholder;
 use crate::preview::{diff_preview, invalid, note_preview};
 use crate::read::hard_link_note;
 use crate::registry::{ToolContext, TypedTool};
@@ -131,6 +132,7 @@ pub(crate) fn write_text(
     data: &str,
     mode: WriteMode,
 ) -> Result<String, ToolError> {
+    refuse_placeholder(data, "content")?;
     let Target { place, rel, existed } = target(workspace, user_path)?;
     create_parents(workspace, &place)?;
     if workspace.buffers().is_some_and(|b| b.writes())
@@ -316,6 +318,7 @@ pub(crate) fn preview_write(
     data: &str,
     mode: WriteMode,
 ) -> Result<Preview, ToolError> {
+    refuse_placeholder(data, "content")?;
     let Target { place, rel, existed } = target(workspace, user_path)?;
     check_parents(workspace, &place)?;
     let new_size = describe_size(data.as_bytes());

@@ -24,6 +24,7 @@ mod run_cli;
 mod run_terminal;
 mod sandbox_cli;
 mod secrets_cli;
+mod secrets_run;
 mod sessions_cli;
 mod tool_cli;
 mod web_attention;

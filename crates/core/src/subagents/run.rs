@@ -51,6 +51,7 @@ pub(crate) struct Parent {
     pub(crate) max_output_tokens: Option<u32>,
     pub(crate) context_strategy: ContextStrategy,
     pub(crate) preview_actions: bool,
+    pub(crate) mask_secrets: bool,
     /// The depth a subagent started by this call runs at.
     pub(crate) depth: u32,
     pub(crate) cancel: CancellationToken,
@@ -83,6 +84,7 @@ impl Agent {
             max_output_tokens: self.model.max_output_tokens,
             context_strategy: self.model.context_strategy,
             preview_actions: self.calls.preview_actions,
+            mask_secrets: self.calls.mask_secrets,
             depth: self.calls.tools.caller::<Parent>().map_or(1, |p| p.depth + 1),
             cancel: cancel.clone(),
         }
@@ -122,6 +124,7 @@ pub(crate) async fn run_child(ctx: &ToolContext, parent: &Parent, child: Child) 
         rule_count: 0,
         stop_tools: Vec::new(),
         preview_actions: parent.preview_actions,
+        mask_secrets: parent.mask_secrets,
     };
     let model = child.provider.info().model.clone();
     let mut agent = Agent::new(child.provider, Arc::new(child.registry), ctx.clone(), config);

@@ -13,6 +13,7 @@ mod peer_aimock;
 mod peer_llmock;
 mod plan_properties;
 mod real_servers;
+mod secrets;
 mod seed_properties;
 mod small_window;
 mod subagents;

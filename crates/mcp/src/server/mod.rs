@@ -50,6 +50,9 @@ struct Served {
     tools: Arc<Vec<Tool>>,
     instructions: String,
     permits: Semaphore,
+    /// Whether secrets in results are masked before the host (and its
+    /// model) gets them (`secrets = "redact"`, the default).
+    mask_secrets: bool,
 }
 
 /// The `rmcp` handler for one session. Cheap to make: [`ToolServer::session`]
@@ -62,8 +65,15 @@ pub struct ToolServer {
 
 impl ToolServer {
     /// Serves `registry`'s tools, each call running with `context`.
-    /// `instructions` tells hosts what the server is for.
-    pub fn new(registry: Arc<ToolRegistry>, context: ToolContext, instructions: String) -> Self {
+    /// `instructions` tells hosts what the server is for. With
+    /// `mask_secrets`, each result's secrets are masked
+    /// (`axon_tools::secret_mask`) and the host told by a log message.
+    pub fn new(
+        registry: Arc<ToolRegistry>,
+        context: ToolContext,
+        instructions: String,
+        mask_secrets: bool,
+    ) -> Self {
         let tools = Arc::new(registry.specs().map(mcp_tool).collect());
         ToolServer {
             shared: Arc::new(Served {
@@ -72,6 +82,7 @@ impl ToolServer {
                 tools,
                 instructions,
                 permits: Semaphore::new(MAX_CONCURRENT_CALLS),
+                mask_secrets,
             }),
             log: logging::Logger::default(),
         }
@@ -115,6 +126,12 @@ impl ToolServer {
         };
         self.log.send(&context.peer, LogLevel::Debug, name, "started", None).await;
         let started = Instant::now();
+        // What the masking notice needs of the arguments: the file a
+        // result's numbered lines belong to.
+        let args_seen = match args.get("path") {
+            Some(path) => serde_json::json!({ "path": path }),
+            None => Value::Null,
+        };
         let output = {
             let call = self.shared.registry.call(&call_context, name, args);
             let heartbeat = progress::heartbeat(reporter.as_ref(), name);
@@ -128,10 +145,16 @@ impl ToolServer {
         if let Some(reporter) = reporter {
             reporter.finish().await;
         }
-        let Some(output) = output else {
+        let Some(mut output) = output else {
             self.log.send(&context.peer, LogLevel::Info, name, "cancelled", None).await;
             return Err(cancelled());
         };
+        if self.shared.mask_secrets
+            && let Some(notice) =
+                axon_tools::secret_mask::mask_output(name, &args_seen, &mut output)
+        {
+            self.log.send(&context.peer, LogLevel::Warning, name, &notice, None).await;
+        }
         let elapsed = started.elapsed();
         if output.is_error {
             let first_line = output.text_content().lines().next().unwrap_or_default().to_string();

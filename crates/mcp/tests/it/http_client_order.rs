@@ -50,7 +50,7 @@ async fn observe(log: Log, request: Request, next: Next) -> Response {
 async fn the_first_request_waits_for_the_standalone_stream() {
     let workspace = tempfile::tempdir().unwrap();
     let context = ToolContext::new(Workspace::new(workspace.path()).unwrap());
-    let tools = ToolServer::new(Arc::new(Profile::Code.registry()), context, "test".into());
+    let tools = ToolServer::new(Arc::new(Profile::Code.registry()), context, "test".into(), true);
     let service = StreamableHttpService::new(
         move || Ok(tools.session()),
         Arc::new(LocalSessionManager::default()),

@@ -9,5 +9,6 @@ mod http_client_order;
 mod live_servers;
 mod reference_servers;
 mod seed001_mcp;
+mod served_secrets;
 mod server_bounds;
 mod stdio_start;

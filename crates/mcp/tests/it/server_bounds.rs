@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 fn tool_server(workspace: &tempfile::TempDir) -> ToolServer {
     std::fs::write(workspace.path().join("a.txt"), "hello\n").unwrap();
     let context = ToolContext::new(Workspace::new(workspace.path()).unwrap());
-    ToolServer::new(Arc::new(Profile::Code.registry()), context, "test".into())
+    ToolServer::new(Arc::new(Profile::Code.registry()), context, "test".into(), true)
 }
 
 struct Served {

@@ -7,6 +7,7 @@ mod analyze;
 mod common;
 mod evasion;
 mod props;
+mod secret_files;
 mod suggest;
 mod tricky;
 mod trust;

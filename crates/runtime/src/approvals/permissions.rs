@@ -99,6 +99,15 @@ impl SessionPermissions {
 /// rule that does not parse is an error naming it and its file.
 pub fn load_rules(config: &Effective, data_dir: &Path, workspace: &Path) -> Result<RuleSet> {
     let mut rules = RuleSet::new();
+    // Reading a file that usually holds secrets is asked about, unless
+    // the user's own config removed these rules (a workspace's cannot).
+    if config.permissions.iter().all(|(_, file)| file.ask_secret_files != Some(false)) {
+        rules.parse_list(
+            Kind::Ask,
+            axon_permissions::SECRET_FILES,
+            &Source::new(axon_permissions::SECRET_FILES_SOURCE),
+        )?;
+    }
     for (path, file) in &config.permissions {
         let source = Source::new(path.display().to_string());
         for (kind, list) in

@@ -11,6 +11,7 @@ mod mcp_startup;
 mod model_switch;
 mod replay;
 mod sandbox_events;
+mod secrets;
 mod session_events;
 mod subagents;
 mod workspace_config;

@@ -117,6 +117,10 @@ struct Planned {
 
 /// Everything apply_patch does before writing, shared with its preview.
 fn plan(workspace: &Workspace, input: &str) -> Result<Planned, ToolError> {
+    // A masked secret's placeholder, as added text or as context copied
+    // from what the model saw: either would write it over the real value
+    // or never match the file.
+    crate::placeholder::refuse_placeholder(input, "the patch")?;
     let ops = parse::parse(input)
         .map_err(|why| ToolError::failed(format!("Invalid patch: {why}. Nothing was changed.")))?;
     let mut files: Vec<File> = Vec::new();
