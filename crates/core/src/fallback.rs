@@ -17,8 +17,6 @@
 //!   nothing until it is needed; one that cannot be reached is named and
 //!   skipped.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use axon_llm::{LlmError, Provider};
@@ -26,44 +24,6 @@ use axon_protocol::AgentEvent;
 
 use crate::model_turn::ModelTurn;
 use crate::sink::EventSink;
-
-/// The connection to one provider of the list, made when first needed.
-pub type Connecting<'a> =
-    Pin<Box<dyn Future<Output = Result<Arc<dyn Provider>, String>> + Send + 'a>>;
-
-/// The providers a turn may continue on, in the order the user listed them.
-/// The runtime implements it: it knows how to connect a provider by name.
-pub trait Fallbacks: Send + Sync {
-    /// How many providers the list has.
-    fn len(&self) -> usize;
-    /// Whether the list is empty.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// The name of the `index`th, as the user wrote it.
-    fn name(&self, index: usize) -> String;
-    /// Connects the `index`th with its default model (once; later calls give
-    /// the same provider).
-    fn connect(&self, index: usize) -> Connecting<'_>;
-}
-
-/// Which provider of the list answers, and the one to go back to.
-#[derive(Default)]
-pub(crate) struct FallbackState {
-    pub(crate) list: Option<Arc<dyn Fallbacks>>,
-    /// The provider the session was opened with, while another answers.
-    primary: Option<Arc<dyn Provider>>,
-    /// The next index of the list to try in this request.
-    next: usize,
-}
-
-impl FallbackState {
-    /// The user chose a provider: no fallback is answering any more.
-    pub(crate) fn forget_primary(&mut self) {
-        self.primary = None;
-        self.next = 0;
-    }
-}
 
 impl ModelTurn {
     /// Continues the turn on the next provider of the list that connects,

@@ -30,6 +30,7 @@ mod compact;
 mod config;
 pub mod context;
 mod fallback;
+mod fallback_list;
 mod history;
 mod lifecycle;
 mod model_turn;
@@ -50,7 +51,7 @@ pub use approval::{
     Approval, ApprovalPolicy, Approver, Gate, Permissions, SharedApproval, UnderAuto,
 };
 pub use config::{AgentConfig, ContextStrategy};
-pub use fallback::{Connecting, Fallbacks};
+pub use fallback_list::{Connecting, Fallbacks};
 pub use history::Journal;
 pub use lifecycle::{HookPermission, Lifecycle, LifecycleFuture, Verdict};
 pub use sink::EventSink;

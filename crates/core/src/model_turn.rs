@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::ApprovalPolicy;
 use crate::config::{AgentConfig, ContextStrategy};
-use crate::fallback::FallbackState;
+use crate::fallback_list::FallbackState;
 use crate::history::History;
 use crate::lifecycle::Lifecycle;
 use crate::sink::EventSink;
