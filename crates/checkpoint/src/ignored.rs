@@ -184,7 +184,12 @@ fn take_folder(git: &Git, dir: &[u8], budget: IgnoredBudget, left: &mut u64, hel
                     continue;
                 }
                 pending.push(path);
-            } else {
+            } else if kind.is_file() || kind.is_symlink() {
+                // git could not add a file it cannot open, and would stop
+                // the whole snapshot: the folder is left out instead.
+                if kind.is_file() && std::fs::File::open(entry.path()).is_err() {
+                    return skip(held, SkipReason::Unreadable);
+                }
                 let size = if kind.is_file() {
                     entry.metadata().map(|m| m.len()).unwrap_or(u64::MAX)
                 } else {
@@ -198,6 +203,7 @@ fn take_folder(git: &Git, dir: &[u8], budget: IgnoredBudget, left: &mut u64, hel
                 total = total.saturating_add(size);
                 files.push((path, size));
             }
+            // Sockets, FIFOs and devices: nothing a snapshot can hold.
             if seen > WALK_LIMIT || total > *left {
                 return skip(held, SkipReason::OverBudget(total));
             }

@@ -126,6 +126,11 @@ pub enum SkipReason {
     /// An ignored file of this many bytes, or an ignored folder whose
     /// files come to at least this many, past the [`IgnoredBudget`].
     OverBudget(u64),
+    /// On restore: a file git ignores that the snapshot restored to does
+    /// not hold (it was over the budget then, or the snapshot is older than
+    /// snapshots of ignored files): kept, since its absence there does not
+    /// say it did not exist.
+    IgnoredNotHeld,
 }
 
 /// What a restore did.

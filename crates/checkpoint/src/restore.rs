@@ -97,6 +97,28 @@ fn apply(
             _ => back.push((path, true)),
         }
     }
+    // An ignored file the target lacks may only have been left out of it
+    // (over the budget then, or an older snapshot): never removed.
+    if !gone.is_empty() {
+        let out = git.run(
+            ["check-ignore", "--no-index", "-z", "--stdin"],
+            Some(crate::git::nul_list(gone.iter().copied())),
+        );
+        // check-ignore exits 1 when no path is ignored; any other failure
+        // stops the restore before anything is removed.
+        let ignored: std::collections::HashSet<Vec<u8>> = match out {
+            Ok(out) => split_z(&out).filter(|p| !p.is_empty()).map(<[u8]>::to_vec).collect(),
+            Err(CheckpointError::GitFailed { code: Some(1), .. }) => Default::default(),
+            Err(e) => return Err(e),
+        };
+        gone.retain(|path| {
+            let keep = ignored.contains(*path);
+            if keep {
+                skipped.push(Skipped { path: path_of(path), reason: SkipReason::IgnoredNotHeld });
+            }
+            !keep
+        });
+    }
     // Removals first: a folder that replaced one of the target's files has
     // to go before the file can come back.
     if !gone.is_empty() {

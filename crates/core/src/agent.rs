@@ -244,6 +244,17 @@ impl Agent {
             m.role == Role::User && m.tool_call_id.is_none() && m.content == prompt.content
         });
         if !unanswered {
+            // What a UserPromptSubmit hook adds is a command's output, as
+            // a tool's is: masked before the model sees it.
+            if self.calls.mask_secrets {
+                for text in &mut verdict.context {
+                    let (masked, notice) = axon_tools::secret_mask::mask_hook_context(text);
+                    *text = masked;
+                    if let Some(message) = notice {
+                        emit(AgentEvent::Warning { message });
+                    }
+                }
+            }
             add_context(&mut prompt.content, &verdict);
             self.model.history.push(prompt);
         }

@@ -38,7 +38,10 @@ impl ModelTurn {
             let index = self.fallback.next;
             self.fallback.next += 1;
             let name = list.name(index);
-            if name == self.provider.info().name {
+            // Neither the one failing now nor the first, which already failed
+            // this request.
+            let first = self.fallback.primary.as_ref().map(|p| p.info().name.clone());
+            if name == self.provider.info().name || first.as_deref() == Some(name.as_str()) {
                 continue;
             }
             let provider = match list.connect(index).await {

@@ -281,6 +281,7 @@ impl SessionLifecycle {
                     budget.total_bytes / (1024 * 1024)
                 ),
                 SkipReason::BuildFolder => "a build or dependency folder".to_string(),
+                SkipReason::IgnoredNotHeld => "ignored, and not in that snapshot".to_string(),
             };
             left_out.push(format!("{} ({why})", skipped.path.display()));
             if state.told.insert(skipped.path.clone()) {

@@ -44,6 +44,9 @@ const MAX_WAIT_MS: u64 = 30_000;
 /// How long `shell_kill` waits for the killed command to be reaped and its
 /// last output read.
 const KILL_GRACE: Duration = Duration::from_secs(5);
+/// The longest unfinished last line a read holds back while the command
+/// runs (longer ones are given as they are).
+const HELD_LINE: usize = 4096;
 
 /// The background commands of one set of tools (a session's).
 #[derive(Default)]
@@ -100,12 +103,19 @@ impl Output {
     }
 
     /// Takes the unread output as text. While the command may still write,
-    /// a character cut at the end stays for the next read.
+    /// an unfinished last line (up to [`HELD_LINE`] bytes) stays for the next
+    /// read: secrets are masked a read at a time, and a key cut between two
+    /// reads would match no rule in either half.
     fn take(&mut self) -> (String, u64) {
         let bytes: Vec<u8> = self.unread.drain(..).collect();
         let dropped = std::mem::take(&mut self.dropped);
         let more = self.end.is_none() || self.open_streams > 0;
+        let line_start = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
         let keep = match std::str::from_utf8(&bytes) {
+            _ if more && bytes.len() - line_start <= HELD_LINE && line_start > 0 => {
+                bytes.len() - line_start
+            }
+            _ if more && line_start == 0 && bytes.len() <= HELD_LINE => bytes.len(),
             Err(e) if more && e.error_len().is_none() => bytes.len() - e.valid_up_to(),
             _ => 0,
         };
@@ -430,12 +440,31 @@ mod tests {
 
     #[test]
     fn a_character_cut_by_a_read_waits_for_its_end() {
+        // A line too long to hold back is given as it is, but never half a
+        // character.
         let mut output = Output { open_streams: 1, ..Output::default() };
         let e_acute = "é".as_bytes();
-        output.push(b"caf");
-        output.push(&e_acute[..1]);
-        assert_eq!(output.take().0, "caf");
-        output.push(&e_acute[1..]);
-        assert_eq!(output.take().0, "é");
+        let long = "x".repeat(HELD_LINE);
+        output.push(long.as_bytes());
+        output.push(e_acute.get(..1).unwrap_or_default());
+        assert_eq!(output.take().0, long);
+        output.push(e_acute.get(1..).unwrap_or_default());
+        output.push(b"\n");
+        assert_eq!(output.take().0, "é\n");
+    }
+
+    #[test]
+    fn an_unfinished_line_waits_so_a_key_is_masked_whole() {
+        // Secrets are masked a read at a time: a key cut between two reads
+        // would match no rule in either half.
+        let mut output = Output { open_streams: 1, ..Output::default() };
+        output.push(b"starting\nGH_TOKEN=ghp_aBcDeFgHiJ");
+        assert_eq!(output.take().0, "starting\n");
+        output.push(b"kLmNoPqRsTuVwXyZ0123456789\nnext");
+        assert_eq!(output.take().0, "GH_TOKEN=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789\n");
+        // Once the command has ended, what is left comes out.
+        output.open_streams = 0;
+        output.end = Some(End { how: "exit 0".into(), after: Duration::ZERO });
+        assert_eq!(output.take().0, "next");
     }
 }

@@ -45,6 +45,15 @@ pub fn mask_text(name: &str, text: &str) -> (String, Option<String>) {
     (masked.into_owned(), notice(&format!("the attachment {name}"), &places))
 }
 
+/// What a UserPromptSubmit hook added to a request, with its secrets
+/// masked, and the notice for the user when any were found.
+pub fn mask_hook_context(text: &str) -> (String, Option<String>) {
+    let (masked, found) = axon_secrets::mask(text);
+    let places: Vec<String> =
+        found.iter().map(|hit| format!("line {} ({})", hit.line, hit.kind)).collect();
+    (masked.into_owned(), notice("a UserPromptSubmit hook's output", &places))
+}
+
 fn notice(what: &str, places: &[String]) -> Option<String> {
     if places.is_empty() {
         return None;

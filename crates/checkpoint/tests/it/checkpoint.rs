@@ -446,3 +446,48 @@ fn a_kept_ignored_budget_holds_for_every_later_open() {
     assert_eq!(String::from_utf8_lossy(&tree.stdout), ".gitignore\nsmall.log\n");
     assert_eq!(snap.skipped[0].reason, SkipReason::OverBudget(3000));
 }
+
+/// A restore never removes an ignored file only because the snapshot
+/// restored to lacks it: that snapshot may be older than snapshots of
+/// ignored files, or the file was over the budget then (found in review).
+#[test]
+fn restoring_an_older_snapshot_keeps_ignored_files_it_does_not_hold() {
+    let fx = Fixture::new();
+    fx.write(".gitignore", ".env*\n");
+    fx.write(".env.local", "KEEP=me\n");
+    fx.write("src.txt", "v1\n");
+    // Taken as a snapshot from before ignored files were held.
+    let old = fx.open().with_ignored_budget(IgnoredBudget::NONE).snapshot(S, "old").unwrap();
+    fx.write("src.txt", "v2\n");
+    let cp = fx.open();
+    let now = cp.snapshot(S, "now").unwrap();
+    let tree = shadow_git(&cp, &["ls-tree", "-r", "--name-only", &now.id]);
+    assert!(String::from_utf8_lossy(&tree.stdout).contains(".env.local"));
+    let restored = cp.restore(S, &old.id).unwrap();
+    assert_eq!(fx.read("src.txt"), b"v1\n");
+    assert_eq!(fx.read(".env.local"), b"KEEP=me\n", "the ignored file is kept");
+    assert!(restored.removed.is_empty(), "{restored:?}");
+    assert!(
+        restored
+            .skipped
+            .iter()
+            .any(|s| s.path == Path::new(".env.local") && s.reason == SkipReason::IgnoredNotHeld),
+        "{restored:?}"
+    );
+}
+
+/// An ignored folder holding a socket or FIFO (a dev server's `tmp/`) does
+/// not stop the snapshot; its regular files are held (found in review).
+#[test]
+fn a_fifo_in_an_ignored_folder_does_not_stop_a_snapshot() {
+    let fx = Fixture::new();
+    fx.write(".gitignore", "tmp/\n");
+    fx.write("tmp/pids/server.pid", "42\n");
+    let fifo = fx.path("tmp/pids/control.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let cp = fx.open();
+    let snap = cp.snapshot(S, "one").unwrap();
+    let tree = shadow_git(&cp, &["ls-tree", "-r", "--name-only", &snap.id]);
+    assert_eq!(String::from_utf8_lossy(&tree.stdout), ".gitignore\ntmp/pids/server.pid\n");
+}

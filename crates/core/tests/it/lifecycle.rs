@@ -17,6 +17,9 @@ use axon_testkit::Reply;
 use axon_tools::Profile;
 use serde_json::json;
 
+/// A GitHub token of the right shape (not a real one).
+const PAT: &str = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+
 /// Refuses `shell`, adds context to every result, refuses prompts that
 /// say "forbidden" and the first stop; records what it was shown.
 #[derive(Default)]
@@ -31,7 +34,9 @@ impl Lifecycle for Rules {
             if prompt.contains("forbidden") {
                 Verdict::blocked("no forbidden work")
             } else {
-                Verdict { context: vec!["the user is on a train".into()], ..Verdict::default() }
+                // A hook that cats a file with a key in it.
+                let context = format!("the user is on a train\nGITHUB_TOKEN={PAT}");
+                Verdict { context: vec![context], ..Verdict::default() }
             }
         })
     }
@@ -95,6 +100,8 @@ async fn hooks_refuse_calls_add_context_and_keep_the_model_going() {
     assert_eq!(requests.len(), 4);
     let first = requests[0].to_string();
     assert!(first.contains("the user is on a train"), "prompt context: {first}");
+    // The hook's output is a command's: its secrets are masked too.
+    assert!(!first.contains(PAT) && first.contains("[SECRET:"), "{first}");
     let second = requests[1].to_string();
     assert!(second.contains("A hook refused this call: shell is off on Fridays"), "{second}");
     let third = requests[2].to_string();
