@@ -83,23 +83,26 @@ impl Carried {
             } else if call.name == "apply_patch"
                 && let Some(patch) = call.arguments.get("input").and_then(Value::as_str)
             {
-                let line = clip(text.lines().next().unwrap_or("").trim(), CHANGE_LINE);
                 for path in axon_tools::patch_paths(patch) {
-                    carried.changed.retain(|(p, _)| *p != path);
-                    carried.changed.push((path, line.clone()));
+                    carried.file_changed(path, &text);
                 }
             } else if EDITING_TOOLS.contains(&call.name.as_str())
                 && let Some(path) = call.arguments.get("path").and_then(Value::as_str)
             {
-                let line = clip(text.lines().next().unwrap_or("").trim(), CHANGE_LINE);
-                carried.changed.retain(|(p, _)| p != path);
-                carried.changed.push((path.to_string(), line));
+                carried.file_changed(path.to_string(), &text);
             }
         }
         if carried.open_items.is_empty() {
             carried.checklist = None;
         }
         carried
+    }
+
+    /// `path` changed, as the first line of `result` says: its last change.
+    fn file_changed(&mut self, path: String, result: &str) {
+        let line = clip(result.lines().next().unwrap_or("").trim(), CHANGE_LINE);
+        self.changed.retain(|(p, _)| *p != path);
+        self.changed.push((path, line));
     }
 
     /// The block placed after the summary, or `None` when there is nothing

@@ -40,8 +40,8 @@ impl ModelTurn {
             let name = list.name(index);
             // Neither the one failing now nor the first, which already failed
             // this request.
-            let first = self.fallback.primary.as_ref().map(|p| p.info().name.clone());
-            if name == self.provider.info().name || first.as_deref() == Some(name.as_str()) {
+            let first = self.fallback.primary.as_ref().map(|p| p.info().name.as_str());
+            if name == self.provider.info().name || first == Some(name.as_str()) {
                 continue;
             }
             let provider = match list.connect(index).await {

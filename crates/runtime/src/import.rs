@@ -40,7 +40,7 @@ pub fn find(source: Source, workspace: &Path) -> Result<Vec<Found>> {
     let from = |var: &str, dir: &str| {
         std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(dir)))
     };
-    let mut found = match source {
+    let files = match source {
         Source::Claude => {
             let Some(root) = from("CLAUDE_CONFIG_DIR", ".claude") else {
                 bail!("HOME is not set, so Claude Code's folder is unknown: set CLAUDE_CONFIG_DIR")
@@ -57,25 +57,24 @@ pub fn find(source: Source, workspace: &Path) -> Result<Vec<Found>> {
             let Some(root) = from("CODEX_HOME", ".codex") else {
                 bail!("HOME is not set, so Codex's folder is unknown: set CODEX_HOME")
             };
-            // sessions/YYYY/MM/DD/rollout-*.jsonl
+            // sessions/YYYY/MM/DD/rollout-*.jsonl, of every workspace
             jsonl_files(&root.join("sessions"), 4)
-                .into_iter()
-                .filter(|(path, _)| {
-                    std::fs::read_to_string(path)
-                        .map(|text| Imported::read(Source::Codex, first_lines(&text)).workspace)
-                        .is_ok_and(|ws| ws.as_deref() == Some(workspace))
-                })
-                .collect()
         }
+    };
+    // Each file is read once: Codex's are told apart by the folder their
+    // `session_meta` names (in its first records), and a match is read
+    // whole for its title.
+    let mut found = Vec::new();
+    for (path, modified) in files {
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        if source == Source::Codex
+            && Imported::read(source, first_lines(&text)).workspace.as_deref() != Some(workspace)
+        {
+            continue;
+        }
+        let title = Imported::read(source, &text).title();
+        found.push(Found { path, modified, title });
     }
-    .into_iter()
-    .map(|(path, modified)| {
-        let title = std::fs::read_to_string(&path)
-            .map(|text| Imported::read(source, &text).title())
-            .unwrap_or_default();
-        Found { path, modified, title }
-    })
-    .collect::<Vec<_>>();
     found.sort_by_key(|f| std::cmp::Reverse(f.modified));
     Ok(found)
 }

@@ -39,19 +39,21 @@ pub fn mask_output(tool: &str, arguments: &Value, output: &mut ToolOutput) -> Op
 /// `text` (an attachment named `name`) with its secrets masked, and the
 /// notice for the user when any were found.
 pub fn mask_text(name: &str, text: &str) -> (String, Option<String>) {
-    let (masked, found) = axon_secrets::mask(text);
-    let places: Vec<String> =
-        found.iter().map(|hit| format!("{name}:{} ({})", hit.line, hit.kind)).collect();
-    (masked.into_owned(), notice(&format!("the attachment {name}"), &places))
+    mask_described(text, &format!("the attachment {name}"), &format!("{name}:"))
 }
 
 /// What a UserPromptSubmit hook added to a request, with its secrets
 /// masked, and the notice for the user when any were found.
 pub fn mask_hook_context(text: &str) -> (String, Option<String>) {
+    mask_described(text, "a UserPromptSubmit hook's output", "line ")
+}
+
+/// `text` masked; the notice calls it `what` and each place `{at}{line}`.
+fn mask_described(text: &str, what: &str, at: &str) -> (String, Option<String>) {
     let (masked, found) = axon_secrets::mask(text);
     let places: Vec<String> =
-        found.iter().map(|hit| format!("line {} ({})", hit.line, hit.kind)).collect();
-    (masked.into_owned(), notice("a UserPromptSubmit hook's output", &places))
+        found.iter().map(|hit| format!("{at}{} ({})", hit.line, hit.kind)).collect();
+    (masked.into_owned(), notice(what, &places))
 }
 
 fn notice(what: &str, places: &[String]) -> Option<String> {
