@@ -229,13 +229,23 @@ export class Workbench {
   async openPanel(): Promise<FrameLocator> {
     const item = this.page.locator(".activitybar .action-item").filter({ has: this.page.locator('[aria-label^="axon"]') }).first();
     await item.waitFor();
-    // Clicking the active container's icon would close the side bar.
-    if (!((await item.getAttribute("class")) ?? "").split(/\s+/).includes("checked")) await item.click();
-    // Off the icon, so its tooltip does not cover the panel in screenshots.
-    await this.page.mouse.move(700, 880);
     const panel = this.panel();
-    await panel.locator("select.mode option").first().waitFor({ state: "attached" });
-    return panel;
+    const drawn = panel.locator("select.mode option").first();
+    // Clicking the active container's icon closes the side bar. After a
+    // reload the workbench may still be restoring it when the icon is
+    // looked at, so a click can land as it opens and close it again: look
+    // again until the panel is drawn, clicking only an icon not checked.
+    for (let attempt = 1; ; attempt++) {
+      if (!((await item.getAttribute("class")) ?? "").split(/\s+/).includes("checked")) await item.click();
+      // Off the icon, so its tooltip does not cover the panel in screenshots.
+      await this.page.mouse.move(700, 880);
+      try {
+        await drawn.waitFor({ state: "attached", timeout: 30_000 });
+        return panel;
+      } catch (e) {
+        if (attempt >= 3) throw e;
+      }
+    }
   }
 
   /** Reloads the window (the browser page): a new extension host, the same workspace storage. */
