@@ -127,7 +127,12 @@ impl Agent {
     pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
         // The user's choice: no fallback is answering any more.
         self.model.fallback.forget_primary();
+        let info = provider.info().clone();
         self.model.set_provider(provider);
+        // The session says which model answers from here on (a resume tells
+        // the user when it goes on with another), and the history is
+        // counted with that model's tokenizer.
+        self.model.history.model_changed(&info.name, &info.model);
     }
 
     /// The providers a request continues on when the one in use fails for

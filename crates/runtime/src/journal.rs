@@ -229,8 +229,24 @@ impl Sessions {
         let writer = self.store.append_to(&session, self.redactor.clone())?;
         let journal =
             Arc::new(SessionJournal::new(writer, self.events.clone(), session.turn_count()));
-        // A session whose model is gone goes on with the current one.
-        if session.model() != (provider, model) {
+        // A session goes on with the model this session was opened with
+        // (the config's, or the front end's choice), as Codex and Claude
+        // Code resume; the user is told when the session last talked to
+        // another, and how to go back to it.
+        let (last_provider, last_model) = session.model();
+        if (last_provider, last_model) != (provider, model) {
+            let back = if last_provider == provider {
+                format!("`/model {last_model}` goes back to it")
+            } else {
+                format!("`--provider {last_provider} --model {last_model}` goes back to it")
+            };
+            self.events.emit(AgentEvent::Info {
+                message: format!(
+                    "session {} last talked to {last_provider}/{last_model}; it goes on with \
+                     {provider}/{model}, the model this session was opened with ({back})",
+                    session.header.id
+                ),
+            });
             journal.append(&Record::Model {
                 provider: provider.into(),
                 model: model.into(),

@@ -61,3 +61,33 @@ fn a_model_the_provider_does_not_list_is_refused_and_the_list_offered() {
         session.shutdown().await;
     });
 }
+
+#[test]
+fn a_resumed_session_says_which_model_it_last_talked_to() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![Reply::text("hi")]).await;
+        rig.server.set_model_info(ModelInfo::Hosted);
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        session.submit(crate::common::user("hello"));
+        until(&mut events, |e| matches!(e, AgentEvent::TurnCompleted { .. })).await;
+        session.submit(Op::SwitchModel { model: "some-model".into() });
+        until(&mut events, |e| matches!(e, AgentEvent::ModelChanged { .. })).await;
+        session.shutdown().await;
+
+        // Opened again with the config's model: the switch was recorded, so
+        // the user is told the session goes on with another model.
+        let mut config = rig.config();
+        config.session = axon_runtime::SessionChoice::Latest;
+        let (session, mut events) = rig.open(config).await;
+        let seen = opened(&mut events);
+        session.shutdown().await;
+        let told = seen.iter().find_map(|e| match e {
+            AgentEvent::Info { message } if message.contains("last talked to") => Some(message),
+            _ => None,
+        });
+        let told = told.unwrap_or_else(|| panic!("no word of the last model: {seen:?}"));
+        assert!(told.contains("/some-model"), "{told}");
+        assert!(told.contains("`/model some-model`"), "{told}");
+    });
+}
