@@ -440,6 +440,11 @@ impl Agent {
         let op = match commands::parse(&text, info.as_ref()) {
             None => Op::UserTurn { text, attachments },
             Some(Command::Compact) => Op::Compact,
+            Some(Command::Background) => {
+                let text = axon_protocol::background_text(&session.background_commands());
+                session.notify(crate::updates::message_chunk(&text));
+                return Some(Ok(json!({"stopReason": "end_turn"})));
+            }
             Some(Command::Show(text)) => {
                 session.notify(crate::updates::message_chunk(&text));
                 return Some(Ok(json!({"stopReason": "end_turn"})));

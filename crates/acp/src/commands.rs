@@ -1,8 +1,9 @@
 //! Slash commands an editor offers in its prompt box
 //! (`available_commands_update`), and what a prompt starting with one does.
 //!
-//! Commands that only show something (`/rules`, `/skills`, `/mcp`) answer
-//! from the session's description without a model call; `/compact` and
+//! Commands that only show something (`/rules`, `/skills`, `/mcp`, `/ps`)
+//! answer from the session's description (`/ps`: its background commands)
+//! without a model call; `/compact` and
 //! `/plan` are the runtime's operations; a skill's name asks the model to
 //! follow that skill.
 
@@ -16,6 +17,8 @@ use axon_protocol::{McpState, SessionInfo, SkillState};
 #[derive(Debug, PartialEq)]
 pub enum Command {
     Compact,
+    /// The session's background commands, shown as the answer.
+    Background,
     /// Plan mode from now on; with text, plan that.
     Plan(String),
     /// Text shown as the answer.
@@ -39,6 +42,7 @@ pub fn available(info: Option<&SessionInfo>) -> SessionUpdate {
         AvailableCommand::new("rules", "The rules the model follows, numbered"),
         AvailableCommand::new("skills", "The skills the model knows"),
         AvailableCommand::new("mcp", "MCP servers and their state"),
+        AvailableCommand::new("ps", "Background commands and their state"),
     ];
     for skill in info.map(|i| i.skills.as_slice()).unwrap_or_default() {
         if skill.state == SkillState::Failed || is_builtin(&skill.name) {
@@ -55,7 +59,7 @@ pub fn available(info: Option<&SessionInfo>) -> SessionUpdate {
 }
 
 fn is_builtin(name: &str) -> bool {
-    matches!(name, "compact" | "plan" | "rules" | "skills" | "mcp")
+    matches!(name, "compact" | "plan" | "rules" | "skills" | "mcp" | "ps")
 }
 
 /// The command `text` starts with, if it is one this session knows.
@@ -71,6 +75,7 @@ pub fn parse(text: &str, info: Option<&SessionInfo>) -> Option<Command> {
         "rules" => Command::Show(rules(info)),
         "skills" => Command::Show(skills(info)),
         "mcp" => Command::Show(servers(info)),
+        "ps" => Command::Background,
         name => {
             let known =
                 info?.skills.iter().any(|s| s.name == name && s.state != SkillState::Failed);
@@ -172,6 +177,7 @@ mod tests {
             Some(Command::Plan("add a flag".into()))
         );
         assert_eq!(parse("/rules", Some(&info)), Some(Command::Show("1. Be brief.".into())));
+        assert_eq!(parse("/ps", Some(&info)), Some(Command::Background));
         assert_eq!(
             parse("/release v2", Some(&info)),
             Some(Command::Skill { name: "release".into(), task: "v2".into() })
@@ -186,6 +192,6 @@ mod tests {
             unreachable!()
         };
         let names: Vec<&str> = update.available_commands.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["compact", "plan", "rules", "skills", "mcp", "release"]);
+        assert_eq!(names, ["compact", "plan", "rules", "skills", "mcp", "ps", "release"]);
     }
 }

@@ -152,6 +152,11 @@ impl AcpSession {
         self.handle.submit(op);
     }
 
+    /// The session's background commands, for `/ps`.
+    pub(crate) fn background_commands(&self) -> Vec<axon_protocol::BackgroundCommand> {
+        self.handle.background_commands()
+    }
+
     /// `session/cancel`: the running turn stops (its prompt answers
     /// `cancelled` when it ends); a prompt waiting on the plan question
     /// answers now.

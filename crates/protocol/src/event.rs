@@ -88,6 +88,22 @@ pub struct McpServerInfo {
     pub message: Option<String>,
 }
 
+/// One background command of a session (`shell {background: true}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BackgroundCommand {
+    /// The id `shell_output` and `shell_kill` take.
+    pub id: String,
+    pub command: String,
+    /// Seconds since it started.
+    pub seconds: u64,
+    /// How it ended (`exit status 0`, `killed by signal 9`…); absent while
+    /// it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+    /// Bytes it printed that no `shell_output` has read yet.
+    pub unread: u64,
+}
+
 /// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -237,6 +253,11 @@ pub enum AgentEvent {
         provider: String,
         current: String,
         models: Vec<String>,
+    },
+    /// The session's background commands, oldest first (the answer to
+    /// `list_background`).
+    BackgroundCommands {
+        commands: Vec<BackgroundCommand>,
     },
     /// The session's conversation is now saved under this id.
     SessionSaved {
@@ -420,6 +441,45 @@ pub fn progress_text(message: Option<&str>, progress: f64, total: Option<f64>) -
     }
 }
 
+/// A `background_commands` list as people read it (`/ps`): one line per
+/// command, running ones first, with how to read or stop them.
+pub fn background_text(commands: &[BackgroundCommand]) -> String {
+    if commands.is_empty() {
+        return "No background commands: the agent starts them with `shell` and \
+                `background: true`."
+            .to_string();
+    }
+    let mut lines = vec!["Background commands:".to_string()];
+    let (running, ended): (Vec<_>, Vec<_>) = commands.iter().partition(|c| c.ended.is_none());
+    for command in running.iter().chain(&ended) {
+        let state = match &command.ended {
+            None => format!("running {}", duration_text(command.seconds)),
+            Some(how) => format!("ended: {how} after {}", duration_text(command.seconds)),
+        };
+        let unread = match command.unread {
+            0 => String::new(),
+            bytes => format!(", {bytes} bytes unread"),
+        };
+        lines.push(format!("  {}  {}  ({state}{unread})", command.id, command.command));
+    }
+    if !running.is_empty() {
+        lines.push(
+            "The agent reads them with shell_output and stops them with shell_kill; \
+                    they end with the session."
+                .to_string(),
+        );
+    }
+    lines.join("\n")
+}
+
+fn duration_text(seconds: u64) -> String {
+    match seconds {
+        0..60 => format!("{seconds} s"),
+        60..3600 => format!("{} min {} s", seconds / 60, seconds % 60),
+        _ => format!("{} h {} min", seconds / 3600, seconds % 3600 / 60),
+    }
+}
+
 impl AgentEvent {
     /// The stream's first line.
     pub fn header(producer: impl Into<String>) -> Self {
@@ -434,5 +494,35 @@ impl AgentEvent {
             Level::Warning => AgentEvent::Warning { message },
             Level::Error => AgentEvent::Error { message },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(id: &str, seconds: u64, ended: Option<&str>, unread: u64) -> BackgroundCommand {
+        BackgroundCommand {
+            id: id.into(),
+            command: format!("cmd-{id}"),
+            seconds,
+            ended: ended.map(str::to_string),
+            unread,
+        }
+    }
+
+    #[test]
+    fn the_background_list_puts_running_commands_first_and_says_how_to_use_them() {
+        let text = background_text(&[
+            command("bg1", 41, Some("exit status 0"), 0),
+            command("bg2", 3725, None, 2048),
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], "  bg2  cmd-bg2  (running 1 h 2 min, 2048 bytes unread)");
+        assert_eq!(lines[2], "  bg1  cmd-bg1  (ended: exit status 0 after 41 s)");
+        assert!(lines[3].contains("shell_kill"), "{text}");
+        let ended_only = background_text(&[command("bg1", 75, Some("killed"), 0)]);
+        assert!(ended_only.contains("after 1 min 15 s") && !ended_only.contains("shell_kill"));
+        assert!(background_text(&[]).starts_with("No background commands"));
     }
 }

@@ -21,8 +21,9 @@ mod tool;
 
 pub use conversation::{CONVERSATION_VERSION, Conversation, ConversationMetadata};
 pub use event::{
-    ALWAYS_SAVES, AgentEvent, Level, McpServerInfo, McpState, RuleSuggestion, SCHEMA_VERSION,
-    SandboxInfo, SandboxMode, SessionInfo, SkillInfo, SkillState, StopReason, Usage, progress_text,
+    ALWAYS_SAVES, AgentEvent, BackgroundCommand, Level, McpServerInfo, McpState, RuleSuggestion,
+    SCHEMA_VERSION, SandboxInfo, SandboxMode, SessionInfo, SkillInfo, SkillState, StopReason,
+    Usage, background_text, progress_text,
 };
 pub use message::{ContentPart, Message, Role, TEXT_RESULTS_HEADER};
 pub use op::{ApprovalDecision, ApprovalMode, Attachment, ElicitAction, Mode, Op, RewindScope};

@@ -129,6 +129,8 @@ pub enum Op {
     SwitchModel {
         model: String,
     },
+    /// Lists the session's background commands (`background_commands`).
+    ListBackground,
     /// A new conversation: nothing said before is sent again.
     NewConversation,
     /// Continues a saved session of this workspace (`None`: the latest).

@@ -38,10 +38,12 @@ pub struct Session {
 pub struct SessionHandle {
     ops: mpsc::UnboundedSender<(Op, CancellationToken)>,
     shared: Arc<SessionControl>,
+    /// The session's background commands and where to list them.
+    background: Arc<(Arc<axon_tools::Jobs>, Emitter)>,
 }
 
 impl SessionHandle {
-    /// Sends an operation. `cancel`, `approve`, `elicit` and `set_approval` take
+    /// Sends an operation. `cancel`, `approve`, `elicit`, `list_background` and `set_approval` take
     /// effect at once; the rest run in order after the work before them.
     pub fn submit(&self, op: Op) {
         match op {
@@ -58,6 +60,12 @@ impl SessionHandle {
             Op::Elicit { id, action, content } => {
                 self.shared.answer_form(&id, action, content);
             }
+            // At once, even mid-turn: it is what the user looks at while a
+            // turn waits on a build or a server.
+            Op::ListBackground => {
+                let commands = self.background_commands();
+                self.background.1.emit(AgentEvent::BackgroundCommands { commands });
+            }
             op => {
                 let _ = self.ops.send((op, self.shared.token()));
             }
@@ -65,12 +73,21 @@ impl SessionHandle {
     }
 }
 
+impl SessionHandle {
+    /// The session's background commands, oldest first, as
+    /// `list_background` reports them.
+    pub fn background_commands(&self) -> Vec<axon_protocol::BackgroundCommand> {
+        self.background.0.list()
+    }
+}
+
 impl Session {
     pub(crate) fn start(task: Task, shared: Arc<SessionControl>) -> Session {
         let (ops, queue) = mpsc::unbounded_channel();
         let worker = Arc::clone(&shared);
+        let background = Arc::new((Arc::clone(&task.jobs), task.events.clone()));
         let task = tokio::spawn(task.serve(queue, worker));
-        Session { handle: SessionHandle { ops, shared }, task: Some(task) }
+        Session { handle: SessionHandle { ops, shared, background }, task: Some(task) }
     }
 
     /// See [`SessionHandle::submit`].
@@ -147,6 +164,8 @@ pub(crate) struct Task {
     pub(crate) lifecycle: Arc<SessionLifecycle>,
     /// Answers the MCP servers' sampling and forms.
     pub(crate) mcp_host: Arc<crate::mcp_host::McpHost>,
+    /// The background commands of the session's `shell`.
+    pub(crate) jobs: Arc<axon_tools::Jobs>,
 }
 
 impl Task {
@@ -191,7 +210,7 @@ impl Task {
                 Op::Resume { id } => self.resume(id),
                 Op::Rewind { turn, scope } => self.rewind(turn, scope).await,
                 // Handled by the handle itself.
-                Op::Cancel | Op::Approve { .. } | Op::Elicit { .. } => {}
+                Op::Cancel | Op::Approve { .. } | Op::Elicit { .. } | Op::ListBackground => {}
             }
         }
         if let Some(journal) = &self.journal {

@@ -131,6 +131,8 @@ async fn provider_step(config: &SessionConfig, emitter: &Emitter) -> Result<Mode
 /// MCP servers the session may start (readied, not yet started).
 struct Tools {
     registry: axon_tools::ToolRegistry,
+    /// The background commands of the registry's `shell`, for `/ps`.
+    jobs: Arc<axon_tools::Jobs>,
     guidance: Arc<Guidance>,
     agent_config: AgentConfig,
     servers: Vec<ServerConfig>,
@@ -153,9 +155,12 @@ fn tools_step(config: &SessionConfig, grounds: &Grounds, emitter: &Emitter) -> R
         emitter.emit(AgentEvent::Warning { message: warning });
     }
     let secret_vars: Vec<&str> = config.secret_vars.iter().map(String::as_str).collect();
-    let mut registry = grounds
-        .profile
-        .registry_with(config.config.env_policy(&secret_vars)?, grounds.sandbox.tool.clone());
+    let jobs = Arc::new(axon_tools::Jobs::default());
+    let mut registry = grounds.profile.registry_with_jobs(
+        config.config.env_policy(&secret_vars)?,
+        grounds.sandbox.tool.clone(),
+        Arc::clone(&jobs),
+    );
     registry.register(axon_core::Todo);
     let system_prompt = guidance.system_prompt(root, &mut registry);
     let agent_config = AgentConfig {
@@ -185,7 +190,7 @@ fn tools_step(config: &SessionConfig, grounds: &Grounds, emitter: &Emitter) -> R
         Vec::new()
     };
     grounds.project.ready_servers(&mut servers, &grounds.sandbox);
-    Ok(Tools { registry, guidance, agent_config, servers })
+    Ok(Tools { registry, jobs, guidance, agent_config, servers })
 }
 
 impl Grounds {
@@ -270,6 +275,7 @@ async fn agent_step(
     let shared = Arc::new(SessionControl::default());
     let guidance = Arc::clone(&tools.guidance);
     let agent_config = tools.agent_config.clone();
+    let jobs = Arc::clone(&tools.jobs);
     let (live, mcp_host) = start_servers(&config, &grounds, &model, tools, &shared, &emitter);
     let registry = live.current();
     let context = ToolContext::new(config.workspace.clone());
@@ -387,6 +393,7 @@ async fn agent_step(
         turns: 0,
         lifecycle,
         mcp_host,
+        jobs,
     };
     Ok(Session::start(task, shared))
 }

@@ -217,13 +217,27 @@ impl Jobs {
         }))
     }
 
-    /// Every command remembered: id, command, and whether it runs.
-    pub fn list(&self) -> Vec<(String, String, bool)> {
+    /// Every command remembered, oldest first: what `/ps` shows. Reading
+    /// the list reads no output (`unread` stays for `shell_output`).
+    pub fn list(&self) -> Vec<axon_protocol::BackgroundCommand> {
         let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
         table
             .jobs
             .values()
-            .map(|job| (job.id.clone(), job.command.clone(), job.lock().end.is_none()))
+            .map(|job| {
+                let output = job.lock();
+                axon_protocol::BackgroundCommand {
+                    id: job.id.clone(),
+                    command: job.command.clone(),
+                    seconds: output
+                        .end
+                        .as_ref()
+                        .map_or_else(|| job.started.elapsed(), |end| end.after)
+                        .as_secs(),
+                    ended: output.end.as_ref().map(|end| end.how.clone()),
+                    unread: output.unread.len() as u64 + output.dropped,
+                }
+            })
             .collect()
     }
 }

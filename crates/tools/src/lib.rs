@@ -82,6 +82,17 @@ impl Profile {
         env: axon_process::EnvPolicy,
         sandbox: Option<std::sync::Arc<shell::CommandSandbox>>,
     ) -> ToolRegistry {
+        self.registry_with_jobs(env, sandbox, std::sync::Arc::default())
+    }
+
+    /// [`Profile::registry_with`], its background commands kept in `jobs`,
+    /// which the caller holds to list them (`/ps`).
+    pub fn registry_with_jobs(
+        self,
+        env: axon_process::EnvPolicy,
+        sandbox: Option<std::sync::Arc<shell::CommandSandbox>>,
+        jobs: std::sync::Arc<background::Jobs>,
+    ) -> ToolRegistry {
         let mut registry = ToolRegistry::new();
         match self {
             Profile::Code => {
@@ -93,7 +104,6 @@ impl Profile {
                 registry.register(list_dir::ListDir);
                 registry.register(search::Search);
                 registry.register(glob::Glob);
-                let jobs = std::sync::Arc::new(background::Jobs::default());
                 registry.register(shell::Shell {
                     env: std::sync::Arc::new(env),
                     sandbox,

@@ -539,6 +539,8 @@ impl App {
                 self.transcript.push(Entry::User(argument.clone()));
                 Some(Action::Submit { text: argument, mode: Mode::Plan })
             }
+            // Answered at once by the session, even mid-turn.
+            "ps" => Some(Action::Command { name, argument }),
             _ if self.is_busy() => {
                 self.hint = Some(format!(
                     "The turn is still running: press Enter again after it ends to run /{name} (Esc stops the turn)"

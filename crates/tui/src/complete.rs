@@ -13,6 +13,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/resume", "ID", "continue a session"),
     ("/rewind", "[N]", "back to before turn N (add files|conversation); lists turns"),
     ("/mcp", "", "MCP servers and their state"),
+    ("/ps", "", "background commands and their state"),
     ("/skills", "", "skills and how they reach the model"),
     ("/rules", "", "the numbered rules the model follows"),
     ("/permissions", "", "rules saved by \"always\" (and how to remove one)"),

@@ -2,7 +2,8 @@
 //
 // Guarantees: a command either sends the Op(s) the spec names or shows a
 // local notice built from what session_started said (no model call for
-// /help, /mcp, /skills, /rules, /model without a name); `/rewind` shows
+// /help, /mcp, /skills, /rules, /model without a name; /ps asks the
+// session, which answers at once even mid-turn); `/rewind` shows
 // the server's list of turns or its preview, and sends its Op only once
 // the user confirms (rewind.js); `/NAME task` for a
 // loaded skill sends "Use the skill NAME: task". An unknown command is
@@ -26,6 +27,7 @@ const BUILTIN = [
   { name: 'sessions', args: '', hint: 'Open the saved sessions' },
   { name: 'resume', args: 'ID', hint: 'Continue a saved session' },
   { name: 'mcp', args: '', hint: 'Show the MCP servers' },
+  { name: 'ps', args: '', hint: 'Show the background commands' },
   { name: 'skills', args: '', hint: 'Show the skills' },
   { name: 'rules', args: '', hint: 'Show the rules' },
   { name: 'model', args: '[name]', hint: 'Show the model, or switch to another' },
@@ -79,6 +81,8 @@ export async function run(line) {
     case 'mcp':
       say(mcpText());
       return true;
+    case 'ps':
+      return sendOp({ op: 'list_background' });
     case 'skills':
       say(skillsText());
       return true;

@@ -123,9 +123,34 @@ export function onEvent(ev) {
     case 'error':
       transcript.notice(ev.type, String(ev.message ?? ''));
       break;
+    case 'background_commands':
+      transcript.notice('info', backgroundText(Array.isArray(ev.commands) ? ev.commands : []));
+      break;
     default:
       // header, custom and types added later: nothing to show.
       break;
   }
   return undefined;
+}
+
+/** A `background_commands` list as `/ps` shows it (the TUI's words). */
+export function backgroundText(commands) {
+  if (!commands.length) return 'No background commands: the agent starts them with `shell` and `background: true`.';
+  const running = commands.filter((c) => c.ended == null);
+  const ended = commands.filter((c) => c.ended != null);
+  const lines = ['Background commands:'];
+  for (const c of [...running, ...ended]) {
+    const took = duration(Number(c.seconds) || 0);
+    const state = c.ended == null ? `running ${took}` : `ended: ${c.ended} after ${took}`;
+    const unread = Number(c.unread) > 0 ? `, ${c.unread} bytes unread` : '';
+    lines.push(`  ${c.id}  ${c.command}  (${state}${unread})`);
+  }
+  if (running.length) lines.push('The agent reads them with shell_output and stops them with shell_kill; they end with the session.');
+  return lines.join('\n');
+}
+
+function duration(s) {
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }

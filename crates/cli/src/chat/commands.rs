@@ -34,6 +34,7 @@ impl Local {
                 return Some(Op::Resume { id });
             }
             "model" => return Some(Op::SwitchModel { model: argument.to_string() }),
+            "ps" => return Some(Op::ListBackground),
             "rewind" => match rewind_op(argument) {
                 Ok(Some(Op::Rewind { turn: Some(turn), scope })) => {
                     match self.rewind_preview(&app.status.session, turn, scope) {

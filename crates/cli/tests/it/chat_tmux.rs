@@ -310,3 +310,20 @@ fn always_says_it_saves_the_rule_and_slash_permissions_lists_it_with_how_to_remo
     tmux.keys(&["/quit", "Enter"]);
     wait_until_gone(&tmux);
 }
+
+#[test]
+fn slash_ps_lists_the_background_commands() {
+    let setup = common::setup(vec![
+        Reply::tool("shell", json!({"command": "sleep 300", "background": true})),
+        Reply::text("Started."),
+    ]);
+    let tmux = start(&setup);
+    // A sandboxed command runs without asking.
+    tmux.keys(&["start the server", "Enter"]);
+    tmux.wait_idle(&["Started."]);
+    tmux.keys(&["/ps", "Enter"]);
+    let screen = tmux.wait_for(&["Background commands:", "bg1  sleep 300  (running"]);
+    assert!(screen.contains("shell_kill"), "{screen}");
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}

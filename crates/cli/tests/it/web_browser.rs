@@ -864,3 +864,24 @@ fn a_resumed_session_shows_a_refused_call_as_refused_and_an_edit_as_its_diff() {
     shot(&browser, "22-resumed-refused-and-diff-light");
     console_is_clean(&browser);
 }
+
+#[test]
+fn ps_lists_the_background_commands() {
+    let s = setup(vec![
+        Reply::tool("shell", json!({"command": "sleep 300", "background": true})),
+        Reply::text("started it"),
+    ]);
+    let web = Web::start(&s, &["--yes"]);
+    let browser = open(&web, 1280, 900, false);
+    send(&browser, "start the server");
+    browser
+        .wait_for("document.body.textContent.includes('started it') && !document.body.classList.contains('running')", PATIENCE)
+        .unwrap();
+    send(&browser, "/ps");
+    let line = browser
+        .wait_for("[...document.querySelectorAll('body *')].find(e => e.offsetParent !== null && e.children.length === 0 && e.textContent.includes('bg1  sleep 300'))?.textContent", PATIENCE)
+        .unwrap();
+    assert!(line.as_str().unwrap().contains("running"), "{line}");
+    shot(&browser, "25-ps");
+    console_is_clean(&browser);
+}

@@ -288,6 +288,24 @@ fn samples() -> Vec<AgentEvent> {
             current: "gpt-4.1".into(),
             models: vec!["gpt-4.1".into(), "gpt-4.1-mini".into()],
         },
+        AgentEvent::BackgroundCommands {
+            commands: vec![
+                axon_protocol::BackgroundCommand {
+                    id: "bg1".into(),
+                    command: "npm run dev".into(),
+                    seconds: 95,
+                    ended: None,
+                    unread: 2048,
+                },
+                axon_protocol::BackgroundCommand {
+                    id: "bg2".into(),
+                    command: "cargo build".into(),
+                    seconds: 41,
+                    ended: Some("exit status 0".into()),
+                    unread: 0,
+                },
+            ],
+        },
         AgentEvent::TurnRestarted { reason: "the stream broke off".into() },
         AgentEvent::Prompt { text: "tidy the tests".into(), attachments: vec![] },
         AgentEvent::Prompt {

@@ -3,6 +3,7 @@
 //! one per file). Tests run side by side in this one process, so none may
 //! change process-wide state (environment, current directory).
 
+mod background_list;
 mod common;
 mod fallback;
 mod guidance_properties;

@@ -47,6 +47,9 @@ impl App {
                     );
                 }
             }
+            AgentEvent::BackgroundCommands { commands } => {
+                self.notice(Level::Info, axon_protocol::background_text(&commands));
+            }
             AgentEvent::SessionSaved { session_id } => {
                 if let Some(info) = &mut self.info {
                     info.session_id = Some(session_id.clone());
