@@ -13,7 +13,7 @@
 //! command = "cargo fmt"
 //! ```
 //!
-//! Guarantees: an event axon does not have (`Notification`, `SessionEnd`)
+//! Guarantees: an event axon does not have (`PermissionRequest`, `Setup`)
 //! and a hook type other than `command` (`prompt`, `agent`, `http`) are
 //! skipped with a warning in [`HooksConfig::warnings`], never silently and
 //! never as an error, so a Claude settings file written for a newer Claude
@@ -364,13 +364,14 @@ mod tests {
                 { "type": "command", "command": "x.sh", "timeout": 60, "statusMessage": "hi" },
                 { "type": "prompt", "prompt": "is this ok?" }
             ]}],
-            "Notification": [{ "hooks": [{ "type": "command", "command": "notify" }] }]
+            "PermissionRequest": [{ "hooks": [{ "type": "command", "command": "notify" }] }],
+            "Notification": [{ "matcher": "permission_prompt", "hooks": [{ "type": "command", "command": "notify" }] }]
         }))
         .unwrap();
-        assert_eq!(config.groups.len(), 1);
+        assert_eq!(config.groups.len(), 2);
         assert_eq!(config.groups[0].1.hooks.len(), 1);
         assert_eq!(config.warnings.len(), 2, "{:?}", config.warnings);
-        assert!(config.warnings.iter().any(|w| w.contains("Notification")));
+        assert!(config.warnings.iter().any(|w| w.contains("PermissionRequest")));
         assert!(config.warnings.iter().any(|w| w.contains("`prompt`")));
     }
 

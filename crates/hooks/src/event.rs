@@ -2,7 +2,8 @@
 //!
 //! Field names are Claude Code's (`session_id`, `transcript_path`, `cwd`,
 //! `hook_event_name`, `tool_name`, `tool_input`, `tool_response`, `prompt`,
-//! `stop_hook_active`, `last_assistant_message`, `trigger`, `source`), so a hook written for Claude
+//! `stop_hook_active`, `last_assistant_message`, `trigger`, `source`,
+//! `message`, `notification_type`, `reason`), so a hook written for Claude
 //! Code, Codex CLI or Gemini CLI reads axon's input unchanged. An input
 //! carries its event's data and nothing else: the event is taken from the
 //! data, so the two cannot disagree.
@@ -30,11 +31,16 @@ pub enum HookEvent {
     PreCompact,
     /// A subagent answered its task.
     SubagentStop,
+    /// The session waits on the user: a call to approve, a form to fill,
+    /// or a prompt (after a minute of quiet).
+    Notification,
+    /// The session ends (closed, or cleared for a new conversation).
+    SessionEnd,
 }
 
 impl HookEvent {
     /// Every event, in the order a session meets them.
-    pub const ALL: [HookEvent; 7] = [
+    pub const ALL: [HookEvent; 9] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
@@ -42,6 +48,8 @@ impl HookEvent {
         HookEvent::Stop,
         HookEvent::SubagentStop,
         HookEvent::PreCompact,
+        HookEvent::Notification,
+        HookEvent::SessionEnd,
     ];
 
     /// The event's name in configuration and in `hook_event_name`.
@@ -54,6 +62,8 @@ impl HookEvent {
             HookEvent::Stop => "Stop",
             HookEvent::PreCompact => "PreCompact",
             HookEvent::SubagentStop => "SubagentStop",
+            HookEvent::Notification => "Notification",
+            HookEvent::SessionEnd => "SessionEnd",
         }
     }
 
@@ -63,8 +73,10 @@ impl HookEvent {
     }
 
     /// Whether a hook's `matcher` applies to this event: the tool name for
-    /// tool events, the `source` for SessionStart and the `trigger` for
-    /// PreCompact (as in Claude Code). Other events run every hook.
+    /// tool events, the `source` for SessionStart, the `trigger` for
+    /// PreCompact, the `notification_type` for Notification and the
+    /// `reason` for SessionEnd (as in Claude Code). Other events run every
+    /// hook.
     pub fn uses_matcher(self) -> bool {
         matches!(
             self,
@@ -72,6 +84,20 @@ impl HookEvent {
                 | HookEvent::PostToolUse
                 | HookEvent::SessionStart
                 | HookEvent::PreCompact
+                | HookEvent::Notification
+                | HookEvent::SessionEnd
+        )
+    }
+
+    /// Whether a hook can stop what this event is about (exit code 2, or
+    /// `"decision": "block"`): the others only observe.
+    pub fn can_block(self) -> bool {
+        !matches!(
+            self,
+            HookEvent::SessionStart
+                | HookEvent::PreCompact
+                | HookEvent::Notification
+                | HookEvent::SessionEnd
         )
     }
 }
@@ -124,6 +150,45 @@ impl CompactTrigger {
     }
 }
 
+/// What a Notification is about (`notification_type`, Claude Code's names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotificationKind {
+    /// A tool call waits for the user's approval.
+    PermissionPrompt,
+    /// The session has waited a minute for the next prompt.
+    IdlePrompt,
+    /// An MCP server's form waits to be filled.
+    ElicitationDialog,
+}
+
+impl NotificationKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            NotificationKind::PermissionPrompt => "permission_prompt",
+            NotificationKind::IdlePrompt => "idle_prompt",
+            NotificationKind::ElicitationDialog => "elicitation_dialog",
+        }
+    }
+}
+
+/// Why a session ended (`reason` on SessionEnd, Claude Code's names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// The conversation was cleared for a new one.
+    Clear,
+    /// The session was closed (the front end left, or was told to).
+    Other,
+}
+
+impl EndReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Clear => "clear",
+            EndReason::Other => "other",
+        }
+    }
+}
+
 /// One event's own data.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventData {
@@ -164,6 +229,14 @@ pub enum EventData {
         /// What the user asked the summary to keep (`/compact TEXT`).
         custom_instructions: Option<String>,
     },
+    Notification {
+        notification_type: NotificationKind,
+        /// What the user is told (`axon needs your permission to use shell`).
+        message: String,
+    },
+    SessionEnd {
+        reason: EndReason,
+    },
 }
 
 impl EventData {
@@ -176,6 +249,8 @@ impl EventData {
             EventData::Stop { .. } => HookEvent::Stop,
             EventData::SubagentStop { .. } => HookEvent::SubagentStop,
             EventData::PreCompact { .. } => HookEvent::PreCompact,
+            EventData::Notification { .. } => HookEvent::Notification,
+            EventData::SessionEnd { .. } => HookEvent::SessionEnd,
         }
     }
 
@@ -187,6 +262,8 @@ impl EventData {
             }
             EventData::SessionStart { source } => Some(source.name()),
             EventData::PreCompact { trigger, .. } => Some(trigger.name()),
+            EventData::Notification { notification_type, .. } => Some(notification_type.name()),
+            EventData::SessionEnd { reason } => Some(reason.name()),
             _ => None,
         }
     }
@@ -277,6 +354,17 @@ impl HookInput {
                     "custom_instructions".into(),
                     Value::String(custom_instructions.clone().unwrap_or_default()),
                 );
+            }
+            EventData::Notification { notification_type, message } => {
+                object.insert("message".into(), Value::String(message.clone()));
+                object.insert("title".into(), Value::String("axon".into()));
+                object.insert(
+                    "notification_type".into(),
+                    Value::String(notification_type.name().into()),
+                );
+            }
+            EventData::SessionEnd { reason } => {
+                object.insert("reason".into(), Value::String(reason.name().into()));
             }
         }
         Value::Object(object)

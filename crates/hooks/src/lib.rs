@@ -2,7 +2,7 @@
 //! share, so a user's existing hooks run unchanged.
 //!
 //! - [`HookEvent`]: SessionStart, UserPromptSubmit, PreToolUse,
-//!   PostToolUse, Stop, SubagentStop, PreCompact.
+//!   PostToolUse, Stop, SubagentStop, PreCompact, Notification, SessionEnd.
 //! - Configuration ([`HooksConfig`]): axon's `[[hooks.EVENT]]` TOML tables
 //!   and the `hooks` section of Claude Code's `settings.json`, one model.
 //!   [`Hooks::load`] reads files in order ([`claude_settings_files`] lists
@@ -33,7 +33,9 @@ mod outcome;
 mod run;
 
 pub use config::{CommandHook, ConfigError, DEFAULT_TIMEOUT_SECS, HooksConfig, MatcherGroup};
-pub use event::{CompactTrigger, EventData, HookEvent, HookInput, SessionSource};
+pub use event::{
+    CompactTrigger, EndReason, EventData, HookEvent, HookInput, NotificationKind, SessionSource,
+};
 pub use fingerprint::{Fingerprint, fingerprint};
 pub use hooks::{
     HookEntry, HookFile, HookSource, Hooks, HooksError, Readmit, SourceFormat,

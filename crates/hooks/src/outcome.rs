@@ -119,13 +119,12 @@ impl HookOutcome {
                 } else {
                     reason.to_string()
                 };
-                match event {
-                    HookEvent::SessionStart | HookEvent::PreCompact => {
-                        HookOutcome::warning(format!(
-                            "hook {label} exited with code 2 ({event} cannot be blocked): {reason}"
-                        ))
-                    }
-                    _ => HookOutcome { blocked: Some(reason), ..HookOutcome::default() },
+                if event.can_block() {
+                    HookOutcome { blocked: Some(reason), ..HookOutcome::default() }
+                } else {
+                    HookOutcome::warning(format!(
+                        "hook {label} exited with code 2 ({event} cannot be blocked): {reason}"
+                    ))
                 }
             }
             code => {
@@ -191,15 +190,13 @@ fn from_json(event: HookEvent, label: &str, reply: &Map<String, Value>) -> HookO
         Some("approve") if event == HookEvent::PreToolUse => {
             outcome.permission = Some(Permission::Allow);
         }
-        Some("block") => match event {
-            HookEvent::SessionStart | HookEvent::PreCompact => outcome
-                .warnings
-                .push(format!("hook {label} asked to block {event}, which cannot be blocked")),
-            _ => {
-                outcome.blocked =
-                    Some(reason.clone().unwrap_or_else(|| format!("blocked by hook {label}")))
-            }
-        },
+        Some("block") if !event.can_block() => outcome
+            .warnings
+            .push(format!("hook {label} asked to block {event}, which cannot be blocked")),
+        Some("block") => {
+            outcome.blocked =
+                Some(reason.clone().unwrap_or_else(|| format!("blocked by hook {label}")))
+        }
         _ => {}
     }
     if let Some(Value::Object(specific)) = reply.get("hookSpecificOutput") {

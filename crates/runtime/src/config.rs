@@ -63,6 +63,9 @@ pub struct ConfigFile {
     /// `redact` (the default): secrets in tool results and attachments are
     /// masked before the model sees them; `off`: they are not.
     pub secrets: Option<SecretsMode>,
+    /// How the terminal UI tells the user, when its terminal is not in
+    /// focus, that a turn ended or something waits on them.
+    pub notify: Option<NotifyMethod>,
     /// Standing rules, numbered into the system prompt.
     #[serde(default)]
     pub rules: Vec<String>,
@@ -126,6 +129,22 @@ impl CheckpointsFile {
                 .map_or(default.total_bytes, |mb| mb.saturating_mul(1024 * 1024)),
         })
     }
+}
+
+/// `notify = "auto" | "osc9" | "osc777" | "bell" | "off"`: a desktop
+/// notification by the terminal's own escape (OSC 9: iTerm2, WezTerm,
+/// Ghostty, kitty; OSC 777: foot, rxvt, Ghostty), the terminal bell, or
+/// nothing. `auto` (the default) picks by the terminal, the bell where it
+/// cannot tell (and inside tmux, which shows a bell on the window).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NotifyMethod {
+    #[default]
+    Auto,
+    Osc9,
+    Osc777,
+    Bell,
+    Off,
 }
 
 /// `secrets = "redact" | "off"`.
@@ -193,6 +212,7 @@ impl ConfigFile {
         self.checkpoints.ignored_total_mb =
             other.checkpoints.ignored_total_mb.or(self.checkpoints.ignored_total_mb);
         self.secrets = other.secrets.or(self.secrets);
+        self.notify = other.notify.or(self.notify);
         self.shell_environment_policy.merge(other.shell_environment_policy);
         self.sandbox.merge(other.sandbox);
         self.rules.extend(other.rules);

@@ -2,29 +2,45 @@
 //! order, to the front end's receiver. A front end that went away is not
 //! an error; the work has no one left to tell.
 
+use std::sync::{Arc, OnceLock};
+
 use axon_protocol::AgentEvent;
 use tokio::sync::mpsc;
 
 /// Where a front end reads a session's events.
 pub type Events = mpsc::UnboundedReceiver<AgentEvent>;
 
-/// Sends events to the front end. Cheap to clone.
+/// What the session does on its own side as an event goes out (its
+/// Notification hooks when the event waits on the user); called before the
+/// event is sent, from whichever task emits it, so it must not block.
+pub(crate) type Watch = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// Sends events to the front end. Cheap to clone; every clone shares the
+/// session's [`Watch`], set once the session is built.
 #[derive(Clone)]
 pub struct Emitter {
     tx: mpsc::UnboundedSender<AgentEvent>,
+    watch: Arc<OnceLock<Watch>>,
 }
 
 impl Emitter {
     pub fn emit(&self, event: AgentEvent) {
+        if let Some(watch) = self.watch.get() {
+            watch(&event);
+        }
         let _ = self.tx.send(event);
     }
 
     /// The event sink an agent run takes.
     pub fn sink(&self) -> impl Fn(AgentEvent) + Send + Sync + use<> {
-        let tx = self.tx.clone();
-        move |event| {
-            let _ = tx.send(event);
-        }
+        let emitter = self.clone();
+        move |event| emitter.emit(event)
+    }
+
+    /// Every clone of this emitter calls `watch` on each event from now
+    /// on; a second watch is ignored (a session has one).
+    pub(crate) fn watch(&self, watch: Watch) {
+        let _ = self.watch.set(watch);
     }
 }
 
@@ -32,5 +48,5 @@ impl Emitter {
 /// the events.
 pub fn channel() -> (Emitter, Events) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (Emitter { tx }, rx)
+    (Emitter { tx, watch: Arc::default() }, rx)
 }

@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axon_checkpoint::{Checkpoints, SkipReason};
 use axon_core::{HookPermission, Lifecycle, LifecycleFuture, Verdict};
 use axon_hooks::{
-    CompactTrigger, EventData, HookInput, HookOutcome, Hooks, Permission, SessionSource,
+    CompactTrigger, EndReason, EventData, HookInput, HookOutcome, Hooks, NotificationKind,
+    Permission, SessionSource,
 };
 use axon_protocol::{AgentEvent, ToolCall, ToolOutput, ToolSpec};
 
@@ -181,6 +182,30 @@ impl SessionLifecycle {
             self.events.emit(AgentEvent::Warning { message });
         }
         self.state().start_context.extend(verdict.context);
+    }
+
+    /// Tells the Notification hooks the session waits on the user, without
+    /// waiting for them: what waits (an approval) goes on at once.
+    pub(crate) fn notify(self: &Arc<Self>, kind: NotificationKind, message: String) {
+        if !self.hooks.has(axon_hooks::HookEvent::Notification) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let lifecycle = Arc::clone(self);
+        runtime.spawn(async move {
+            let data = EventData::Notification { notification_type: kind, message };
+            for message in lifecycle.run(data).await.warnings {
+                lifecycle.events.emit(AgentEvent::Warning { message });
+            }
+        });
+    }
+
+    /// The session ends: its SessionEnd hooks run (and are waited for, as
+    /// in Claude Code, so a hook that saves something finishes).
+    pub(crate) async fn session_ended(&self, reason: EndReason) {
+        for message in self.run(EventData::SessionEnd { reason }).await.warnings {
+            self.events.emit(AgentEvent::Warning { message });
+        }
     }
 
     /// What a hook is told of the session around `data`.
@@ -388,4 +413,26 @@ pub(crate) fn verdict(outcome: HookOutcome) -> Verdict {
         context: outcome.additional_context,
         warnings,
     }
+}
+
+/// The watch that raises the Notification hooks: on each event that waits
+/// on the user (a call to approve, an MCP server's form). Holds the
+/// lifecycle weakly: the lifecycle's own emitter carries the watch.
+pub(crate) fn notification_watch(lifecycle: &Arc<SessionLifecycle>) -> crate::events::Watch {
+    let lifecycle = Arc::downgrade(lifecycle);
+    Arc::new(move |event: &AgentEvent| {
+        let (kind, message) = match event {
+            AgentEvent::ApprovalRequested { call, .. } => (
+                NotificationKind::PermissionPrompt,
+                format!("axon needs your permission to use {}", call.name),
+            ),
+            AgentEvent::Elicitation { server, message, .. } => {
+                (NotificationKind::ElicitationDialog, format!("{server} asks: {message}"))
+            }
+            _ => return,
+        };
+        if let Some(lifecycle) = lifecycle.upgrade() {
+            lifecycle.notify(kind, message);
+        }
+    })
 }

@@ -166,6 +166,10 @@ pub(crate) struct Task {
     pub(crate) mcp_host: Arc<crate::mcp_host::McpHost>,
     /// The background commands of the session's `shell`.
     pub(crate) jobs: Arc<axon_tools::Jobs>,
+    /// After a turn, how long the next prompt is waited for before the
+    /// Notification hooks hear `idle_prompt`; `None` when no one is there
+    /// to prompt (`axon run`).
+    pub(crate) idle_notice: Option<std::time::Duration>,
 }
 
 impl Task {
@@ -174,9 +178,31 @@ impl Task {
         mut queue: mpsc::UnboundedReceiver<(Op, CancellationToken)>,
         shared: Arc<SessionControl>,
     ) {
-        while let Some((op, cancel)) = queue.recv().await {
+        // Set by a turn's end, cleared by the next op or the one notice.
+        let mut idle_since_turn = false;
+        loop {
+            let next = match self.idle_notice.filter(|_| idle_since_turn) {
+                Some(after) => tokio::time::timeout(after, queue.recv()).await,
+                None => Ok(queue.recv().await),
+            };
+            let Ok(next) = next else {
+                idle_since_turn = false;
+                self.lifecycle.notify(
+                    axon_hooks::NotificationKind::IdlePrompt,
+                    "axon is waiting for your input".to_string(),
+                );
+                continue;
+            };
+            let Some((op, cancel)) = next else { break };
+            idle_since_turn = matches!(
+                op,
+                Op::UserTurn { .. } | Op::ApprovePlan | Op::Compact | Op::Rewind { .. }
+            );
             match op {
-                Op::Shutdown => break,
+                Op::Shutdown => {
+                    self.lifecycle.session_ended(axon_hooks::EndReason::Other).await;
+                    break;
+                }
                 Op::UserTurn { text, attachments } => {
                     let work = match self.mode {
                         Mode::React => TurnKind::Prompt { text, attachments },
@@ -204,6 +230,7 @@ impl Task {
                 }
                 Op::SwitchModel { model } => self.switch_model(&model).await,
                 Op::NewConversation => {
+                    self.lifecycle.session_ended(axon_hooks::EndReason::Clear).await;
                     self.new_conversation();
                     self.lifecycle.session_started(axon_hooks::SessionSource::Clear).await;
                 }

@@ -55,6 +55,10 @@ pub struct SessionConfig {
     /// Someone answers approval requests. Without, `ask` refuses calls that
     /// need one and says why.
     pub interactive: bool,
+    /// How long an interactive session waits for the next prompt after a
+    /// turn before its Notification hooks hear `idle_prompt` (a minute, as
+    /// in Claude Code).
+    pub idle_notice: std::time::Duration,
     /// Whether the workspace's own MCP servers (commands a repository asks
     /// to run) may start.
     pub workspace_servers: ServerConsent,
@@ -125,6 +129,7 @@ impl SessionConfig {
             session: SessionChoice::New,
             mode: Mode::React,
             interactive: false,
+            idle_notice: std::time::Duration::from_secs(60),
             workspace_servers: ServerConsent::Refuse,
             client_servers: Vec::new(),
             start_servers: true,

@@ -289,6 +289,7 @@ async fn agent_step(
     let lifecycle =
         lifecycle(&config, &root, approval, &secret_vars, &emitter, grounds.sandbox.tool.clone())?;
     planner.set_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
+    emitter.watch(crate::lifecycle::notification_watch(&lifecycle));
     if grounds.first_session
         && config.start_servers
         && let Err(e) = grounds.project.trust_store().mark_baseline()
@@ -394,6 +395,7 @@ async fn agent_step(
         lifecycle,
         mcp_host,
         jobs,
+        idle_notice: config.interactive.then_some(config.idle_notice),
     };
     Ok(Session::start(task, shared))
 }

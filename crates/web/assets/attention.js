@@ -1,10 +1,15 @@
 // attention.js — a call waiting for approval is never missed: it is
 // scrolled into view when it arrives, and while one is off-screen the tab
 // title and the header say so (`#approval-flag`, which scrolls to it).
+// While the page is hidden or not focused, a desktop notification says
+// that a call or a form waits, a plan waits, or a turn ended.
 //
 // Guarantees: the flag and the title's mark are shown exactly while some
 // approval element is in the page, waiting, and not visible in the
-// transcript; answering it (here or in another tab) clears them.
+// transcript; answering it (here or in another tab) clears them. A
+// notification comes only for a live event (never a replay's), only with
+// the browser's permission (asked on the user's first prompt, once), and
+// one at a time per kind (its tag replaces the last).
 
 import { byId } from './dom.js';
 
@@ -57,4 +62,48 @@ function update() {
   byId('approval-flag').hidden = !hidden;
   const title = document.title.startsWith(MARK) ? document.title.slice(MARK.length) : document.title;
   document.title = hidden ? MARK + title : title;
+}
+
+/** Asks, once, for leave to notify (from a user's gesture: a prompt sent). */
+export function askToNotify() {
+  if (!('Notification' in window) || Notification.permission !== 'default') return;
+  try {
+    const asked = Notification.requestPermission();
+    if (asked && typeof asked.catch === 'function') asked.catch(() => {});
+  } catch {
+    // An old browser's callback form, or none: no notifications.
+  }
+}
+
+/** A desktop notification for a live event that waits on an absent user. */
+export function notify(ev) {
+  if (!('Notification' in window) || Notification.permission !== 'granted') return;
+  if (!document.hidden && document.hasFocus()) return;
+  let body;
+  switch (ev.type) {
+    case 'approval_requested':
+      body = `axon needs your permission to use ${String(ev.call?.name ?? 'a tool')}`;
+      break;
+    case 'elicitation':
+      body = `${String(ev.server ?? 'An MCP server')} asks you for input`;
+      break;
+    case 'plan_proposed':
+      body = 'axon proposes a plan for you to approve';
+      break;
+    case 'turn_completed':
+      if (ev.stop_reason === 'cancelled') return;
+      body = ev.stop_reason === 'end_turn' ? 'axon has finished' : `axon stopped (${String(ev.stop_reason).replace(/_/g, ' ')})`;
+      break;
+    default:
+      return;
+  }
+  try {
+    const shown = new Notification('axon', { body, tag: `axon-${ev.type}` });
+    shown.onclick = () => {
+      window.focus();
+      shown.close();
+    };
+  } catch {
+    // Some browsers allow notifications only from a service worker.
+  }
 }

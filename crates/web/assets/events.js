@@ -18,6 +18,7 @@ import * as header from './header.js';
 import * as sidebar from './sidebar.js';
 import * as input from './input.js';
 import * as history from './history.js';
+import * as attention from './attention.js';
 
 /** `event: reset` — the server replays the session from its start next. */
 export function onReset() {
@@ -35,9 +36,10 @@ function setRunning(running) {
   input.setRunning(running);
 }
 
-/** One AgentEvent; answers follow-up steps or undefined. */
-export function onEvent(ev) {
+/** One AgentEvent (`live`: not a replay's); answers follow-up steps or undefined. */
+export function onEvent(ev, live = false) {
   if (!ev || typeof ev !== 'object') return undefined;
+  if (live) attention.notify(ev);
   switch (ev.type) {
     case 'session_started':
       header.setSession(ev);

@@ -13,6 +13,7 @@ import { state } from './state.js';
 import { sendOp } from './api.js';
 import * as complete from './complete.js';
 import * as commands from './commands.js';
+import * as attention from './attention.js';
 
 const HISTORY_MAX = 100;
 
@@ -153,6 +154,7 @@ export async function submit() {
       if (attachments.length) op.attachments = attachments;
       ta.value = '';
       autosize();
+      attention.askToNotify();
       ok = await sendOp(op);
       if (!ok && !ta.value) ta.value = text;
     }

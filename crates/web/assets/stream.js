@@ -28,7 +28,8 @@ let source = null;
 let retryDelay = 1000;
 
 /**
- * Connects. `h`: {onReset(), onEvent(ev) → steps?}.
+ * Connects. `h`: {onReset(), onEvent(ev, live) → steps?}; `live` is false
+ * for what a replay draws again.
  */
 export function start(h) {
   handlers = h;
@@ -129,7 +130,7 @@ function apply(item) {
       replaying = false;
       document.body.dataset.ready = '1';
     } else {
-      const steps = handlers.onEvent(item.ev);
+      const steps = handlers.onEvent(item.ev, !replaying);
       // Follow-up steps (a long history) run next, before later events.
       if (Array.isArray(steps) && steps.length) queue = queue.slice(0, head).concat(steps, queue.slice(head));
     }

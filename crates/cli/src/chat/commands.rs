@@ -20,6 +20,8 @@ pub struct Local {
     pub workspace: Workspace,
     /// Where sessions are kept.
     pub data: PathBuf,
+    /// How an unfocused terminal is told something waits (`notify`).
+    pub notify: axon_runtime::config::NotifyMethod,
 }
 
 impl Local {

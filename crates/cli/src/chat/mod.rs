@@ -7,6 +7,7 @@
 //! Esc reaches a running turn at once.
 
 mod commands;
+mod notify;
 pub(crate) mod terminal;
 
 use std::io::IsTerminal;
@@ -78,7 +79,9 @@ pub async fn run(args: ChatArgs) -> u8 {
     tokio::task::spawn_blocking(move || {
         let _ = files_tx.send(axon_runtime::mentions::index(&root));
     });
-    let result = ui(&mut app, &session, events, files, &local).await;
+    let mut notifier =
+        notify::Notifier::new(notify::Signal::choose(local.notify, |v| std::env::var(v).ok()));
+    let result = ui(&mut app, &session, events, files, &local, &mut notifier).await;
     terminal::leave();
     if !app.status.session.is_empty() {
         crate::say(&format!("resume this session with `axon --resume {}`", app.status.session));
@@ -126,7 +129,11 @@ async fn start(args: &ChatArgs, emitter: axon_runtime::Emitter) -> Result<(Sessi
         config.provider = Some("local".into());
         config.model = Some(String::new());
     }
-    let local = Local { workspace: config.workspace.clone(), data: config.dirs.data.clone() };
+    let local = Local {
+        workspace: config.workspace.clone(),
+        data: config.dirs.data.clone(),
+        notify: config.config.file.notify.unwrap_or_default(),
+    };
     let session = axon_runtime::open(config, emitter).await?;
     Ok((session, local))
 }
@@ -138,6 +145,7 @@ async fn ui(
     mut events: Events,
     mut files: oneshot::Receiver<Vec<String>>,
     local: &Local,
+    notifier: &mut notify::Notifier,
 ) -> std::io::Result<()> {
     let mut terminal = terminal::enter()?;
     let mut keys = EventStream::new();
@@ -155,6 +163,14 @@ async fn ui(
                     app.on_paste(&text);
                     None
                 }
+                Some(Ok(Event::FocusGained)) => {
+                    notifier.focus(true);
+                    None
+                }
+                Some(Ok(Event::FocusLost)) => {
+                    notifier.focus(false);
+                    None
+                }
                 Some(Ok(_)) => None,
                 Some(Err(e)) => return Err(e),
                 None => Some(Action::Quit),
@@ -163,9 +179,11 @@ async fn ui(
                 let Some(event) = event else {
                     return Err(std::io::Error::other("the session ended unexpectedly"));
                 };
+                notifier.notify(&event);
                 app.on_agent_event(event);
                 // Tokens arrive faster than frames: take all that wait.
                 while let Ok(event) = events.try_recv() {
+                    notifier.notify(&event);
                     app.on_agent_event(event);
                 }
                 None

@@ -1,12 +1,14 @@
 //! Taking the terminal over for the UI and giving it back: raw mode, the
-//! alternate screen and bracketed paste, restored on every way out
+//! alternate screen, bracketed paste and focus reports, restored on every way out
 //! (including a panic, through ratatui's hook).
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ratatui::DefaultTerminal;
-use ratatui::crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
+use ratatui::crossterm::event::{
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange,
+};
 use ratatui::crossterm::execute;
 
 /// Whether the UI holds the terminal now (a signal may end axon mid-UI).
@@ -15,7 +17,8 @@ static ENTERED: AtomicBool = AtomicBool::new(false);
 pub fn enter() -> io::Result<DefaultTerminal> {
     let terminal = ratatui::try_init()?;
     ENTERED.store(true, Ordering::SeqCst);
-    execute!(io::stdout(), EnableBracketedPaste)?;
+    // Focus reports tell the notifier whether the user is looking.
+    execute!(io::stdout(), EnableBracketedPaste, EnableFocusChange)?;
     Ok(terminal)
 }
 
@@ -23,7 +26,7 @@ pub fn enter() -> io::Result<DefaultTerminal> {
 /// there is nothing left to show it on.
 pub fn leave() {
     ENTERED.store(false, Ordering::SeqCst);
-    let _ = execute!(io::stdout(), DisableBracketedPaste);
+    let _ = execute!(io::stdout(), DisableBracketedPaste, DisableFocusChange);
     ratatui::restore();
 }
 

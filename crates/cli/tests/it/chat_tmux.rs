@@ -327,3 +327,42 @@ fn slash_ps_lists_the_background_commands() {
     tmux.keys(&["/quit", "Enter"]);
     wait_until_gone(&tmux);
 }
+
+#[test]
+fn an_unfocused_terminal_gets_a_desktop_notification_when_a_call_waits() {
+    let setup = common::setup(vec![
+        Reply::tool("write_file", json!({"path": "out.md", "content": "hi\n"})),
+        Reply::text("Written."),
+    ]);
+    let config = setup.home.path().join("config.toml");
+    let written = std::fs::read_to_string(&config).unwrap_or_default();
+    std::fs::write(&config, written + "\nnotify = \"osc9\"\n").unwrap();
+    let tmux = start(&setup);
+    // Everything axon writes to its terminal, escapes included.
+    let raw = setup.workspace.path().join("raw.out");
+    let piped = tmux.run(&["pipe-pane", "-o", "-t", "axon", &format!("cat >> {}", quote(&raw))]);
+    assert!(piped.status.success(), "{}", String::from_utf8_lossy(&piped.stderr));
+    // The terminal reports the user went elsewhere (CSI O).
+    tmux.run(&["send-keys", "-t", "axon", "-H", "1b", "5b", "4f"]);
+    tmux.keys(&["write out.md", "Enter"]);
+    tmux.wait_for(&["Allow write_file?"]);
+    let wanted = "\x1b]9;axon needs your permission to use write_file\x07";
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let seen = String::from_utf8_lossy(&std::fs::read(&raw).unwrap_or_default()).to_string();
+        if seen.contains(wanted) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no notification in what axon wrote: {seen:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Back in focus: the answer raises nothing more.
+    tmux.run(&["send-keys", "-t", "axon", "-H", "1b", "5b", "49"]);
+    std::thread::sleep(axon_tui::ANSWER_GUARD + Duration::from_millis(100));
+    tmux.keys(&["y"]);
+    tmux.wait_idle(&["Written."]);
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+    let seen = String::from_utf8_lossy(&std::fs::read(&raw).unwrap_or_default()).to_string();
+    assert_eq!(seen.matches("\x1b]9;").count(), 1, "{seen:?}");
+}

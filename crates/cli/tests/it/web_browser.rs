@@ -885,3 +885,33 @@ fn ps_lists_the_background_commands() {
     shot(&browser, "25-ps");
     console_is_clean(&browser);
 }
+
+#[test]
+fn an_unfocused_page_gets_a_desktop_notification_when_a_call_waits() {
+    let s = setup(vec![
+        Reply::tool("write_file", json!({"path": "a.txt", "content": "x\n"})),
+        Reply::text("written"),
+    ]);
+    let web = Web::start(&s, &[]);
+    let browser = open(&web, 1280, 900, false);
+    // The browser's side, as a user who allowed notifications and looked
+    // away would have it: what the page asks of `Notification` is recorded.
+    browser
+        .execute(
+            "window.shown = []; \
+             window.Notification = class { constructor(title, options) { window.shown.push([title, options.body, options.tag]); } close() {} }; \
+             window.Notification.permission = 'granted'; \
+             document.hasFocus = () => false;",
+            json!([]),
+        )
+        .unwrap();
+    send(&browser, "write a");
+    let shown = browser
+        .wait_for("window.shown.length >= 1 && JSON.stringify(window.shown)", PATIENCE)
+        .unwrap();
+    assert!(
+        shown.as_str().unwrap().contains("axon needs your permission to use write_file"),
+        "{shown}"
+    );
+    console_is_clean(&browser);
+}

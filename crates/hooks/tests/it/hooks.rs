@@ -129,7 +129,7 @@ async fn a_claude_settings_hook_on_bash_runs_for_shell_in_claude_s_dialect() {
               { "matcher": "Bash", "hooks": [ { "type": "command", "command": "cat > \"$CLAUDE_PROJECT_DIR/bash.json\"", "timeout": 60 } ] },
               { "matcher": "Edit|Write", "hooks": [ { "type": "command", "command": "cat > \"$CLAUDE_PROJECT_DIR/edit.json\"" } ] }
             ],
-            "Notification": [ { "hooks": [ { "type": "command", "command": "true" } ] } ]
+            "PermissionRequest": [ { "hooks": [ { "type": "command", "command": "true" } ] } ]
           }
         }"#,
     )

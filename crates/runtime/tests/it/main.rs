@@ -10,6 +10,7 @@ mod guidance_properties;
 mod lost_files;
 mod mcp_startup;
 mod model_switch;
+mod notification_hooks;
 mod replay;
 mod sandbox_events;
 mod secrets;
