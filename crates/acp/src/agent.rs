@@ -162,6 +162,7 @@ impl Agent {
                         // names the session.
                         self.link.out.respond(id.clone(), Ok(answer));
                         session.notify(commands::available(session.info().as_ref()));
+                        session.announced();
                         None
                     }
                     Err(e) => Some(Err(e)),
@@ -348,6 +349,15 @@ impl Agent {
             }
         };
         let notices = client.session.as_ref().is_some_and(|s| s.notices.is_some());
+        // An axon-aware client (the VS Code extension) asks for the MCP
+        // servers' states; others are sent nothing they did not ask for.
+        let mcp_updates = client
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get("axon"))
+            .and_then(|axon| axon.get("mcpServers"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         Ok(AcpSession::start(
             id.to_string(),
             roots,
@@ -357,6 +367,7 @@ impl Agent {
                 mode: mode_id(approval, Mode::React).to_string(),
                 models,
                 notices,
+                mcp_updates,
                 ..State::default()
             },
             replay,

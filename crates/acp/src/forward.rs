@@ -26,6 +26,9 @@ use crate::rpc::RpcError;
 use crate::session::AcpSession;
 use crate::updates::{Mapper, context_usage, message_chunk};
 
+/// The extension notification that carries the MCP servers' states.
+pub(crate) const MCP_SERVERS_METHOD: &str = "_axon/mcp_servers";
+
 pub(crate) struct EventForwarder {
     mapper: Mapper,
     acp: Arc<AcpSession>,
@@ -83,6 +86,7 @@ impl EventForwarder {
         match &event {
             AgentEvent::SessionStarted { session } => {
                 self.acp.state().info = Some(session.clone());
+                self.acp.send_mcp_servers();
             }
             AgentEvent::McpStatus { server, state, message } => {
                 if let Some(info) = self.acp.state().info.as_mut()
@@ -91,6 +95,7 @@ impl EventForwarder {
                     known.state = *state;
                     known.message = message.clone();
                 }
+                self.acp.send_mcp_servers();
                 match message {
                     Some(message) if *state == McpState::Error => self.notice(
                         NoticeSeverity::Error,

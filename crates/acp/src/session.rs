@@ -53,6 +53,12 @@ pub(crate) struct State {
     /// The client shows `notice` updates (`session.notices`): information
     /// and warnings go out as notices, never as the answer's text.
     pub(crate) notices: bool,
+    /// The client asked for `_axon/mcp_servers` (`_meta.axon.mcpServers`
+    /// in its capabilities).
+    pub(crate) mcp_updates: bool,
+    /// The answer that names the session has gone out: notifications about
+    /// it may follow.
+    pub(crate) announced: bool,
     /// The last error of the running turn, for its answer.
     pub(crate) error: Option<String>,
     /// A plan was proposed during the running turn.
@@ -118,6 +124,30 @@ impl AcpSession {
 
     pub fn notify(&self, update: SessionUpdate) {
         self.link.out.notify("session/update", SessionNotification::new(self.id.clone(), update));
+    }
+
+    /// The answer naming the session is out: from now on the client hears
+    /// of its MCP servers, starting with the list as it stands.
+    pub(crate) fn announced(&self) {
+        self.state().announced = true;
+        self.send_mcp_servers();
+    }
+
+    /// `_axon/mcp_servers`: the session's MCP servers and their states, the
+    /// whole list each time one changes (an ACP extension notification),
+    /// to a client that asked for it, once the session is announced.
+    pub(crate) fn send_mcp_servers(&self) {
+        let servers = {
+            let state = self.state();
+            match state.info.as_ref() {
+                Some(info) if state.mcp_updates && state.announced => info.mcp_servers.clone(),
+                _ => return,
+            }
+        };
+        self.link.out.notify(
+            crate::forward::MCP_SERVERS_METHOD,
+            serde_json::json!({"sessionId": self.id.clone(), "servers": servers}),
+        );
     }
 
     /// What the session is (its rules, skills, servers), once opened.

@@ -37,10 +37,31 @@ impl Emitter {
         move |event| emitter.emit(event)
     }
 
+    /// An emitter that does not keep the stream open: a handle that
+    /// outlives the session must not stop its front end from seeing the end.
+    pub(crate) fn downgrade(&self) -> WeakEmitter {
+        WeakEmitter { tx: self.tx.downgrade(), watch: Arc::clone(&self.watch) }
+    }
+
     /// Every clone of this emitter calls `watch` on each event from now
     /// on; a second watch is ignored (a session has one).
     pub(crate) fn watch(&self, watch: Watch) {
         let _ = self.watch.set(watch);
+    }
+}
+
+/// [`Emitter::downgrade`]: emits while the session's own emitters live.
+#[derive(Clone)]
+pub(crate) struct WeakEmitter {
+    tx: mpsc::WeakUnboundedSender<AgentEvent>,
+    watch: Arc<OnceLock<Watch>>,
+}
+
+impl WeakEmitter {
+    pub(crate) fn emit(&self, event: AgentEvent) {
+        if let Some(tx) = self.tx.upgrade() {
+            Emitter { tx, watch: Arc::clone(&self.watch) }.emit(event);
+        }
     }
 }
 

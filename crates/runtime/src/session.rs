@@ -39,7 +39,7 @@ pub struct SessionHandle {
     ops: mpsc::UnboundedSender<(Op, CancellationToken)>,
     shared: Arc<SessionControl>,
     /// The session's background commands and where to list them.
-    background: Arc<(Arc<axon_tools::Jobs>, Emitter)>,
+    background: Arc<(Arc<axon_tools::Jobs>, crate::events::WeakEmitter)>,
 }
 
 impl SessionHandle {
@@ -85,7 +85,9 @@ impl Session {
     pub(crate) fn start(task: Task, shared: Arc<SessionControl>) -> Session {
         let (ops, queue) = mpsc::unbounded_channel();
         let worker = Arc::clone(&shared);
-        let background = Arc::new((Arc::clone(&task.jobs), task.events.clone()));
+        // Weak: the handle must not hold the event stream open after the
+        // session ends (a front end waits for its end).
+        let background = Arc::new((Arc::clone(&task.jobs), task.events.downgrade()));
         let task = tokio::spawn(task.serve(queue, worker));
         Session { handle: SessionHandle { ops, shared, background }, task: Some(task) }
     }

@@ -45,6 +45,12 @@ impl Raw {
 
     /// Starts `axon acp ARGS` without the variables `unset`.
     fn start_without(s: &Setup, args: &[&str], unset: &[&str]) -> Raw {
+        Raw::start_as(s, args, unset, json!({}))
+    }
+
+    /// Starts `axon acp ARGS` without `unset`, initialized by a client with
+    /// `capabilities`.
+    fn start_as(s: &Setup, args: &[&str], unset: &[&str], capabilities: Value) -> Raw {
         let mut command = s.std_command();
         for var in unset {
             command.env_remove(var);
@@ -71,7 +77,7 @@ impl Raw {
         let mut raw = Raw { child, stdin, lines, seen: Vec::new(), next_id: 100 };
         let init = raw.request(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities, "clientInfo": {"name": "raw", "version": "1"}}),
         );
         assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
         raw
@@ -261,7 +267,8 @@ fn said(raw: &Raw, session: &str) -> String {
 fn the_editors_mcp_servers_start_with_the_session() {
     let s = setup(vec![Reply::text("ok")]);
     std::fs::write(s.workspace.path().join("notes.txt"), "served\n").unwrap();
-    let mut raw = Raw::start(&s);
+    // An axon-aware client (the VS Code extension) asks for the servers' states.
+    let mut raw = Raw::start_as(&s, &[], &[], json!({"_meta": {"axon": {"mcpServers": true}}}));
     let cwd = s.workspace.path().canonicalize().unwrap();
     // axon's own MCP server, as an editor would list any stdio server.
     let axon = assert_cmd::cargo::cargo_bin("axon");
@@ -285,6 +292,32 @@ fn the_editors_mcp_servers_start_with_the_session() {
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     let offered = s.server.requests()[0]["tools"].to_string();
     assert!(offered.contains("mcp_ws_read_file"), "{offered}");
+    // The extension notification an editor's panel shows states from: the
+    // whole list, first as the session opened, then as the server got ready.
+    let lists: Vec<&Value> = raw
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "_axon/mcp_servers" && m["params"]["sessionId"] == session)
+        .map(|m| &m["params"]["servers"])
+        .collect();
+    assert!(lists.len() >= 2, "{:#?}", raw.seen);
+    assert_eq!(lists[0][0]["name"], "ws");
+    assert_eq!(lists[0][0]["state"], "connecting", "{lists:?}");
+    assert!(lists.iter().any(|l| l[0]["state"] == "ready"), "{lists:?}");
+    // Never before the answer that names the session.
+    let first = raw.seen.iter().position(|m| m["method"] == "_axon/mcp_servers");
+    let named = raw.seen.iter().position(|m| m["result"]["sessionId"] == session);
+    assert!(first > named, "{:#?}", raw.seen);
+}
+
+#[test]
+fn a_client_that_did_not_ask_hears_nothing_of_the_mcp_servers() {
+    let s = setup(vec![Reply::text("ok")]);
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    let answer = raw.prompt(&session, "hello");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(!raw.seen.iter().any(|m| m["method"] == "_axon/mcp_servers"), "{:#?}", raw.seen);
 }
 
 #[test]
