@@ -99,8 +99,8 @@ impl ModelTurn {
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<usize, String> {
-        let last_user =
-            self.history.messages().iter().rposition(|m| m.role == Role::User).unwrap_or(0);
+        // The current request, not a text-protocol result after it.
+        let last_user = crate::carry::last_request(self.history.messages()).unwrap_or(0);
         if last_user == 0 {
             return Ok(0);
         }
