@@ -1,7 +1,8 @@
 //! Issue 36 §3: a compaction keeps the task. Against a scripted model, after
 //! a compaction the next request still holds every open checklist item, the
 //! files changed and the plan step verbatim; a summary that leaves out what
-//! is still to do is redone once, then refused.
+//! is still to do is redone once, then refused; and two compactions inside
+//! one plan step lose neither the step nor what the first one carried.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
