@@ -11,14 +11,21 @@
 //!   every file changed by a successful edit or patch, with the first line
 //!   of the last change's result, and the background commands started and
 //!   not seen to end.
+//! - Repeated compactions lose nothing: the block an earlier compaction
+//!   carried is read back and the new state laid over it, and a request is
+//!   known by its own words, without the lead a compaction put before it
+//!   (so a plan step's request is still a step's, and tool results in the
+//!   text protocol or a stop hook's nudge are never taken for the user's).
 //! - Rules and skills are in the system prompt, which is never compacted.
 //! - [`Carried::missing_from`] says which open items and which current step
 //!   a summary fails to mention, so a summary that dropped them is redone
 //!   or refused rather than used.
 
-use axon_protocol::{Message, Role};
+use axon_protocol::compaction::split_lead;
+use axon_protocol::{Message, Role, TEXT_RESULTS_HEADER};
 use serde_json::Value;
 
+use crate::lifecycle::KEEP_GOING;
 use crate::plan::step_of_prompt;
 
 /// Tools whose successful call changes the file named by its `path`.
@@ -27,6 +34,14 @@ const EDITING_TOOLS: [&str; 4] = ["edit_file", "multi_edit", "write_file", "crea
 const CHANGE_LINE: usize = 200;
 /// Characters kept of the user's latest request when it is carried.
 const REQUEST_CHARS: usize = 4000;
+
+// The headings of the carried block's sections, in the order they come.
+const REQUEST: &str = "The user's latest request, as written:\n";
+const CHECKLIST: &str = "The checklist (open items still to do):\n";
+const STEP: &str = "The plan step being carried out: step ";
+const STEP_END: &str = " (the plan with every step's status is in the current request)";
+const CHANGED: &str = "Files changed so far (last change of each):\n";
+const RUNNING: &str = "Commands still running in the background (shell_output reads them):\n";
 
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Carried {
@@ -46,18 +61,39 @@ pub(crate) struct Carried {
 
 impl Carried {
     /// Gathers the state of `messages`, of which the first `replaced` are
-    /// about to be summarised.
+    /// about to be summarised. What an earlier compaction carried (in the
+    /// block leading the first message, which is among the replaced) is
+    /// the base, and what the messages show is laid over it: the nth
+    /// compaction carries all the (n-1)th did and what is new.
     pub(crate) fn gather(messages: &[Message], replaced: usize) -> Carried {
         let replaced = replaced.min(messages.len());
-        let mut carried = Carried::default();
-        let typed = |m: &Message| m.role == Role::User && step_of_prompt(&m.text()).is_none();
-        if let Some(last) = messages.iter().rposition(typed)
-            && last < replaced
-        {
-            carried.latest_request = Some(clip(messages[last].text().trim(), REQUEST_CHARS));
+        let mut carried = messages
+            .first()
+            .filter(|_| replaced > 0)
+            .and_then(|first| split_lead(first).0)
+            .map(|block| Carried::parse(&block))
+            .unwrap_or_default();
+        let asked: Vec<(usize, Asked)> =
+            messages.iter().enumerate().filter_map(|(i, m)| Some((i, asked(m)?))).collect();
+        let typed = asked.iter().rev().find_map(|(i, a)| match a {
+            Asked::Typed(text) => Some((*i, text)),
+            Asked::Step(..) => None,
+        });
+        match typed {
+            Some((last, text)) if last < replaced => {
+                carried.latest_request = Some(clip(text.trim(), REQUEST_CHARS));
+            }
+            // Kept, so it is still there to read.
+            Some(_) => carried.latest_request = None,
+            // Only the earlier block still has it.
+            None => {}
         }
-        if let Some(step) = messages.iter().rev().find(|m| m.role == Role::User) {
-            carried.current_step = current_step(&step.text());
+        match asked.last() {
+            Some((_, Asked::Step(number, description))) => {
+                carried.current_step = Some((*number, description.clone()));
+            }
+            Some((_, Asked::Typed(_))) => carried.current_step = None,
+            None => {}
         }
         let results = |id: &str| {
             messages.iter().find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id))
@@ -98,6 +134,58 @@ impl Carried {
         carried
     }
 
+    /// What [`Carried::render`] wrote, read back. Sections are found from
+    /// the last, so only a carried request holding the heading of a section
+    /// that is absent could be misread (a part of it taken for that section).
+    fn parse(block: &str) -> Carried {
+        let mut carried = Carried::default();
+        let mut rest = block;
+        let mut section = |heading: &str| -> Option<String> {
+            let marker = format!("\n\n{heading}");
+            if let Some(at) = rest.rfind(&marker) {
+                let body = rest[at + marker.len()..].to_string();
+                rest = &rest[..at];
+                Some(body)
+            } else if let Some(body) = rest.strip_prefix(heading) {
+                let body = body.to_string();
+                rest = "";
+                Some(body)
+            } else {
+                None
+            }
+        };
+        let listed = |body: &str| -> Vec<(String, String)> {
+            body.lines()
+                .filter_map(|line| line.strip_prefix("- ")?.split_once(": "))
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        if let Some(body) = section(RUNNING) {
+            carried.running = listed(&body);
+        }
+        if let Some(body) = section(CHANGED) {
+            carried.changed = listed(&body);
+        }
+        if let Some(body) = section(STEP) {
+            carried.current_step = body.split_once(STEP_END).and_then(|(step, _)| {
+                let (number, description) = step.split_once(", ")?;
+                Some((number.parse().ok()?, description.to_string()))
+            });
+        }
+        if let Some(body) = section(CHECKLIST) {
+            carried.open_items = body
+                .lines()
+                .filter_map(|line| line.strip_prefix("[ ] ").or_else(|| line.strip_prefix("[>] ")))
+                .map(|item| item.trim().to_string())
+                .collect();
+            carried.checklist = Some(body);
+        }
+        if let Some(request) = section(REQUEST) {
+            carried.latest_request = Some(request);
+        }
+        carried
+    }
+
     /// `path` changed, as the first line of `result` says: its last change.
     fn file_changed(&mut self, path: String, result: &str) {
         let line = clip(result.lines().next().unwrap_or("").trim(), CHANGE_LINE);
@@ -110,30 +198,23 @@ impl Carried {
     pub(crate) fn render(&self) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(request) = &self.latest_request {
-            parts.push(format!("The user's latest request, as written:\n{request}"));
+            parts.push(format!("{REQUEST}{request}"));
         }
         if let Some(list) = &self.checklist {
-            parts.push(format!("The checklist (open items still to do):\n{list}"));
+            parts.push(format!("{CHECKLIST}{list}"));
         }
         if let Some((number, description)) = &self.current_step {
-            parts.push(format!(
-                "The plan step being carried out: step {number}, {description} (the plan with \
-                 every step's status is in the current request)"
-            ));
+            parts.push(format!("{STEP}{number}, {description}{STEP_END}"));
         }
         if !self.changed.is_empty() {
             let files: Vec<String> =
                 self.changed.iter().map(|(path, line)| format!("- {path}: {line}")).collect();
-            parts
-                .push(format!("Files changed so far (last change of each):\n{}", files.join("\n")));
+            parts.push(format!("{CHANGED}{}", files.join("\n")));
         }
         if !self.running.is_empty() {
             let commands: Vec<String> =
                 self.running.iter().map(|(id, command)| format!("- {id}: {command}")).collect();
-            parts.push(format!(
-                "Commands still running in the background (shell_output reads them):\n{}",
-                commands.join("\n")
-            ));
+            parts.push(format!("{RUNNING}{}", commands.join("\n")));
         }
         if parts.is_empty() { None } else { Some(parts.join("\n\n")) }
     }
@@ -185,6 +266,41 @@ fn ended_in_background(result: &str) -> Option<&str> {
         return Some(id);
     }
     result.split_once(" had already ended").map(|(id, _)| id)
+}
+
+/// A request in the history, as the model was asked it.
+enum Asked {
+    /// Typed by the user.
+    Typed(String),
+    /// Axon's request to carry out a plan step: `(number, description)`.
+    Step(u32, String),
+}
+
+/// What `message` asked, by its own words (without a compaction's lead):
+/// `None` for anything but a request (results, a stop hook's nudge, a lead
+/// standing alone).
+fn asked(message: &Message) -> Option<Asked> {
+    if message.role != Role::User || message.tool_call_id.is_some() {
+        return None;
+    }
+    let (_, text) = split_lead(message);
+    if text.trim().is_empty()
+        || text.starts_with(TEXT_RESULTS_HEADER)
+        || text.starts_with(KEEP_GOING)
+    {
+        return None;
+    }
+    match current_step(&text) {
+        Some((number, description)) => Some(Asked::Step(number, description)),
+        None if step_of_prompt(&text).is_some() => None,
+        None => Some(Asked::Typed(text)),
+    }
+}
+
+/// Where the last request is (the user's, or a plan step's): what a
+/// compaction of everything before the current request keeps from.
+pub(crate) fn last_request(messages: &[Message]) -> Option<usize> {
+    messages.iter().rposition(|m| asked(m).is_some())
 }
 
 /// The step a plan's step request asks for: `(number, description)`.
@@ -240,7 +356,7 @@ fn clip(text: &str, chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axon_protocol::ToolCall;
+    use axon_protocol::{TEXT_RESULTS_HEADER, ToolCall};
     use serde_json::json;
 
     fn call(id: &str, name: &str, arguments: Value) -> Message {
@@ -344,6 +460,64 @@ mod tests {
             [("a.rs".to_string(), "Applied the patch: added a.rs".to_string())]
         );
         assert!(carried.render().unwrap().contains("- bg1: npm run dev"));
+    }
+
+    /// Compacts `messages` as the agent does: the first `replaced` become
+    /// a summary, with the carried block leading what is kept.
+    fn compacted(messages: &[Message], replaced: usize) -> Vec<Message> {
+        let carried = Carried::gather(messages, replaced);
+        let mut rest = messages[replaced..].to_vec();
+        axon_protocol::compaction::apply_summary(&mut rest, "summary", carried.render().as_deref());
+        rest
+    }
+
+    #[test]
+    fn a_second_compaction_in_one_step_carries_all_the_first_did() {
+        use crate::plan::{StepDraft, new_plan, step_prompt};
+        let draft = |d: &str| StepDraft { description: d.into(), expected_outcome: "done".into() };
+        let plan = new_plan("Port the lexer", vec![draft("read it"), draft("rewrite it")]);
+        let started = "Started in the background as bg1: `cargo watch`. Read its output";
+        let messages = vec![
+            Message::user("Port the lexer, keeping the old one"),
+            call(
+                "1",
+                "todo",
+                json!({"items": [{"content": "rewrite tokenizer", "status": "pending"}]}),
+            ),
+            result("1", "Checklist (0/1 done):\n[ ] rewrite tokenizer", false),
+            call("2", "edit_file", json!({"path": "src/lex.rs"})),
+            result("2", "Edited src/lex.rs: 1 replacement", false),
+            call("3", "shell", json!({"command": "cargo watch", "background": true})),
+            result("3", started, false),
+            Message::user(step_prompt(&plan, 0)),
+            Message::assistant("Read it."),
+            Message::user(step_prompt(&plan, 1)),
+            call("4", "write_file", json!({"path": "src/new.rs"})),
+            result("4", "Wrote src/new.rs", false),
+            // The text protocol's results come as a user message.
+            Message::user(format!("{TEXT_RESULTS_HEADER}\n[1] read_file: ok\nfn x() {{}}")),
+        ];
+        let first = compacted(&messages, 7);
+        let once = Carried::gather(&first, 0);
+        assert_eq!(once.current_step, Some((2, "rewrite it".to_string())));
+        // The second compaction replaces the message the first one led.
+        let second = compacted(&first, 2);
+        let twice = Carried::gather(&second, 1);
+        assert_eq!(
+            twice.latest_request.as_deref(),
+            Some("Port the lexer, keeping the old one"),
+            "the typed request, not a step's or a block"
+        );
+        assert_eq!(twice.current_step, Some((2, "rewrite it".to_string())));
+        assert_eq!(twice.open_items, ["rewrite tokenizer"]);
+        let files: Vec<&str> = twice.changed.iter().map(|(path, _)| path.as_str()).collect();
+        assert_eq!(files, ["src/lex.rs", "src/new.rs"]);
+        assert_eq!(twice.running, [("bg1".to_string(), "cargo watch".to_string())]);
+        // A third carries the same: the block reads back as it was written.
+        let third = compacted(&second, 1);
+        assert_eq!(Carried::gather(&third, 1), twice);
+        let block = twice.render().unwrap_or_default();
+        assert!(!block.contains("[Summary") && !block.contains("[Carried"), "{block}");
     }
 
     #[test]

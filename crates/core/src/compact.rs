@@ -9,8 +9,10 @@
 //! (`carry.rs`). A summary that does not mention every open item and the
 //! current step is redone once, then refused (the history is trimmed
 //! instead, with a warning): a summary that lost the task is worse than none.
+//! The summary request falls back as a turn does: when the provider in use
+//! is out, the next of the `fallback` list writes it (`fallback.rs`).
 
-use axon_llm::{ProviderEvent, ProviderRequest};
+use axon_llm::{LlmError, ProviderEvent, ProviderRequest};
 use axon_protocol::{AgentEvent, Message, Role};
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -59,7 +61,7 @@ impl ModelTurn {
             let replaced = self.oldest_half();
             if replaced > 0 {
                 consult(lifecycle, emit, cancel, |l| l.compacting(true)).await;
-                match self.compact(replaced, cancel).await {
+                match self.compact(replaced, emit, cancel).await {
                     Ok(()) => {
                         emit(AgentEvent::Warning {
                             message: format!(
@@ -99,14 +101,16 @@ impl ModelTurn {
         emit: EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<usize, String> {
-        let last_user =
-            self.history.messages().iter().rposition(|m| m.role == Role::User).unwrap_or(0);
+        // The current request, not a text-protocol result after it.
+        let last_user = crate::carry::last_request(self.history.messages()).unwrap_or(0);
         if last_user == 0 {
             return Ok(0);
         }
+        // A request of the user's: a fallback answered only the last one.
+        self.back_to_primary(emit);
         // PreCompact hooks cannot stop it; they are told, and may warn.
         consult(lifecycle, emit, cancel, |l| l.compacting(false)).await;
-        self.compact(last_user, cancel).await?;
+        self.compact(last_user, emit, cancel).await?;
         Ok(last_user)
     }
 
@@ -124,13 +128,19 @@ impl ModelTurn {
             .unwrap_or(0)
     }
 
-    async fn compact(&mut self, replaced: usize, cancel: &CancellationToken) -> Result<(), String> {
+    async fn compact(
+        &mut self,
+        replaced: usize,
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
         let carried = Carried::gather(self.history.messages(), replaced);
         let transcript = transcript(&self.history.messages()[..replaced]);
-        let mut summary = self.summarise(&transcript, &carried.required(), cancel).await?;
+        let required = carried.required();
+        let mut summary = self.summary_or_fallback(&transcript, &required, emit, cancel).await?;
         let mut missing = carried.missing_from(&summary);
         if !missing.is_empty() {
-            summary = self.summarise(&transcript, &carried.required(), cancel).await?;
+            summary = self.summary_or_fallback(&transcript, &required, emit, cancel).await?;
             missing = carried.missing_from(&summary);
         }
         if !missing.is_empty() {
@@ -144,6 +154,25 @@ impl ModelTurn {
         Ok(())
     }
 
+    /// The summary, from the next provider of the fallback list when the
+    /// one in use is out (as a turn would continue there: `fallback.rs`).
+    async fn summary_or_fallback(
+        &mut self,
+        transcript: &str,
+        required: &[String],
+        emit: EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
+        loop {
+            match self.summarise(transcript, required, cancel).await {
+                Ok(summary) => return Ok(summary),
+                Err(Unsummarised::Provider(e)) if self.fall_back(&e, emit).await => {}
+                Err(Unsummarised::Provider(e)) => return Err(e.to_string()),
+                Err(Unsummarised::Other(why)) => return Err(why),
+            }
+        }
+    }
+
     /// The model's summary of `transcript`, asked to name each of
     /// `required` (the open items and the current step).
     async fn summarise(
@@ -151,7 +180,7 @@ impl ModelTurn {
         transcript: &str,
         required: &[String],
         cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, Unsummarised> {
         let mut ask = format!(
             "Here is the earlier part of the conversation:\n\n{transcript}\n\nWrite the handoff summary."
         );
@@ -176,7 +205,7 @@ impl ModelTurn {
         let mut text = String::new();
         loop {
             let item = tokio::select! {
-                () = cancel.cancelled() => return Err("cancelled".to_string()),
+                () = cancel.cancelled() => return Err(Unsummarised::Other("cancelled".into())),
                 item = stream.next() => item,
             };
             match item {
@@ -184,12 +213,23 @@ impl ModelTurn {
                 Some(Ok(ProviderEvent::Usage(usage))) => self.history.record_usage(&usage),
                 Some(Ok(ProviderEvent::Finish(_))) | None => break,
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(e.to_string()),
+                Some(Err(e)) => return Err(Unsummarised::Provider(e)),
             }
         }
         let text = text.trim().to_string();
-        if text.is_empty() { Err("the model wrote an empty summary".to_string()) } else { Ok(text) }
+        if text.is_empty() {
+            Err(Unsummarised::Other("the model wrote an empty summary".into()))
+        } else {
+            Ok(text)
+        }
     }
+}
+
+/// Why no summary came: the provider's error (which may fall back), or
+/// another reason.
+enum Unsummarised {
+    Provider(LlmError),
+    Other(String),
 }
 
 /// The messages as a plain transcript for the summariser.

@@ -4,6 +4,9 @@
 //! the next request of the user goes to the first provider again.
 //!
 //! Guarantees:
+//! - Every request to the model goes through it: a turn, the planner's
+//!   (`plan.rs`, which returns to the first provider once the plan is in)
+//!   and a compaction's summary (`compact.rs`).
 //! - Only an outage (`LlmError::is_outage`: a rate limit, an overload, a 5xx,
 //!   no connection, answers breaking off) falls back: a bad key, a bad
 //!   request or a context overflow is the user's to fix.

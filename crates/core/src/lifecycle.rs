@@ -134,7 +134,11 @@ pub(crate) fn add_context(content: &mut Vec<ContentPart>, verdict: &Verdict) {
     }
 }
 
+/// How the request a blocked stop becomes begins: axon's words, not the
+/// user's.
+pub(crate) const KEEP_GOING: &str = "A stop hook asked you to go on: ";
+
 /// The request a blocked stop becomes.
 pub(crate) fn keep_going(reason: &str) -> Message {
-    Message::user(format!("A stop hook asked you to go on: {reason}"))
+    Message::user(format!("{KEEP_GOING}{reason}"))
 }

@@ -193,6 +193,13 @@ impl Planner {
         Planner { agent: Agent::new(provider, Arc::new(tools), context, config), slot }
     }
 
+    /// Plans on the next provider of `list` when the one in use is out, as
+    /// the session's turns do (`fallback = [...]` in the config).
+    pub fn with_fallbacks(mut self, list: Arc<dyn crate::Fallbacks>) -> Self {
+        self.agent = self.agent.with_fallbacks(list);
+        self
+    }
+
     /// Plans with another model from now on.
     pub fn set_provider(&mut self, provider: Arc<dyn Provider>) {
         self.agent.set_provider(provider);
@@ -212,6 +219,9 @@ impl Planner {
     ) -> Result<Vec<StepDraft>, String> {
         *self.slot.lock().unwrap_or_else(PoisonError::into_inner) = None;
         let outcome = self.agent.run(request, emit, cancel).await;
+        // A fallback planned only this request; the session's turns are
+        // still on the first provider, so say so at once.
+        self.agent.model.back_to_primary(emit);
         if let Some(steps) = self.slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
             return Ok(steps);
         }

@@ -279,12 +279,23 @@ async fn agent_step(
     let (live, mcp_host) = start_servers(&config, &grounds, &model, tools, &shared, &emitter);
     let registry = live.current();
     let context = ToolContext::new(config.workspace.clone());
+    let fallback = config.fallback.clone().or_else(|| config.config.file.fallback.clone());
+    // One list for the turns, the planner and compaction (in the agent):
+    // each provider is connected once, by whichever needs it first.
+    let fallbacks: Option<Arc<dyn axon_core::Fallbacks>> =
+        fallback.filter(|names| !names.is_empty()).map(|names| {
+            Arc::new(crate::fallbacks::ConfiguredFallbacks::new(names, config.config.clone()))
+                as Arc<dyn axon_core::Fallbacks>
+        });
     let mut planner = Planner::new(
         Arc::clone(&model.provider),
         grounds.profile.registry(),
         context.clone(),
         agent_config.clone(),
     );
+    if let Some(list) = &fallbacks {
+        planner = planner.with_fallbacks(Arc::clone(list));
+    }
     let secret_vars: Vec<&str> = config.secret_vars.iter().map(String::as_str).collect();
     let lifecycle =
         lifecycle(&config, &root, approval, &secret_vars, &emitter, grounds.sandbox.tool.clone())?;
@@ -311,10 +322,8 @@ async fn agent_step(
     .with_shared_approval(Arc::clone(&shared.approval))
     .with_permissions(Arc::clone(&grounds.permissions) as Arc<dyn axon_core::Permissions>)
     .with_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
-    let fallback = config.fallback.clone().or_else(|| config.config.file.fallback.clone());
-    if let Some(names) = fallback.filter(|names| !names.is_empty()) {
-        let list = crate::fallbacks::ConfiguredFallbacks::new(names, config.config.clone());
-        agent = agent.with_fallbacks(Arc::new(list));
+    if let Some(list) = fallbacks {
+        agent = agent.with_fallbacks(list);
     }
     // Installed whenever someone can answer: the approval mode may turn
     // to `ask` later in the session.

@@ -11,7 +11,9 @@
 //!   (what it left running in its group goes with it), when the session's
 //!   tools are dropped ([`Jobs`]'s `Drop`), or by `axon_process::kill_all`.
 //! - Memory is bounded: at most [`MAX_UNREAD`] bytes of unread output are
-//!   kept per command (the newest; what was dropped is counted and said),
+//!   kept per command (the newest whole lines; what was dropped is counted
+//!   and said; a trim never leaves part of a line or of a private key block,
+//!   whose rest no secret rule would recognise),
 //!   at most [`MAX_RUNNING`] commands run at once, and at most
 //!   [`MAX_LISTED`] are remembered.
 //! - stdout and stderr are read as they come, merged in the order they
@@ -84,6 +86,19 @@ struct Output {
     killed: bool,
     /// Pipes still open.
     open_streams: u8,
+    /// The line being dropped has not ended yet (see [`Output::push`]).
+    cutting_line: bool,
+}
+
+/// Where a line ends, for trimming: a carriage return too, so a progress
+/// bar redrawn in place is not one endless line.
+fn is_line_end(byte: u8) -> bool {
+    byte == b'\n' || byte == b'\r'
+}
+
+/// Where `needle` first occurs in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|window| window == needle)
 }
 
 #[derive(Clone)]
@@ -93,13 +108,52 @@ struct End {
 }
 
 impl Output {
-    fn push(&mut self, bytes: &[u8]) {
+    /// Keeps `bytes` after what is unread; past [`MAX_UNREAD`] the oldest
+    /// are dropped, always up to a line's end: a key cut in two matches no
+    /// rule, so its rest would reach the model unmasked. A line longer than
+    /// what is kept is dropped whole, up to its end in a later push.
+    fn push(&mut self, mut bytes: &[u8]) {
+        if self.cutting_line {
+            match bytes.iter().position(|&b| is_line_end(b)) {
+                Some(end) => {
+                    self.cutting_line = false;
+                    self.dropped += end as u64 + 1;
+                    bytes = &bytes[end + 1..];
+                }
+                None => {
+                    self.dropped += bytes.len() as u64;
+                    return;
+                }
+            }
+        }
         self.unread.extend(bytes);
         let excess = self.unread.len().saturating_sub(MAX_UNREAD);
-        if excess > 0 {
-            self.unread.drain(..excess);
-            self.dropped += excess as u64;
+        if excess == 0 {
+            return;
         }
+        let held = self.unread.make_contiguous();
+        let mut cut = if is_line_end(held[excess - 1]) {
+            excess
+        } else {
+            match held[excess..].iter().position(|&b| is_line_end(b)) {
+                Some(end) => excess + end + 1,
+                None => {
+                    self.cutting_line = true;
+                    held.len()
+                }
+            }
+        };
+        // The rest of a private key block whose start was dropped goes too,
+        // through its END line: its lines alone match no rule either.
+        let kept = &held[cut..];
+        if let Some(end) = find(kept, b"-----END ")
+            && find(kept, b"-----BEGIN ").is_none_or(|begin| end < begin)
+        {
+            cut +=
+                kept[end..].iter().position(|&b| b == b'\n').map_or(kept.len(), |at| end + at + 1);
+        }
+        self.unread.drain(..cut);
+        self.dropped += cut as u64;
     }
 
     /// Takes the unread output as text. While the command may still write,
@@ -109,19 +163,32 @@ impl Output {
     fn take(&mut self) -> (String, u64) {
         let bytes: Vec<u8> = self.unread.drain(..).collect();
         let dropped = std::mem::take(&mut self.dropped);
+        let keep = self.held_back(&bytes);
+        let (text, rest) = bytes.split_at(bytes.len() - keep);
+        self.unread.extend(rest);
+        (String::from_utf8_lossy(text).into_owned(), dropped)
+    }
+
+    /// How many bytes at the end of `bytes` a read leaves for the next one.
+    fn held_back(&self, bytes: &[u8]) -> usize {
         let more = self.end.is_none() || self.open_streams > 0;
         let line_start = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
-        let keep = match std::str::from_utf8(&bytes) {
+        match std::str::from_utf8(bytes) {
             _ if more && bytes.len() - line_start <= HELD_LINE && line_start > 0 => {
                 bytes.len() - line_start
             }
             _ if more && line_start == 0 && bytes.len() <= HELD_LINE => bytes.len(),
             Err(e) if more && e.error_len().is_none() => bytes.len() - e.valid_up_to(),
             _ => 0,
-        };
-        let (text, rest) = bytes.split_at(bytes.len() - keep);
-        self.unread.extend(rest);
-        (String::from_utf8_lossy(text).into_owned(), dropped)
+        }
+    }
+
+    /// Whether a read now would say something new: output it would give
+    /// (not only a line it holds back), dropped bytes, or the end.
+    fn ready(&mut self) -> bool {
+        self.unread.make_contiguous();
+        let held = self.held_back(self.unread.as_slices().0);
+        self.unread.len() > held || self.dropped > 0 || self.done()
     }
 
     fn done(&self) -> bool {
@@ -368,11 +435,9 @@ impl TypedTool for ShellOutput {
         loop {
             // Registered before looking, so a change in between still wakes it.
             let changed = job.changed.notified();
-            {
-                let output = job.lock();
-                if !output.unread.is_empty() || output.done() || output.dropped > 0 {
-                    break;
-                }
+            // A line held back is not news: waiting lets it end.
+            if job.lock().ready() {
+                break;
             }
             if tokio::time::timeout_at(deadline, changed).await.is_err() {
                 break;
@@ -441,15 +506,67 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unread_output_keeps_the_newest_bytes_and_counts_the_rest() {
+    fn unread_output_keeps_the_newest_lines_and_counts_the_rest() {
         let mut output = Output { open_streams: 1, ..Output::default() };
-        output.push(&vec![b'a'; MAX_UNREAD]);
-        output.push(b"tail");
+        let line = format!("{}\n", "a".repeat(99));
+        output.push(line.repeat(MAX_UNREAD / 100).as_bytes());
+        output.push(format!("{line}tail\n").as_bytes());
         let (text, dropped) = output.take();
-        assert_eq!(dropped, 4);
-        assert_eq!(text.len(), MAX_UNREAD);
-        assert!(text.ends_with("tail"));
+        // The trim fell inside the first line: all of it went.
+        assert_eq!(dropped, 100);
+        assert_eq!(text.len(), 100 * (MAX_UNREAD / 100) + 5);
+        assert!(text.starts_with('a') && text.ends_with("a\ntail\n"));
         assert_eq!(output.take(), (String::new(), 0));
+        // A line longer than what is kept goes whole, up to its end.
+        output.push(&vec![b'b'; MAX_UNREAD + 10]);
+        output.push(b"bbb\rnext\n");
+        let (text, dropped) = output.take();
+        assert_eq!((text.as_str(), dropped), ("next\n", MAX_UNREAD as u64 + 14));
+    }
+
+    #[test]
+    fn a_line_held_back_does_not_end_a_wait() {
+        // shell_output's wait_ms waits while only an unfinished line is
+        // there; returning at once would spin without letting it end.
+        let mut output = Output { open_streams: 1, ..Output::default() };
+        output.push(b"half a li");
+        assert!(!output.ready());
+        output.push(b"ne\n");
+        assert!(output.ready());
+    }
+
+    /// Issue 36 §1: a flood that trims the held output inside a key.
+    const KEY: &str = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+
+    /// What a flood leaves when the trim falls `into` bytes past the start
+    /// of `first`, filler lines after it.
+    fn flooded(first: &str, into: usize) -> String {
+        let mut output = Output { open_streams: 1, ..Output::default() };
+        let filler = format!("{}\n", "x".repeat(99));
+        let mut flood = first.to_string();
+        while flood.len() < MAX_UNREAD + into {
+            flood.push_str(&filler);
+        }
+        // Filler lines are 100 bytes: the last one is cut short so the
+        // trim lands exactly `into` bytes into `first`.
+        flood.truncate(MAX_UNREAD + into);
+        output.push(flood.as_bytes());
+        output.take().0
+    }
+
+    #[test]
+    fn a_trim_inside_a_key_drops_the_rest_of_its_line() {
+        let text = flooded(&format!("GH_TOKEN={KEY}\n"), "GH_TOKEN=ghp_aB".len());
+        assert!(!text.contains("cDeFgHiJ"), "part of a key is left: {}", &text[..80]);
+        assert!(text.starts_with("xxx"), "{}", &text[..80]);
+        let body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n";
+        let block = format!(
+            "-----BEGIN OPENSSH PRIVATE KEY-----\n{}-----END OPENSSH PRIVATE KEY-----\n",
+            body.repeat(5)
+        );
+        let text = flooded(&block, 80);
+        assert!(!text.contains("b3BlbnNzaC1"), "part of a key block is left: {}", &text[..80]);
+        assert!(text.starts_with("xxx"), "{}", &text[..80]);
     }
 
     #[test]

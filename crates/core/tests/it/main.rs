@@ -7,6 +7,7 @@ mod agent_loop;
 mod common;
 mod compaction_carry;
 mod context_properties;
+mod fallback_requests;
 mod guidance_properties;
 mod lifecycle;
 mod peer_aimock;

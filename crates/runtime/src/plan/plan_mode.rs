@@ -10,6 +10,7 @@ use axon_core::CancellationToken;
 use axon_core::plan::{Execution, execute, new_plan, revise, revision_request};
 use axon_protocol::{AgentEvent, Attachment, Plan, PlanStatus, StepStatus, StopReason, Usage};
 
+use crate::journal::SessionJournal;
 use crate::session::{MAX_REVISIONS, Task};
 
 impl Task {
@@ -30,7 +31,7 @@ impl Task {
             });
         }
         self.journal(goal);
-        let emit = self.sink(usage);
+        let emit = recording_models(self.journal.clone(), self.sink(usage));
         match self.plans.planner.propose(&request, &emit, cancel).await {
             Ok(steps) => {
                 let plan = new_plan(goal, steps);
@@ -115,7 +116,8 @@ impl Task {
                 return self.wait_again(plan, StopReason::Error);
             }
             let request = revision_request(&plan, step, &reason);
-            match self.plans.planner.propose(&request, &emit, cancel).await {
+            let planning = recording_models(self.journal.clone(), &emit);
+            match self.plans.planner.propose(&request, &planning, cancel).await {
                 Ok(steps) => {
                     self.plans.revisions += 1;
                     plan = revise(&plan, steps);
@@ -157,5 +159,22 @@ impl Task {
         self.events.emit(AgentEvent::PlanProposed { plan: plan.clone() });
         self.plans.waiting = Some(plan);
         stop
+    }
+}
+
+/// `emit`, and `journal` (the session file) records which provider planned
+/// when a fallback took over: the planner's events pass here (its own
+/// messages are not the session's, so it has no journal of its own).
+fn recording_models<F: Fn(AgentEvent)>(
+    journal: Option<Arc<SessionJournal>>,
+    emit: F,
+) -> impl Fn(AgentEvent) {
+    move |event| {
+        if let (AgentEvent::ModelChanged { provider, model, .. }, Some(journal)) =
+            (&event, &journal)
+        {
+            axon_core::Journal::model_changed(&**journal, provider, model);
+        }
+        emit(event);
     }
 }

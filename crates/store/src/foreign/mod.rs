@@ -7,8 +7,12 @@
 //!   type this reader does not know, or a block it cannot map is kept as
 //!   text where it stood (in a user message, marked) and counted in
 //!   [`Imported::notes`], so nothing the user had is silently lost.
-//! - Every tool call gets exactly one result, as axon's history requires: a
-//!   call whose result is missing gets one saying so.
+//! - The history is valid whatever order the file has (parallel calls,
+//!   a result written late, after other records, or before its call): each
+//!   assistant message that calls tools is followed at once by one result
+//!   per call, in call order; a call without a result gets an error result
+//!   saying none was recorded, and a result without a call is kept as
+//!   text where it stood; both are reported in [`Imported::notes`].
 //! - Tool names and arguments are kept as the other agent wrote them; the
 //!   model continuing the session sees what was done, in that agent's words.
 //! - Thinking is kept as text without its signature (a signature is only
@@ -17,6 +21,7 @@
 mod claude;
 mod codex;
 
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
 use axon_protocol::{ContentPart, Message, Role, ToolOutput};
@@ -91,13 +96,17 @@ impl Imported {
 }
 
 /// Builds the messages of a transcript in order, merging what the other
-/// agent split (Claude writes one record per content block) and closing
-/// calls left without a result.
+/// agent split (Claude writes one record per content block). Results are
+/// kept where they came and put in their place by [`Builder::finish`].
 #[derive(Default)]
 pub(crate) struct Builder {
     messages: Vec<Message>,
     notes: Vec<String>,
 }
+
+/// What a call without a result is answered with.
+pub(crate) const NO_RESULT: &str =
+    "(no result was recorded for this call in the other agent's transcript)";
 
 impl Builder {
     /// Text the user (or the other agent, for the user) said.
@@ -105,13 +114,7 @@ impl Builder {
         if text.trim().is_empty() {
             return;
         }
-        self.close_open_calls();
-        match self.messages.last_mut() {
-            Some(last) if last.role == Role::User => {
-                last.content.push(ContentPart::text(text.to_string()));
-            }
-            _ => self.messages.push(Message::user(text.to_string())),
-        }
+        push_user(&mut self.messages, ContentPart::text(text.to_string()));
     }
 
     /// A part of the assistant's reply; consecutive parts join one message
@@ -125,18 +128,8 @@ impl Builder {
         self.assistant().tool_calls.push(call);
     }
 
-    /// The result of call `id`. A result for a call not seen is kept as
-    /// text, since a history may not hold a result without its call.
+    /// The result of call `id`, wherever it came in the file.
     pub(crate) fn result(&mut self, id: &str, text: String, is_error: bool) {
-        let known = self.messages.iter().any(|m| m.tool_calls.iter().any(|c| c.id == id));
-        let answered = self
-            .messages
-            .iter()
-            .any(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id));
-        if !known || answered {
-            self.note(format!("a tool result for a call it does not have ({id})"));
-            return self.user_text(&format!("[tool result {id}]\n{text}"));
-        }
         let mut output = ToolOutput::text(text);
         output.is_error = is_error;
         self.messages.push(Message::tool_result(id.to_string(), output));
@@ -153,9 +146,67 @@ impl Builder {
         self.notes.push(note);
     }
 
+    /// The messages in a valid order: each call's result right after the
+    /// message that made it, in call order (the first result for its id;
+    /// another is kept as text), a call without one answered with
+    /// [`NO_RESULT`], and a result for no call kept as text where it stood.
     pub(crate) fn finish(mut self) -> (Vec<Message>, Vec<String>) {
-        self.close_open_calls();
-        (self.messages, self.notes)
+        let mut slots: Vec<Option<Message>> = self.messages.into_iter().map(Some).collect();
+        // Each call takes the first result with its id not yet taken.
+        let mut waiting: HashMap<String, VecDeque<usize>> = HashMap::new();
+        for (at, slot) in slots.iter().enumerate() {
+            if let Some(Message { role: Role::Tool, tool_call_id: Some(id), .. }) = slot {
+                waiting.entry(id.clone()).or_default().push_back(at);
+            }
+        }
+        let mut answers: HashMap<(usize, usize), usize> = HashMap::new();
+        for (at, slot) in slots.iter().enumerate() {
+            let calls = slot.as_ref().map(|m| m.tool_calls.as_slice()).unwrap_or_default();
+            for (n, call) in calls.iter().enumerate() {
+                if let Some(result) = waiting.get_mut(&call.id).and_then(VecDeque::pop_front) {
+                    answers.insert((at, n), result);
+                }
+            }
+        }
+        let answering: HashSet<usize> = answers.values().copied().collect();
+        let mut out: Vec<Message> = Vec::new();
+        for at in 0..slots.len() {
+            if answering.contains(&at) {
+                continue; // placed after its call
+            }
+            let Some(message) = slots[at].take() else { continue };
+            match message.role {
+                Role::Tool => {
+                    let id = message.tool_call_id.clone().unwrap_or_default();
+                    self.notes.push(format!("a tool result for a call it does not have ({id})"));
+                    let text = format!("[tool result {id}]\n{}", message.text());
+                    push_user(&mut out, ContentPart::text(text));
+                }
+                Role::User => {
+                    for part in message.content {
+                        push_user(&mut out, part);
+                    }
+                }
+                Role::Assistant | Role::System => {
+                    let calls = message.tool_calls.clone();
+                    push_assistant(&mut out, message);
+                    for (n, call) in calls.iter().enumerate() {
+                        let result = answers.get(&(at, n)).and_then(|&r| slots[r].take());
+                        out.push(result.unwrap_or_else(|| {
+                            self.notes.push(format!(
+                                "a tool call without a result ({}), answered with an error \
+                                 saying none was recorded",
+                                call.id
+                            ));
+                            let mut output = ToolOutput::text(NO_RESULT);
+                            output.is_error = true;
+                            Message::tool_result(call.id.clone(), output)
+                        }));
+                    }
+                }
+            }
+        }
+        (out, self.notes)
     }
 
     fn assistant(&mut self) -> &mut Message {
@@ -169,27 +220,31 @@ impl Builder {
         let last = self.messages.len() - 1;
         &mut self.messages[last]
     }
+}
 
-    /// Gives every call without a result one, before the user speaks again.
-    fn close_open_calls(&mut self) {
-        let open: Vec<String> = self
-            .messages
-            .iter()
-            .flat_map(|m| &m.tool_calls)
-            .filter(|c| {
-                !self
-                    .messages
-                    .iter()
-                    .any(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(&c.id))
-            })
-            .map(|c| c.id.clone())
-            .collect();
-        for id in open {
-            let mut output =
-                ToolOutput::text("(the other agent's transcript has no result for this call)");
-            output.is_error = true;
-            self.messages.push(Message::tool_result(id, output));
+/// `part` in a user message at the end of `messages`: the last one's, if
+/// it is one (two in a row would be one turn to a provider anyway).
+fn push_user(messages: &mut Vec<Message>, part: ContentPart) {
+    match messages.last_mut() {
+        Some(last) if last.role == Role::User => last.content.push(part),
+        _ => {
+            let mut message = Message::user(String::new());
+            message.content = vec![part];
+            messages.push(message);
         }
+    }
+}
+
+/// `message` at the end of `messages`, joined to an assistant message
+/// before it that made no calls (a result moved away may leave two
+/// assistant messages side by side).
+fn push_assistant(messages: &mut Vec<Message>, message: Message) {
+    match messages.last_mut() {
+        Some(last) if last.role == Role::Assistant && last.tool_calls.is_empty() => {
+            last.content.extend(message.content);
+            last.tool_calls = message.tool_calls;
+        }
+        _ => messages.push(message),
     }
 }
 

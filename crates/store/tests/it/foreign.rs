@@ -154,3 +154,175 @@ fn a_codex_rollout_maps_messages_calls_outputs_and_leaves_its_context_out() {
         imported.notes
     );
 }
+
+/// Parallel calls, a result written late, a result for no call and a call
+/// with no result, in each format (`fixtures/foreign/*-parallel.jsonl`,
+/// written by hand in the real files' shapes): the history is valid, each
+/// call's own result follows it, and what could not be paired is reported.
+#[test]
+fn parallel_calls_and_a_late_result_import_in_a_valid_order() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/foreign");
+    for (file, source, ids) in [
+        ("claude-parallel.jsonl", Source::Claude, ["toolu_A", "toolu_B", "toolu_GONE", "toolu_C"]),
+        ("codex-parallel.jsonl", Source::Codex, ["call_A", "call_B", "call_GONE", "call_C"]),
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert_eq!(Source::detect(&text), Some(source), "{file}");
+        let imported = Imported::read(source, &text);
+        well_formed(&imported);
+        let m = &imported.messages;
+        let roles: Vec<Role> = m.iter().map(|m| m.role).collect();
+        use Role::{Assistant, Tool, User};
+        assert_eq!(
+            roles,
+            [User, Assistant, Tool, Tool, Assistant, User, Assistant, Tool],
+            "{file}: {m:#?}"
+        );
+        let calls: Vec<&str> = m[1].tool_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(calls, ids[..2], "{file}: both calls in one message");
+        // In call order, each with its own result, the late one included.
+        assert_eq!(
+            (m[2].tool_call_id.as_deref(), m[2].text().as_str()),
+            (Some(ids[0]), "aaa"),
+            "{file}"
+        );
+        assert_eq!(
+            (m[3].tool_call_id.as_deref(), m[3].text().as_str()),
+            (Some(ids[1]), "bbb"),
+            "{file}"
+        );
+        assert_eq!(m[4].text(), "b.txt holds bbb;a.txt holds aaa.", "{file}: the answer, whole");
+        assert!(m[5].text().contains(&format!("[tool result {}]\nstray", ids[2])), "{file}");
+        assert_eq!(m[6].tool_calls[0].id, ids[3], "{file}");
+        assert!(m[7].is_error && m[7].text().contains("no result was recorded"), "{file}");
+        let notes = imported.notes.join("\n");
+        assert!(notes.contains(&format!("does not have ({})", ids[2])), "{file}: {notes}");
+        assert!(notes.contains(&format!("without a result ({})", ids[3])), "{file}: {notes}");
+    }
+}
+
+/// One record of a made-up transcript, written in either format.
+#[derive(Debug, Clone)]
+enum Made {
+    User(String),
+    Text(String),
+    /// A call and whether its result is in the file.
+    Call(String, bool),
+    /// The result of the call with this id.
+    Result(String),
+    /// A result for a call the file does not have.
+    Stray(String),
+}
+
+fn claude_line(made: &Made, n: usize) -> String {
+    let head = format!(
+        r#""parentUuid":{},"isSidechain":false,"uuid":"r{n}","sessionId":"s","cwd":"/w""#,
+        if n == 0 { "null".to_string() } else { format!("\"r{}\"", n - 1) }
+    );
+    let result = |id: &str, text: &str| {
+        format!(
+            r#"{{{head},"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"{text}"}}]}}}}"#
+        )
+    };
+    match made {
+        Made::User(text) => {
+            format!(r#"{{{head},"type":"user","message":{{"role":"user","content":"{text}"}}}}"#)
+        }
+        Made::Text(text) => format!(
+            r#"{{{head},"type":"assistant","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}]}}}}"#
+        ),
+        Made::Call(id, _) => format!(
+            r#"{{{head},"type":"assistant","message":{{"role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"Bash","input":{{}}}}]}}}}"#
+        ),
+        Made::Result(id) => result(id, &format!("out-{id}")),
+        Made::Stray(id) => result(id, "stray"),
+    }
+}
+
+fn codex_line(made: &Made) -> String {
+    let item = |payload: String| {
+        format!(r#"{{"timestamp":"t","type":"response_item","payload":{payload}}}"#)
+    };
+    let output = |id: &str, text: &str| {
+        item(format!(r#"{{"type":"function_call_output","call_id":"{id}","output":"{text}"}}"#))
+    };
+    match made {
+        Made::User(text) => item(format!(
+            r#"{{"type":"message","role":"user","content":[{{"type":"input_text","text":"{text}"}}]}}"#
+        )),
+        Made::Text(text) => item(format!(
+            r#"{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"{text}"}}]}}"#
+        )),
+        Made::Call(id, _) => item(format!(
+            r#"{{"type":"function_call","name":"shell","arguments":"{{}}","call_id":"{id}"}}"#
+        )),
+        Made::Result(id) => output(id, &format!("out-{id}")),
+        Made::Stray(id) => output(id, "stray"),
+    }
+}
+
+/// Records of turns with up to three calls each, some answered, plus
+/// stray results, in any order.
+fn shuffled_transcript() -> impl proptest::strategy::Strategy<Value = Vec<Made>> {
+    use proptest::prelude::*;
+    let turn = (proptest::collection::vec(any::<bool>(), 0..4), any::<bool>());
+    proptest::collection::vec(turn, 1..5)
+        .prop_map(|turns| {
+            let mut records = Vec::new();
+            for (t, (answered, stray)) in turns.iter().enumerate() {
+                records.push(Made::User(format!("ask {t}")));
+                records.push(Made::Text(format!("answer {t}")));
+                for (k, has) in answered.iter().enumerate() {
+                    let id = format!("c{t}_{k}");
+                    records.push(Made::Call(id.clone(), *has));
+                    if *has {
+                        records.push(Made::Result(id));
+                    }
+                }
+                if *stray {
+                    records.push(Made::Stray(format!("gone{t}")));
+                }
+            }
+            records
+        })
+        .prop_shuffle()
+}
+
+proptest::proptest! {
+    /// Whatever order the records come in, the imported history pairs each
+    /// call with exactly one result right after it (its own, when the file
+    /// has one; else the "no result was recorded" error), and a stray
+    /// result is kept as text.
+    #[test]
+    fn any_record_order_imports_a_valid_history(records in shuffled_transcript()) {
+        let claude: Vec<String> = records.iter().enumerate().map(|(n, r)| claude_line(r, n)).collect();
+        let codex: Vec<String> = std::iter::once(
+            r#"{"timestamp":"t","type":"session_meta","payload":{"id":"r","cwd":"/w"}}"#.to_string(),
+        )
+        .chain(records.iter().map(codex_line))
+        .collect();
+        for (source, text) in [(Source::Claude, claude.join("\n")), (Source::Codex, codex.join("\n"))] {
+            let imported = Imported::read(source, &text);
+            well_formed(&imported);
+            let text_of = |id: &str| {
+                imported.messages.iter().find(|m| m.tool_call_id.as_deref() == Some(id)).map(|m| (m.text(), m.is_error))
+            };
+            for made in &records {
+                match made {
+                    Made::Call(id, true) => {
+                        proptest::prop_assert_eq!(text_of(id), Some((format!("out-{id}"), false)));
+                    }
+                    Made::Call(id, false) => {
+                        let (text, is_error) = text_of(id).unwrap();
+                        proptest::prop_assert!(is_error && text.contains("no result was recorded"));
+                    }
+                    Made::Stray(id) => {
+                        let kept = format!("[tool result {id}]");
+                        proptest::prop_assert!(imported.messages.iter().any(|m| m.role == Role::User && m.text().contains(&kept)));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}

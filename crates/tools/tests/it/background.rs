@@ -117,6 +117,34 @@ fn a_flood_stays_bounded_and_says_what_was_dropped() {
     }
 }
 
+/// Issue 36 §1: a flood of keys, trimmed wherever the reads fall, never
+/// leaves part of a key at the start of what is read: each line read is a
+/// whole key, which the masker recognises.
+#[test]
+fn a_flood_of_keys_is_trimmed_at_line_ends() {
+    const KEY: &str = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+    let ws = TestWorkspace::code();
+    // 2^17 lines, written at once.
+    let id = start(
+        &ws,
+        &format!(
+            "echo {KEY} > k; for i in $(seq 17); do cat k k > k2 && mv k2 k; done; cat k; \
+             echo flood-done"
+        ),
+    );
+    let reads = read_until(&ws, &id, "it has ended");
+    let all = reads.concat();
+    assert!(all.contains("bytes of output were dropped"), "the flood was trimmed");
+    for read in &reads {
+        for line in read.lines().skip(1) {
+            if line.starts_with('[') || line.starts_with('(') || line == "flood-done" {
+                continue;
+            }
+            assert_eq!(line, KEY, "a line read is a whole key");
+        }
+    }
+}
+
 #[test]
 fn a_background_command_gets_the_shells_checks() {
     let ws = TestWorkspace::code();
