@@ -26,6 +26,7 @@ mod list_dir;
 mod multi_edit;
 mod notes;
 mod patch;
+mod pdf;
 mod placeholder;
 mod preview;
 mod read;

@@ -2,13 +2,14 @@
 //!
 //! The file is streamed, so a huge file costs only the lines shown plus a
 //! line count. Output stops at a line or byte budget with a note saying how to
-//! read on; ranges past the end clamp silently; binary files are refused.
+//! read on; ranges past the end clamp silently; a PDF gives its pages' text
+//! (`pdf.rs`); other binary files are refused.
 //! With an editor's buffers attached, the editor's text of the file is shown
 //! instead of the disk's, numbered the same way (the file is still opened
 //! and judged through the jail first).
 
 use std::fs::{File, Metadata};
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::fs::MetadataExt;
 
 use axon_protocol::{ToolAnnotations, ToolOutput};
@@ -42,6 +43,9 @@ pub struct ReadFileArgs {
     /// Last line to show, inclusive. Defaults to the end of the file (at most 2000 lines are shown per call).
     #[serde(default)]
     pub end_line: Option<u64>,
+    /// For a PDF: the pages to read, a number or a range such as "2-5". Defaults to the first 10; at most 20 per call.
+    #[serde(default)]
+    pub pages: Option<String>,
 }
 
 pub struct ReadFile;
@@ -54,7 +58,10 @@ impl TypedTool for ReadFile {
         format!(
             "Read a text file from the workspace. Each line is shown as `N | text`, numbered from 1. \
              Use start_line/end_line to read part of a large file; at most {MAX_LINES} lines are \
-             shown per call and the output says how to read further. Binary files are refused."
+             shown per call and the output says how to read further. A PDF gives the text of its \
+             pages, each headed `--- page N ---` (`pages`: \"3\" or \"2-5\", at most {} per \
+             call). Other binary files are refused.",
+            crate::pdf::MAX_PAGES
         )
     }
 
@@ -75,6 +82,14 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
     let (file, meta) = open_regular(&place, &rel)?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| ToolError::io("read", &rel, &e))?;
+    if crate::pdf::is_pdf(head) {
+        return read_pdf(reader, &rel, &meta, args);
+    }
+    if args.pages.is_some() {
+        return Err(ToolError::failed(format!(
+            "'{rel}' is not a PDF: `pages` is for PDFs; use start_line/end_line for text"
+        )));
+    }
     if looks_binary(head) {
         return Err(ToolError::failed(format!(
             "Cannot read '{rel}': it looks like a binary file ({} bytes)",
@@ -86,6 +101,32 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
         Some(text) => number_lines(io::Cursor::new(text.as_bytes()), &rel, &meta, args),
         None => number_lines(reader, &rel, &meta, args),
     }
+}
+
+/// A PDF's pages as text (see `pdf.rs`), read through the file already
+/// opened in the jail.
+fn read_pdf(
+    mut reader: impl io::Read,
+    rel: &str,
+    meta: &Metadata,
+    args: &ReadFileArgs,
+) -> Result<String, ToolError> {
+    if meta.len() > crate::pdf::MAX_PDF_BYTES {
+        return Err(ToolError::failed(format!(
+            "Cannot read '{rel}': the PDF is {} MB, over the {} MB read_file parses; try \
+             `pdftotext -f N -l M` through shell for a page range",
+            meta.len() / (1024 * 1024),
+            crate::pdf::MAX_PDF_BYTES / (1024 * 1024)
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    (&mut reader)
+        .take(crate::pdf::MAX_PDF_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io("read", rel, &e))?;
+    let mut out = hard_link_note(rel, meta);
+    out.push_str(&crate::pdf::read_pages(&bytes, rel, args.pages.as_deref(), MAX_OUTPUT_BYTES)?);
+    Ok(out)
 }
 
 /// The lines of `reader` (the content of `rel`) that `args` asks for, each

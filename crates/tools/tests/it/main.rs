@@ -11,6 +11,7 @@ mod buffers;
 mod common;
 mod hardening;
 mod multi_edit;
+mod pdf;
 mod placeholders;
 mod preview;
 mod race;
