@@ -216,4 +216,30 @@ mod tests {
         let web: WebFile = toml::from_str("private_hosts = [\"localhost\"]").unwrap();
         assert_eq!(web.fetch_config().policy.private_hosts, ["localhost"]);
     }
+
+    #[test]
+    fn doctor_says_which_search_is_used_or_how_to_add_one() {
+        use crate::doctor::{Status, web};
+        let searxng: WebFile =
+            toml::from_str("[search]\nbackend = \"searxng\"\nurl = \"http://127.0.0.1:8888\"")
+                .unwrap();
+        let found = web(&searxng);
+        assert_eq!(found[0].status, Status::Ok);
+        assert!(found[0].text.contains("SearXNG at http://127.0.0.1:8888"), "{found:?}");
+        let broken: WebFile = toml::from_str(
+            "[search]\nbackend = \"tavily\"\napi_key_env = \"AXON_TEST_SURELY_UNSET_KEY_42\"",
+        )
+        .unwrap();
+        let found = web(&broken);
+        assert_eq!(found[0].status, Status::Warning);
+        assert!(found[0].fix.as_deref().unwrap_or_default().contains("BRAVE_API_KEY"));
+        if env("BRAVE_API_KEY").is_none() && env("TAVILY_API_KEY").is_none() {
+            let found = web(&WebFile::default());
+            assert_eq!(found[0].status, Status::Note);
+            assert!(found[0].text.contains("web_search is not offered"), "{found:?}");
+            assert!(found[0].fix.as_deref().unwrap_or_default().contains("searxng"));
+        }
+        let open: WebFile = toml::from_str("allow_private = true").unwrap();
+        assert!(web(&open).iter().any(|f| f.text.contains("allow_private = true")));
+    }
 }

@@ -14,4 +14,5 @@ mod sandbox_events;
 mod secrets;
 mod session_events;
 mod subagents;
+mod web_tools;
 mod workspace_config;
