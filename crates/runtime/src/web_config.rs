@@ -165,6 +165,20 @@ impl WebFile {
     }
 }
 
+/// The tools `axon tool list` and `axon tool call` offer: `profile`'s
+/// built-in tools, and the web tools as `web` sets them up (a search that
+/// cannot be used is left out, as in a session after its warning).
+pub fn hand_tools(
+    profile: axon_tools::Profile,
+    web: &WebFile,
+    env: axon_process::EnvPolicy,
+    sandbox: Option<std::sync::Arc<axon_tools::CommandSandbox>>,
+) -> axon_tools::ToolRegistry {
+    let mut registry = profile.registry_with(env, sandbox);
+    axon_webtools::register(&mut registry, web.fetch_config(), web.search_config().ok().flatten());
+    registry
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
