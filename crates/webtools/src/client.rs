@@ -83,9 +83,10 @@ pub(crate) fn guarded(
 }
 
 /// The client for a search API the user configured (their own address,
-/// perhaps a SearXNG on this machine: not guarded).
+/// perhaps a SearXNG on this machine: not guarded). Redirects are not
+/// followed: the key travels in a header reqwest would carry to any host.
 pub(crate) fn plain(timeout: Duration) -> Result<reqwest::Client, String> {
-    build(base(timeout).redirect(reqwest::redirect::Policy::limited(5)))
+    build(base(timeout).redirect(reqwest::redirect::Policy::none()))
 }
 
 fn base(timeout: Duration) -> reqwest::ClientBuilder {

@@ -150,6 +150,7 @@ impl Fetcher {
         let cap = self.limits.max_body_bytes;
         let mut body: Vec<u8> = Vec::new();
         let mut truncated = false;
+        let mut judged = false;
         loop {
             let chunk = response
                 .chunk()
@@ -164,7 +165,8 @@ impl Fetcher {
             }
             body.extend_from_slice(&chunk);
             // PDFs and binaries are named, not read: their first bytes say so.
-            if body.len() >= 1024 || body.len() == cap {
+            if !judged && (body.len() >= 1024 || body.len() == cap) {
+                judged = true;
                 let kind = extract::kind(content_type.as_deref(), &body);
                 if matches!(kind, Kind::Pdf | Kind::Binary) {
                     return Err(unreadable(&url, kind, content_type.as_deref()));

@@ -155,6 +155,18 @@ async fn a_refused_key_a_rate_limit_and_garbage_are_clear_bounded_errors() {
 }
 
 #[tokio::test]
+async fn a_redirect_never_carries_the_key_elsewhere() {
+    let elsewhere = Server::start(|_| Reply::ok("application/json", BRAVE)).await;
+    let to = elsewhere.url("/collect");
+    let server = Server::start(move |_| Reply::redirect(&to)).await;
+    let registry = registry(Backend::Brave, &server, Some(KEY));
+    let output = search(&registry, json!({"query": "q"})).await;
+    assert!(output.is_error);
+    assert!(output.text_content().contains("answered HTTP 302"), "{}", output.text_content());
+    assert!(elsewhere.seen().is_empty(), "the key went to another server");
+}
+
+#[tokio::test]
 async fn searxng_without_json_says_how_to_enable_it() {
     let server = Server::start(|_| Reply::status(403, &[], "Forbidden")).await;
     let registry = registry(Backend::Searxng, &server, None);
