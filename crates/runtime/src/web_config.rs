@@ -27,7 +27,11 @@ use std::time::Duration;
 use axon_webtools::{AddressPolicy, Backend, SearchConfig, WebFetchConfig};
 use serde::Deserialize;
 
-use crate::config::env;
+/// A variable's value, when it is set and not blank (as the config reads
+/// the providers' keys; kept here so this module imports nothing back).
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
 
 /// `[web]`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
