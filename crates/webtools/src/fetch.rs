@@ -186,7 +186,7 @@ impl Fetcher {
             .to_string();
         let final_url = url.to_string();
         tokio::task::spawn_blocking(move || {
-            let text = decode(&body);
+            let text = decode(&body, content_type.as_deref(), kind == Kind::Html);
             Fetched::Page(match kind {
                 Kind::Html => {
                     let page = extract::html_to_markdown(&text, &final_url);
@@ -281,8 +281,60 @@ pub(crate) fn shown(url: &Url) -> String {
     format!("{}…", &text[..end])
 }
 
-/// A body as text: UTF-8, with invalid bytes replaced and a BOM dropped.
-fn decode(body: &[u8]) -> String {
-    let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
-    String::from_utf8_lossy(body).into_owned()
+/// A body as text, in the encoding its BOM, its `Content-Type` charset or
+/// (HTML) its `<meta>` charset names, else UTF-8; bytes that do not decode
+/// become U+FFFD.
+fn decode(body: &[u8], content_type: Option<&str>, html: bool) -> String {
+    let named = content_type
+        .and_then(charset_in)
+        .or_else(|| if html { meta_charset(body) } else { None })
+        .and_then(|label| encoding_rs::Encoding::for_label(label.as_bytes()));
+    let encoding = named.unwrap_or(encoding_rs::UTF_8);
+    // A BOM wins over any label, as browsers do.
+    let (text, _, _) = encoding.decode(body);
+    text.into_owned()
+}
+
+/// `charset=…` in a `Content-Type` value.
+fn charset_in(content_type: &str) -> Option<String> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        name.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| value.trim().trim_matches(['"', '\'']).to_string())
+    })
+}
+
+/// The charset an HTML page's first 1024 bytes declare in a `<meta>`.
+fn meta_charset(body: &[u8]) -> Option<String> {
+    let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).to_ascii_lowercase();
+    let at = head.find("charset=")? + "charset=".len();
+    let value: String = head[at..]
+        .trim_start_matches(['"', '\''])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+        .collect();
+    (!value.is_empty()).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode;
+
+    #[test]
+    fn bodies_are_read_in_the_encoding_they_name() {
+        let latin1 = b"caf\xe9";
+        assert_eq!(decode(latin1, Some("text/plain; charset=ISO-8859-1"), false), "café");
+        let page = b"<html><head><meta charset=\"windows-1252\"></head><body>na\xefve</body>";
+        assert!(decode(page, Some("text/html"), true).contains("naïve"));
+        let page =
+            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=iso-8859-1\">\xe0";
+        assert!(decode(page, None, true).ends_with('à'));
+        assert_eq!(decode("\u{feff}é".as_bytes(), Some("text/plain; charset=latin1"), false), "é");
+        assert_eq!(decode("plain é".as_bytes(), None, false), "plain é");
+        assert_eq!(
+            decode(b"bad \xff", Some("text/plain; charset=nonsense"), false),
+            "bad \u{fffd}"
+        );
+    }
 }
