@@ -495,6 +495,14 @@ fn describe(root: &Path, call: &ToolCall, preview: Option<&Preview>) -> Describe
             (format!("Load skill {}", arg("name").unwrap_or("")), ToolKind::Read, Vec::new())
         }
         "submit_plan" => ("Propose a plan".to_string(), ToolKind::Think, Vec::new()),
+        "web_fetch" => {
+            let url: String = arg("url").unwrap_or("").chars().take(120).collect();
+            (format!("Fetch {url}"), ToolKind::Fetch, Vec::new())
+        }
+        "web_search" => {
+            let query: String = arg("query").unwrap_or("").chars().take(120).collect();
+            (format!("Search the web for `{query}`"), ToolKind::Search, Vec::new())
+        }
         name => match preview {
             Some(Preview::Mcp { server, tool, .. }) => {
                 let kind = if tool.contains("fetch") { ToolKind::Fetch } else { ToolKind::Other };

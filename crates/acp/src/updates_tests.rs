@@ -487,3 +487,26 @@ fn background_commands_and_their_output_are_execute_cards() {
     assert_eq!(title(&mut mapper, "b2", "shell_output", json!({"id": "bg1"})), "Output of bg1");
     assert_eq!(title(&mut mapper, "b3", "shell_kill", json!({"id": "bg1"})), "Stop bg1");
 }
+
+#[test]
+fn web_calls_are_a_fetch_and_a_search() {
+    let mut mapper = Mapper::new(&root());
+    for (name, arguments, kind, want) in [
+        ("web_fetch", json!({"url": "https://docs.rs/url"}), "fetch", "Fetch https://docs.rs/url"),
+        (
+            "web_search",
+            json!({"query": "rust url crate"}),
+            "search",
+            "Search the web for `rust url crate`",
+        ),
+    ] {
+        let updates = mapper.event(&AgentEvent::Action {
+            refused: false,
+            preview: None,
+            call: call(name, name, arguments),
+        });
+        let update = &wire(&updates)[0];
+        assert_eq!(update["kind"], kind, "{update}");
+        assert_eq!(update["title"], want, "{update}");
+    }
+}

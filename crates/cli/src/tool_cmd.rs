@@ -71,8 +71,24 @@ pub async fn run(command: ToolCommand) -> u8 {
     }
 }
 
+/// The web settings of `target`'s folder, as far as they can be read (a
+/// folder or config that cannot be is reported by the call itself).
+fn web_settings(target: &Target) -> axon_runtime::web_config::WebFile {
+    Workspace::new(&target.dir)
+        .ok()
+        .and_then(|workspace| Project::of(workspace).ok())
+        .map(|project| project.config.file.web)
+        .unwrap_or_default()
+}
+
+/// The tools by hand: the profile's and the web tools.
+fn hand_registry(target: &Target) -> axon_runtime::ToolRegistry {
+    let env = axon_runtime::process::EnvPolicy::default();
+    axon_runtime::hand_tools(Profile::from(target.profile), &web_settings(target), env, None)
+}
+
 fn list(target: &Target, json: bool) -> u8 {
-    let registry = Profile::from(target.profile).registry();
+    let registry = hand_registry(target);
     if json {
         let specs: Vec<_> = registry.specs().collect();
         return match serde_json::to_string_pretty(&specs) {
@@ -104,7 +120,7 @@ async fn call(
     json: bool,
     sandbox: Option<axon_protocol::SandboxMode>,
 ) -> u8 {
-    let registry = Profile::from(target.profile).registry();
+    let registry = hand_registry(target);
     if !registry.contains(name) {
         let names: Vec<&str> = registry.names().collect();
         eprintln!(
@@ -140,7 +156,12 @@ async fn call(
         Ok((env, sandbox))
     });
     let registry = match set_up {
-        Ok((env, sandbox)) => Profile::from(target.profile).registry_with(env, sandbox),
+        Ok((env, sandbox)) => axon_runtime::hand_tools(
+            Profile::from(target.profile),
+            &web_settings(target),
+            env,
+            sandbox,
+        ),
         Err(e) => {
             eprintln!("axon: {e:#}");
             return exit::FAILED;

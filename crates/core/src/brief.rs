@@ -5,9 +5,10 @@
 //! For such a window the tools offered are cut: the ones that are not the
 //! work itself are left out (`todo`; `multi_edit` and `apply_patch`, whose
 //! work `edit_file` and `write_file` do one change at a time; background
-//! commands, `shell_output`, `shell_kill` and shell's `background`; and
-//! delegation to subagents, `task` and `agent_*`, which costs a second
-//! context of the same small size), each
+//! commands, `shell_output`, `shell_kill` and shell's `background`; the
+//! web, `web_fetch` and `web_search`, whose pages alone would fill such a
+//! window; and delegation to subagents, `task` and `agent_*`, which costs
+//! a second context of the same small size), each
 //! description keeps its first sentences (at most [`BRIEF_DESCRIPTION`]
 //! characters, never less than one sentence), a parameter's description its
 //! first sentence, and schema details a model does not need to call well
@@ -30,8 +31,17 @@ pub const BRIEF_DESCRIPTION: usize = 240;
 
 /// Whether `name` is left out for a small window.
 fn left_out(name: &str) -> bool {
-    matches!(name, "todo" | "task" | "multi_edit" | "apply_patch" | "shell_output" | "shell_kill")
-        || name.starts_with("agent_")
+    matches!(
+        name,
+        "todo"
+            | "task"
+            | "multi_edit"
+            | "apply_patch"
+            | "shell_output"
+            | "shell_kill"
+            | "web_fetch"
+            | "web_search"
+    ) || name.starts_with("agent_")
 }
 
 /// Parameters left out for a small window, by tool: what needs a tool left

@@ -19,6 +19,8 @@
 //! | `Grep`                 | `search`          |
 //! | `LS`                   | `list_dir`        |
 //! | `TodoWrite`            | `todo`            |
+//! | `WebFetch`             | `web_fetch`       |
+//! | `WebSearch`            | `web_search`      |
 //! | `mcp__server__tool`    | `mcp_server_tool` |
 //!
 //! A matcher is tested against axon's name and every Claude name the tool
@@ -40,7 +42,7 @@ use serde_json::Value;
 
 /// (Claude Code's name, axon's name); the first entry for an axon name is
 /// the one a hook is told.
-const TOOLS: [(&str, &str); 15] = [
+const TOOLS: [(&str, &str); 17] = [
     ("Bash", "shell"),
     ("Read", "read_file"),
     ("Write", "write_file"),
@@ -58,6 +60,8 @@ const TOOLS: [(&str, &str); 15] = [
     ("Grep", "search"),
     ("LS", "list_dir"),
     ("TodoWrite", "todo"),
+    ("WebFetch", "web_fetch"),
+    ("WebSearch", "web_search"),
 ];
 
 /// Claude Code's name for axon's built-in tool `axon_name`.
@@ -213,7 +217,9 @@ mod tests {
             axon_name("mcp__memory__create_entities").as_deref(),
             Some("mcp_memory_create_entities")
         );
-        assert_eq!(axon_name("WebFetch"), None);
+        assert_eq!(axon_name("WebFetch").as_deref(), Some("web_fetch"));
+        assert_eq!(claude_name("web_search"), Some("WebSearch"));
+        assert_eq!(axon_name("NotebookEdit"), None);
     }
 
     #[test]

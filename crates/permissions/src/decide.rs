@@ -129,6 +129,8 @@ struct Call<'a> {
     reading: Reading,
     /// The `path` argument relative to the workspace; `None` when absent or outside.
     path: Option<String>,
+    /// The host of a `url` argument (`web_fetch`), as domain rules compare it.
+    host: Option<String>,
 }
 
 impl RuleSet {
@@ -261,6 +263,7 @@ impl RuleSet {
                 .get("path")
                 .and_then(|p| p.as_str())
                 .and_then(|p| path::relative(workspace, p)),
+            host: crate::domain::url_host(args),
         };
         if let Some(entry) = self.first(Kind::Deny, |rule| call.touches(rule)) {
             return Verdict::Deny {
@@ -340,6 +343,7 @@ impl Call<'_> {
         match rule.arg() {
             Arg::Whole => true,
             Arg::Path(glob) => self.path.as_deref().is_some_and(|p| glob.is_match(p)),
+            Arg::Domain(domain) => self.host.as_deref().is_some_and(|h| domain.matches(h)),
             Arg::Command(pattern) => self.analysis.as_ref().is_some_and(|analysis| {
                 effective::any(analysis, self.workspace, &mut |program, args| {
                     pattern.matches_split(program, args)
@@ -362,6 +366,7 @@ impl Call<'_> {
         match rule.arg() {
             Arg::Whole => true,
             Arg::Path(glob) => self.path.as_deref().is_some_and(|p| glob.is_match(p)),
+            Arg::Domain(domain) => self.host.as_deref().is_some_and(|h| domain.matches(h)),
             Arg::Command(_) => false,
         }
     }

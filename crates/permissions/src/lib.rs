@@ -14,6 +14,7 @@
 
 pub mod command;
 mod decide;
+mod domain;
 mod effective;
 mod invoke;
 mod patch;

@@ -1,5 +1,6 @@
 //! Permission rules, in Claude Code's syntax: `TOOL`, a tool-name glob
-//! (`mcp_github_*`), `shell(PATTERN)` and `TOOL(PATH GLOB)`.
+//! (`mcp_github_*`), `shell(PATTERN)`, `web_fetch(domain:HOST)` and
+//! `TOOL(PATH GLOB)`.
 //!
 //! Guarantees: parsing never panics and every failure is a `RuleError`
 //! naming the rule text and why. A shell pattern is one simple command,
@@ -14,6 +15,7 @@ use std::str::FromStr;
 use globset::{GlobBuilder, GlobMatcher};
 
 use crate::command;
+use crate::domain::{DomainPattern, domain_pattern};
 
 /// A parsed permission rule.
 #[derive(Debug, Clone)]
@@ -40,6 +42,8 @@ pub(crate) enum Arg {
     Command(CommandPattern),
     /// Calls whose `path` argument, made workspace-relative, matches.
     Path(GlobMatcher),
+    /// `web_fetch` calls whose `url` is on this domain.
+    Domain(DomainPattern),
 }
 
 /// The argv a `shell(...)` rule matches.
@@ -136,6 +140,8 @@ fn canonical_tool(name: &str) -> &str {
         "Edit" | "MultiEdit" => "edit_file",
         "Write" => "write_file",
         "Read" => "read_file",
+        "WebFetch" => "web_fetch",
+        "WebSearch" => "web_search",
         other => other,
     }
 }
@@ -187,6 +193,9 @@ impl Rule {
             Some("*") => Arg::Whole,
             Some(pattern) if name == "shell" => {
                 command_pattern(pattern).map_err(|why| RuleError::new(text, why))?
+            }
+            Some(pattern) if name == "web_fetch" => {
+                Arg::Domain(domain_pattern(pattern).map_err(|why| RuleError::new(text, why))?)
             }
             Some(glob) => Arg::Path(path_glob(glob).map_err(|why| RuleError::new(text, why))?),
         };

@@ -7,7 +7,8 @@
 //! a leading assignment, a shell or wrapper (`bash`, `sudo`, `env`, `xargs`,
 //! `eval`, ...) whose rule would allow anything, an interpreter given code
 //! inline (`python -c`, `node -e`, any option before the script), a path
-//! outside the workspace or inside `.git` / `.axon`.
+//! outside the workspace or inside `.git` / `.axon`. A fetch gets a rule for
+//! its URL's host (`web_fetch(domain:docs.rs)`), never for every page.
 
 use std::path::Path;
 
@@ -61,6 +62,13 @@ pub fn suggest(tool: &str, args: &serde_json::Value, workspace: &Path) -> Option
         "shell" => shell(args.get("command")?.as_str()?, workspace)?,
         "edit_file" | "write_file" => file(tool, args.get("path")?.as_str()?, workspace)?,
         "apply_patch" => patch(args.get("input")?.as_str()?, workspace)?,
+        "web_fetch" => {
+            let host = crate::domain::url_host(args)?;
+            Suggestion {
+                rules: vec![format!("web_fetch(domain:{host})")],
+                description: format!("allow web_fetch of pages on {host}"),
+            }
+        }
         other => {
             Suggestion { rules: vec![other.to_string()], description: format!("allow {other}") }
         }

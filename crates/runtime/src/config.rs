@@ -76,6 +76,9 @@ pub struct ConfigFile {
     /// `[sandbox]`: the OS sandbox commands run in.
     #[serde(default)]
     pub sandbox: SandboxFile,
+    /// `[web]`: where `web_fetch` may connect, which API `web_search` asks.
+    #[serde(default)]
+    pub web: crate::web_config::WebFile,
     /// `[permissions]`: allow, ask and deny rules. Kept per file (see
     /// [`Effective::permissions`]), never merged here.
     #[serde(default)]
@@ -215,6 +218,7 @@ impl ConfigFile {
         self.notify = other.notify.or(self.notify);
         self.shell_environment_policy.merge(other.shell_environment_policy);
         self.sandbox.merge(other.sandbox);
+        self.web.merge(other.web);
         self.rules.extend(other.rules);
         // A later layer's entry for the same skill replaces the earlier one.
         for skill in other.skills {
@@ -476,6 +480,7 @@ impl Effective {
             axon_llm::key_variables().into_iter().map(str::to_string).collect();
         keys.extend(extra.iter().map(|k| (*k).to_string()));
         keys.extend(self.file.providers.values().filter_map(|p| p.api_key_env.clone()));
+        keys.extend(self.file.web.key_var());
         for server in self.user_servers.iter().chain(&self.workspace_servers) {
             if let Transport::Http { bearer_token_env: Some(var), .. } = &server.transport {
                 keys.push(var.clone());

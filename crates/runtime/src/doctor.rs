@@ -38,7 +38,7 @@ pub enum Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// What was checked: `cpu`, `config`, `provider`, `models`, `sandbox`,
-    /// `mcp`, `folders`.
+    /// `web`, `mcp`, `folders`.
     pub area: &'static str,
     pub status: Status,
     pub text: String,
@@ -86,6 +86,7 @@ pub async fn diagnose(workspace: &Path, overrides: &Overrides, mcp_wait: Duratio
     found.extend(models(&config.data, local));
     found.push(cpu(local));
     found.extend(sandbox(&config, &root, &dirs));
+    found.extend(web(&config.file.web));
     found.extend(mcp(config, &root, &dirs, mcp_wait).await);
     found
 }
@@ -232,6 +233,47 @@ fn cpu(local: bool) -> Finding {
         format!("local model built for {summary}"),
         "use a provider over HTTP, or build axon on this machine with CFLAGS=-march=native CXXFLAGS=-march=native GGML_NATIVE=ON cargo build --release",
     )
+}
+
+/// Which search API `web_search` asks (or how to add one), and whether
+/// `web_fetch` may reach private addresses.
+pub(crate) fn web(web: &crate::web_config::WebFile) -> Vec<Finding> {
+    let mut found = vec![match web.search_config() {
+        Ok(Some(search)) => Finding::ok(
+            "web",
+            match (&search.api_key_env, &search.api_key) {
+                (Some(var), Some(key)) => {
+                    format!("web_search: {} (key {var} = {})", search.backend.name(), mask(key))
+                }
+                _ => format!("web_search: {} at {}", search.backend.name(), search.endpoint),
+            },
+        ),
+        Ok(None) => Finding::with(
+            "web",
+            Status::Note,
+            "web_search is not offered: no search API is configured",
+            crate::web_config::SEARCH_HOWTO,
+        ),
+        Err(why) => Finding::with("web", Status::Warning, why, crate::web_config::SEARCH_HOWTO),
+    }];
+    let policy = web.fetch_config().policy;
+    if policy.allow_private {
+        found.push(Finding::with(
+            "web",
+            Status::Note,
+            "web_fetch may reach loopback and private addresses (`[web] allow_private = true`)",
+            "list only the hosts you need in `[web] private_hosts` instead",
+        ));
+    } else if !policy.private_hosts.is_empty() {
+        found.push(Finding::ok(
+            "web",
+            format!(
+                "web_fetch may reach these hosts at private addresses: {}",
+                policy.private_hosts.join(", ")
+            ),
+        ));
+    }
+    found
 }
 
 fn sandbox(config: &Effective, root: &Path, dirs: &Dirs) -> Vec<Finding> {

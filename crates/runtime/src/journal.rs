@@ -262,15 +262,18 @@ impl Sessions {
 }
 
 /// Everything secret this session knows the value of: the provider's key,
-/// every provider key variable in the environment, and the credentials of
-/// MCP servers.
+/// every provider key variable in the environment, the variables in
+/// `other_key_vars` (the web search API's key), and the credentials of MCP
+/// servers.
 pub fn secrets(
     api_key: Option<&str>,
     servers: &[axon_mcp::config::ServerConfig],
     api_key_env: &str,
+    other_key_vars: &[String],
 ) -> Redactor {
     let mut values: Vec<String> = api_key.map(String::from).into_iter().collect();
-    for var in axon_llm::key_variables().into_iter().chain([api_key_env]) {
+    let others = other_key_vars.iter().map(String::as_str);
+    for var in axon_llm::key_variables().into_iter().chain([api_key_env]).chain(others) {
         if let Ok(value) = std::env::var(var) {
             values.push(value);
         }

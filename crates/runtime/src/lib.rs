@@ -51,6 +51,7 @@ mod skill_clone;
 pub mod skill_files;
 mod subagents;
 pub mod trajectory;
+pub mod web_config;
 mod workspace_layer;
 
 pub use approvals::SessionControl;
@@ -65,6 +66,7 @@ pub use servers::{AskConsent, ServerConsent};
 pub use session::{MAX_REVISIONS, Session, SessionHandle};
 pub use session_config::{OfferedModels, SessionConfig, choose_profile};
 pub use setup::open;
+pub use web_config::hand_tools;
 
 // What a front end names from the crates below the runtime, so that it
 // depends on the runtime and the protocol alone.
@@ -79,7 +81,9 @@ pub use axon_protocol::Utc;
 pub use axon_store::{
     SessionStore, SessionSummary, StoreError, new_session_id, to_json, to_markdown,
 };
-pub use axon_tools::{Buffers, Profile, ToolContext, Workspace, atomic_write, patch_paths};
+pub use axon_tools::{
+    Buffers, Profile, ToolContext, ToolRegistry, Workspace, atomic_write, patch_paths,
+};
 
 /// MCP for the commands that use servers by hand (`axon mcp list`, `call`,
 /// `login`) and that serve tools (`axon mcp serve`).
@@ -95,7 +99,7 @@ pub mod mcp {
 /// What a binary does for the children of its whole process: adopt the
 /// orphans, keep secrets out of `/proc`, and kill what is left at exit.
 pub mod process {
-    pub use axon_process::{become_subreaper, hide_environment, kill_all};
+    pub use axon_process::{EnvPolicy, become_subreaper, hide_environment, kill_all};
 }
 
 /// The local model store (`axon models`).

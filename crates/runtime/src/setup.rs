@@ -154,6 +154,7 @@ fn tools_step(config: &SessionConfig, grounds: &Grounds, emitter: &Emitter) -> R
     if let Some(warning) = grounds.sandbox.warning.clone().filter(|_| grounds.has_shell()) {
         emitter.emit(AgentEvent::Warning { message: warning });
     }
+    let web = &config.config.file.web;
     let secret_vars: Vec<&str> = config.secret_vars.iter().map(String::as_str).collect();
     let jobs = Arc::new(axon_tools::Jobs::default());
     let mut registry = grounds.profile.registry_with_jobs(
@@ -161,6 +162,13 @@ fn tools_step(config: &SessionConfig, grounds: &Grounds, emitter: &Emitter) -> R
         grounds.sandbox.tool.clone(),
         Arc::clone(&jobs),
     );
+    // Both profiles: a notes vault is researched too. Without a search
+    // API, web_search is not offered (`axon doctor` says how to add one).
+    let search = web.search_config().unwrap_or_else(|warning| {
+        emitter.emit(AgentEvent::Warning { message: warning });
+        None
+    });
+    axon_webtools::register(&mut registry, web.fetch_config(), search);
     registry.register(axon_core::Todo);
     let system_prompt = guidance.system_prompt(root, &mut registry);
     let agent_config = AgentConfig {
@@ -257,8 +265,13 @@ async fn agent_step(
 ) -> Result<Session> {
     let root = grounds.project.root().to_path_buf();
     let approval = grounds.approval;
-    let redactor =
-        secrets(model.config.api_key.as_deref(), &tools.servers, &model.config.api_key_env);
+    let web_key: Vec<String> = config.config.file.web.key_var().into_iter().collect();
+    let redactor = secrets(
+        model.config.api_key.as_deref(),
+        &tools.servers,
+        &model.config.api_key_env,
+        &web_key,
+    );
     let sessions = Sessions {
         store: SessionStore::new(&config.dirs.data),
         record: config.record,

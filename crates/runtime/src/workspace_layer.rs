@@ -5,7 +5,8 @@
 //! (`base_url`, `api_key_env`, `headers`, `kind`), name any variable whose
 //! value goes to a server (`bearer_token_env`, `oauth.client_secret_env`),
 //! plant a key, loosen approvals, show commands more of the environment,
-//! fetch skills, loosen the sandbox or permissions, nor raise a limit above
+//! fetch skills, loosen the sandbox or permissions, open private addresses
+//! to `web_fetch` or choose where searches go (`[web]`), nor raise a limit above
 //! what the layers before it (or the default) set. Everything removed is
 //! named in a warning, with where to set it instead.
 
@@ -103,6 +104,7 @@ impl ConfigFile {
             }
         }
         self.sandbox.restrict_to_workspace(&mut refuse);
+        self.web.restrict_to_workspace(&mut refuse);
         self.permissions.restrict_to_workspace(&mut refuse);
         refused
     }

@@ -62,7 +62,29 @@ fn a_key_makes_it_ready_and_is_never_printed_whole() {
     assert!(out.lines().any(|l| l.starts_with("✓ provider") && l.contains("deepseek")), "{out}");
     assert!(!out.contains("SECRETTAIL"), "the key was printed: {out}");
     assert!(out.lines().any(|l| l.starts_with("· models")), "{out}");
+    // No search API: a note saying how to add one, and still ready.
+    assert!(
+        out.lines().any(|l| l.starts_with("· web") && l.contains("web_search is not offered")),
+        "{out}"
+    );
+    assert!(out.contains("BRAVE_API_KEY"), "{out}");
     assert!(out.trim_end().ends_with("✓ ready"), "{out}");
+}
+
+#[test]
+fn a_search_key_is_named_and_masked() {
+    let (home, workspace) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let env =
+        [("DEEPSEEK_API_KEY", "sk-0123456789abcdef"), ("TAVILY_API_KEY", "tvly-doctorSEARCHTAIL9")];
+    let (code, out) = doctor(home.path(), workspace.path(), &env);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("✓ web")
+            && l.contains("Tavily")
+            && l.contains("TAVILY_API_KEY")),
+        "{out}"
+    );
+    assert!(!out.contains("SEARCHTAIL"), "the key was printed: {out}");
 }
 
 #[test]

@@ -90,6 +90,22 @@ fn arguments_can_come_from_stdin_and_output_as_json() {
 }
 
 #[test]
+fn web_fetch_by_hand_refuses_this_machine_unless_the_users_config_opens_it() {
+    let (dir, home) = (workspace(), tempfile::tempdir().unwrap());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}/", listener.local_addr().unwrap().port());
+    let output = axon(dir.path())
+        .env("AXON_HOME", home.path())
+        .args(["tool", "call", "web_fetch", &serde_json::json!({"url": url}).to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Refused: 127.0.0.1 is at 127.0.0.1, a loopback address"), "{stderr}");
+    assert!(stderr.contains("private_hosts"), "{stderr}");
+}
+
+#[test]
 fn list_shows_each_profile_and_json_specs_carry_schemas() {
     let dir = workspace();
     let code =
@@ -107,7 +123,12 @@ fn list_shows_each_profile_and_json_specs_carry_schemas() {
         .clone();
     let specs: Vec<Value> = serde_json::from_slice(&json).unwrap();
     let names: Vec<&str> = specs.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["read_note", "create_note", "list_folder", "search", "glob"]);
+    // The web tools join both profiles (web_search too when a search API
+    // is configured in the environment this runs in).
+    assert_eq!(
+        names[..6],
+        ["read_note", "create_note", "list_folder", "search", "glob", "web_fetch"]
+    );
     assert_eq!(specs[1]["input_schema"]["required"], serde_json::json!(["path", "content"]));
     assert_eq!(specs[0]["annotations"]["read_only"], true);
 }

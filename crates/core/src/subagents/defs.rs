@@ -272,6 +272,8 @@ pub fn axon_tool_name(name: &str) -> Option<&'static str> {
         "grep" | "search" | "search_file_content" | "grep_search" => "search",
         "ls" | "list_dir" | "list_directory" => "list_dir",
         "todowrite" | "todo" | "write_todos" => "todo",
+        "webfetch" | "web_fetch" => "web_fetch",
+        "websearch" | "web_search" | "google_web_search" => "web_search",
         "load_skill" | "skill" => "load_skill",
         "read_note" => "read_note",
         "create_note" => "create_note",
@@ -354,7 +356,12 @@ mod tests {
         let available = ["read_file", "search", "glob", "shell", "mcp_github_get_issue"];
         let (tools, unknown) = resolve_tools(&written, &available);
         assert_eq!(tools, ["read_file", "search", "glob", "shell", "mcp_github_get_issue"]);
-        assert_eq!(unknown, ["tool 'WebFetch' is unknown to axon; ignored"]);
+        assert_eq!(unknown, ["tool 'WebFetch' (web_fetch) is not available here"]);
+        let (tools, unknown) = resolve_tools(&written, &["web_fetch"]);
+        assert_eq!(tools, ["web_fetch"]);
+        assert_eq!(unknown.len(), 5, "{unknown:?}");
+        let (_, unknown) = resolve_tools(&["NotebookEdit".to_string()], &available);
+        assert_eq!(unknown, ["tool 'NotebookEdit' is unknown to axon; ignored"]);
 
         let gemini = "---\r\nname: finder\r\ndescription: |\r\n  Finds things.\r\n  Fast.\r\n\
                       tools:\r\n  - read_file\r\n  - search_file_content # grep\r\n\

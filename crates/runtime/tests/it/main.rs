@@ -16,4 +16,5 @@ mod sandbox_events;
 mod secrets;
 mod session_events;
 mod subagents;
+mod web_tools;
 mod workspace_config;
