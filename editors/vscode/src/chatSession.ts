@@ -29,6 +29,9 @@
 // - the proposed changes (diffs) of the chat's tool calls are kept until
 //   New chat, so `open_diff` shows exactly what axon proposed, before or
 //   after it is allowed; an `open_diff` naming no known change does nothing;
+// - `open_location` opens only a path inside a workspace folder (resolved
+//   as for axon's fs requests, fileAccess.ts); anything else is refused
+//   with a notice naming the path;
 // - the first start resumes `resumeSessionId` (the window's last chat) with
 //   `session/load` when axon offers it, so its history is replayed into the
 //   panel; when it cannot be loaded a new session starts and the panel says
@@ -39,7 +42,7 @@
 
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentProcess, type AgentCommand } from "./agentProcess";
-import { readTextFile, writeTextFile, type FileAccess } from "./fileAccess";
+import { insideRoots, readTextFile, writeTextFile, type FileAccess } from "./fileAccess";
 import { mapUpdate, modelEvents } from "./mapping";
 import type { AgentEvent, HostMessage, ProposedChange, WebviewMessage } from "./messages";
 import { PermissionQuestions } from "./permissions";
@@ -62,6 +65,8 @@ export type ChatSessionOptions = {
   onStarted?: (pid: number | undefined, sessionId: string) => void;
   /** Shows a proposed change in the editor's diff view (the panel's "Open diff"). */
   openDiff?: (change: ProposedChange) => void | Promise<void>;
+  /** Opens a place a tool call touched (a checked, resolved path inside a root) at a 1-based line. */
+  openLocation?: (path: string, line: number | undefined) => void | Promise<void>;
   /** How long `initialize` + `session/new` may take (default 30 s). */
   startupTimeoutMs?: number;
 };
@@ -123,6 +128,8 @@ export class ChatSession {
       case "permission_response":
         this.permissions.answer(message.requestId, message.optionId);
         return;
+      case "open_location":
+        return this.openLocation(message.path, message.line);
       case "open_diff": {
         const change = this.changes.get(changeKey(message.toolCallId, message.path));
         if (change) await this.options.openDiff?.(change);
@@ -325,6 +332,22 @@ export class ChatSession {
       for (const event of modelEvents(answer.configOptions)) this.emit(event);
     } catch (error) {
       if (!(error instanceof ReportedError)) this.emit({ type: "error", message: `cannot switch to model ${model}: ${(error as Error).message}` });
+    }
+  }
+
+  /** A tool call's location from a panel: opened only if it lies inside a workspace folder (as for axon's fs requests). */
+  private async openLocation(file: string, line: number | undefined): Promise<void> {
+    let real: string;
+    try {
+      real = await insideRoots(this.options.files, file);
+    } catch (error) {
+      this.emit({ type: "notice", level: "warning", message: `Not opened: ${(error as Error).message}` });
+      return;
+    }
+    try {
+      await this.options.openLocation?.(real, line);
+    } catch (error) {
+      this.emit({ type: "notice", level: "warning", message: `cannot open ${file}: ${(error as Error).message}` });
     }
   }
 

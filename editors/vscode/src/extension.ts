@@ -16,6 +16,7 @@ import * as vscode from "vscode";
 import { ChatPanelProvider } from "./chatPanel";
 import { ChatSession } from "./chatSession";
 import { DiffView } from "./diffView";
+import { openLocation } from "./openLocation";
 import { VscodeFiles } from "./vscodeFiles";
 
 let chat: ChatSession | null = null;
@@ -33,6 +34,7 @@ export function activate(context: vscode.ExtensionContext): void {
       files: new VscodeFiles(workspaceFolder()),
       post: (message) => provider.postMessage(message),
       openDiff: (change) => diffs.show(change),
+      openLocation,
       onAgentDied: (message) => void vscode.window.showWarningMessage(message),
       onStderr: (text) => output.append(text),
       resumeSessionId: context.workspaceState.get<string>(LAST_SESSION),

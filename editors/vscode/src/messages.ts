@@ -12,7 +12,9 @@
 // seed 002's 'react' | 'plan'; `set_model` (the model picker) sets the
 // session's config option of category `model`; `list_sessions` asks for
 // the workspace's sessions (answered by a `sessions` event) and
-// `resume_session` opens one (session/load) in place of the current chat.
+// `resume_session` opens one (session/load) in place of the current chat;
+// `open_location` opens a place a tool call touched (a path inside a
+// workspace folder, checked by the host) at its line.
 
 /** One line of a rendered diff: added, removed or unchanged context. */
 export type DiffLine = { op: "+" | "-" | " "; text: string };
@@ -30,6 +32,9 @@ export type PermissionChoice = {
   name: string;
   kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
 };
+
+/** A place a tool call touches: an absolute path, and a 1-based line when it is about one. */
+export type ToolLocation = { path: string; line?: number };
 
 export type ModeInfo = { id: string; name: string; description?: string };
 
@@ -50,7 +55,7 @@ export type AgentEvent =
       status: ToolStatus;
       params: unknown;
       content: ToolContent[];
-      locations: string[];
+      locations: ToolLocation[];
     }
   | {
       type: "observation";
@@ -59,7 +64,7 @@ export type AgentEvent =
       kind?: string;
       status?: ToolStatus;
       content?: ToolContent[];
-      locations?: string[];
+      locations?: ToolLocation[];
     }
   | { type: "plan"; entries: { content: string; status: string; priority: string }[] }
   | { type: "modes"; current: string; available: ModeInfo[] }
@@ -91,12 +96,13 @@ export type WebviewMessage =
   | { type: "set_model"; configId: string; model: string }
   | { type: "permission_response"; requestId: string; optionId: string | null }
   | { type: "open_diff"; toolCallId: string; path: string }
+  | { type: "open_location"; path: string; line?: number }
   | { type: "list_sessions" }
   | { type: "resume_session"; sessionId: string }
   | { type: "ready" };
 
 /** The message types a webview may send, to reject anything else. */
-const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "set_model", "permission_response", "open_diff", "list_sessions", "resume_session", "ready"]);
+const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "set_model", "permission_response", "open_diff", "open_location", "list_sessions", "resume_session", "ready"]);
 
 /** `value` as a WebviewMessage when it is one, else null (a webview is not trusted blindly). */
 export function parseWebviewMessage(value: unknown): WebviewMessage | null {
@@ -118,6 +124,11 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | null {
       return typeof m.sessionId === "string" ? { type: "resume_session", sessionId: m.sessionId } : null;
     case "open_diff":
       return typeof m.toolCallId === "string" && typeof m.path === "string" ? { type: "open_diff", toolCallId: m.toolCallId, path: m.path } : null;
+    case "open_location": {
+      if (typeof m.path !== "string") return null;
+      if (m.line === undefined) return { type: "open_location", path: m.path };
+      return Number.isSafeInteger(m.line) && (m.line as number) >= 1 ? { type: "open_location", path: m.path, line: m.line as number } : null;
+    }
     default:
       return { type: m.type } as WebviewMessage;
   }

@@ -86,7 +86,7 @@ test("a tool call's card shows kind, status, diff and the approval buttons; a cl
       status: "pending",
       params: { path: "new.txt" },
       content: [{ type: "diff", path: "/w/new.txt", created: true, lines: [{ op: "+", text: "fresh" }], added: 1, removed: 0 }],
-      locations: ["/w/new.txt:1"],
+      locations: [{ path: "/w/new.txt", line: 1 }, { path: "/w" }],
     },
   });
   const card = $('[data-tool-call="call_1"]')!;
@@ -94,6 +94,14 @@ test("a tool call's card shows kind, status, diff and the approval buttons; a cl
   assert.equal(card.querySelector(".tool-title")?.textContent, "Write new.txt");
   assert.equal(card.querySelector(".tool-status")?.textContent, "waiting");
   assert.equal(card.querySelector(".diff-lines .add")?.textContent, "+ fresh");
+  // Each location is a link that asks the host to open it (at its line, when it has one).
+  const links = [...card.querySelectorAll(".tool-locations button.location")] as HTMLElement[];
+  assert.deepEqual(links.map((l) => l.textContent), ["new.txt:1", "w"]);
+  assert.equal(links[0].title, "Open /w/new.txt:1");
+  links[0].click();
+  assert.deepEqual(sent.at(-1), { type: "open_location", path: "/w/new.txt", line: 1 });
+  links[1].click();
+  assert.deepEqual(sent.at(-1), { type: "open_location", path: "/w" });
 
   host({
     type: "agent_event",

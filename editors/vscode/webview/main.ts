@@ -18,7 +18,7 @@
 // at most once per animation frame.
 
 import type { AgentEvent, HostMessage, WebviewMessage } from "../src/messages";
-import { ToolCard } from "./cards";
+import { ToolCard, type CardLinks } from "./cards";
 import { h } from "./dom";
 import { createMarkdownRenderer } from "./markdown";
 
@@ -181,9 +181,10 @@ function hidePlanControls(): void {
   planPanel.hidden = planEntries === 0;
 }
 
-function openDiff(toolCallId: string, path: string): void {
-  send({ type: "open_diff", toolCallId, path });
-}
+const cardLinks: CardLinks = {
+  diff: (toolCallId, path) => send({ type: "open_diff", toolCallId, path }),
+  location: (location) => send({ type: "open_location", ...location }),
+};
 
 function onEvent(event: AgentEvent): void {
   switch (event.type) {
@@ -201,7 +202,7 @@ function onEvent(event: AgentEvent): void {
       return scrollToEnd();
     case "action": {
       endBlocks();
-      const card = new ToolCard(event, openDiff);
+      const card = new ToolCard(event, cardLinks);
       cards.set(event.id, card);
       cardKinds.set(event.id, event.kind);
       transcript.append(card.element);
@@ -212,7 +213,7 @@ function onEvent(event: AgentEvent): void {
     case "permission_request": {
       let card = cards.get(event.toolCallId);
       if (!card) {
-        card = new ToolCard({ type: "action", id: event.toolCallId, tool: event.title, kind: "other", status: "pending", params: null, content: [], locations: [] }, openDiff);
+        card = new ToolCard({ type: "action", id: event.toolCallId, tool: event.title, kind: "other", status: "pending", params: null, content: [], locations: [] }, cardLinks);
         cards.set(event.toolCallId, card);
         transcript.append(card.element);
       }
