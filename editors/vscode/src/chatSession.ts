@@ -37,14 +37,21 @@
 //   panel; when it cannot be loaded a new session starts and the panel says
 //   why; `onStarted` is told every session that becomes live (New chat
 //   included), so the caller can remember it;
+// - the composer's attachments (a selection, `@` mentioned files) are held
+//   here, shown as chips in every panel, and taken by the next prompt,
+//   which sends them as ACP content blocks (attachments.ts); a mentioned
+//   file must lie inside a workspace folder and be a file;
 // - nothing from the webview is trusted: messages are parsed
 //   (messages.ts), approvals must name an offered option (permissions.ts).
 
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentProcess, type AgentCommand } from "./agentProcess";
 import { insideRoots, readTextFile, writeTextFile, type FileAccess } from "./fileAccess";
 import { mapUpdate, modelEvents } from "./mapping";
-import type { AgentEvent, HostMessage, ProposedChange, WebviewMessage } from "./messages";
+import { matchFiles, PendingAttachments, promptBlocks, attachmentLabel, type Selection } from "./attachments";
+import type { AgentEvent, HostMessage, ProposedChange, WebviewMessage, WorkspaceFile } from "./messages";
 import { PermissionQuestions } from "./permissions";
 
 const MAX_RESTARTS = 3;
@@ -67,6 +74,8 @@ export type ChatSessionOptions = {
   openDiff?: (change: ProposedChange) => void | Promise<void>;
   /** Opens a place a tool call touched (a checked, resolved path inside a root) at a 1-based line. */
   openLocation?: (path: string, line: number | undefined) => void | Promise<void>;
+  /** The workspace's files an `@` mention may pick (bounded, excludes applied; fetched when a mention starts). */
+  listFiles?: () => Promise<WorkspaceFile[]>;
   /** How long `initialize` + `session/new` may take (default 30 s). */
   startupTimeoutMs?: number;
 };
@@ -98,18 +107,34 @@ export class ChatSession {
   private deaths: number[] = [];
   /** Tried once, on the first start. */
   private resumeId: string | undefined;
+  /** The composer's chips, taken by the next prompt. */
+  private readonly pending = new PendingAttachments();
+  /** The workspace files as listed when the last mention started. */
+  private workspaceFiles: WorkspaceFile[] = [];
 
   constructor(private readonly options: ChatSessionOptions) {
     this.permissions = new PermissionQuestions((event) => this.emit(event));
     this.resumeId = options.resumeSessionId;
   }
 
-  /** Handles one message from a webview (already parsed). */
-  async handle(message: WebviewMessage, replay?: (message: HostMessage) => void): Promise<void> {
+  /** Handles one message from a webview (already parsed); `reply` reaches only the panel that sent it. */
+  async handle(message: WebviewMessage, reply?: (message: HostMessage) => void): Promise<void> {
+    const answer = reply ?? this.options.post;
     switch (message.type) {
       case "ready":
-        for (const m of this.transcript) (replay ?? this.options.post)(m);
+        for (const m of this.transcript) answer(m);
+        if (this.pending.size) answer({ type: "attachments", items: this.pending.chips() });
         await this.ensureStarted().catch(() => {});
+        return;
+      case "find_files":
+        return this.findFiles(message.query, answer);
+      case "attach_file": {
+        const error = await this.attachFile(message.path);
+        if (error) this.emit({ type: "notice", level: "warning", message: error });
+        return;
+      }
+      case "remove_attachment":
+        if (this.pending.remove(message.id)) this.postAttachments();
         return;
       case "user_message":
         return this.prompt(message.content);
@@ -286,13 +311,15 @@ export class ChatSession {
     try {
       // A New chat under way finishes first: this prompt belongs to the new chat.
       await this.clearing;
-      this.record({ type: "user_message", content: text });
+      const attachments = this.pending.take();
+      if (attachments.length) this.postAttachments();
+      this.record(attachments.length ? { type: "user_message", content: text, attachments: attachments.map(attachmentLabel) } : { type: "user_message", content: text });
       this.emit({ type: "turn_start" });
       try {
         const { process, sessionId } = await this.ensureStarted();
         const result = await process.agent.request(acp.methods.agent.session.prompt, {
           sessionId,
-          prompt: [{ type: "text", text }],
+          prompt: promptBlocks(text, attachments),
         });
         stopReason = result.stopReason;
       } catch (error) {
@@ -333,6 +360,59 @@ export class ChatSession {
     } catch (error) {
       if (!(error instanceof ReportedError)) this.emit({ type: "error", message: `cannot switch to model ${model}: ${(error as Error).message}` });
     }
+  }
+
+  /** Adds an editor selection to the next prompt; an error message (nothing added) when it cannot go. */
+  addSelection(selection: Selection): string | null {
+    const error = this.pending.addSelection(selection);
+    if (!error) this.postAttachments();
+    return error;
+  }
+
+  /**
+   * Adds a workspace file (an `@` mention) to the next prompt: only a file
+   * inside a workspace folder (checked as axon's fs requests are); an error
+   * message (nothing added) otherwise.
+   */
+  async attachFile(file: string): Promise<string | null> {
+    let real: string;
+    try {
+      real = await insideRoots(this.options.files, file);
+      if (!(await fs.promises.stat(real)).isFile()) return `Not attached: ${file} is not a file.`;
+    } catch (error) {
+      return `Not attached: ${(error as Error).message}`;
+    }
+    this.pending.addFile(real, await this.relativeLabel(real));
+    this.postAttachments();
+    return null;
+  }
+
+  /** `file` relative to the workspace folder that holds it (`/` separators), else the path itself. */
+  private async relativeLabel(file: string): Promise<string> {
+    for (const root of this.options.files.roots()) {
+      const realRoot = await fs.promises.realpath(root).catch(() => root);
+      const relative = path.relative(realRoot, file);
+      if (relative && !relative.startsWith("..") && !path.isAbsolute(relative)) return relative.split(path.sep).join("/");
+    }
+    return file;
+  }
+
+  /** The files matching a mention, to the panel that asked; the list is fetched again when a mention starts (`@` alone). */
+  private async findFiles(query: string, answer: (message: HostMessage) => void): Promise<void> {
+    if (!this.options.listFiles) return;
+    if (query === "" || this.workspaceFiles.length === 0) {
+      try {
+        this.workspaceFiles = await this.options.listFiles();
+      } catch (error) {
+        this.emit({ type: "notice", level: "warning", message: `cannot list the workspace's files: ${(error as Error).message}` });
+        return;
+      }
+    }
+    answer({ type: "file_matches", query, files: matchFiles(this.workspaceFiles, query) });
+  }
+
+  private postAttachments(): void {
+    this.options.post({ type: "attachments", items: this.pending.chips() });
   }
 
   /** A tool call's location from a panel: opened only if it lies inside a workspace folder (as for axon's fs requests). */

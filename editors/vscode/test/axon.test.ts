@@ -537,3 +537,33 @@ test("plan mode: the plan is shown and its question is asked on a switch_mode ca
     assert.ok(fs.existsSync(path.join(workspace, "done.txt")), "the approved plan ran");
   });
 });
+
+test("attachments: a selection goes as an embedded resource and a mentioned file as a resource_link; the model sees both, the chips go", async () => {
+  await withAxon([{ text: "Seen both." }], async ({ chat, ui, model, workspace }) => {
+    fs.mkdirSync(path.join(workspace, "src"));
+    fs.writeFileSync(path.join(workspace, "src", "kumquat notes.md"), "The kumquat is ripe.\n");
+    fs.writeFileSync(path.join(workspace, "a.ts"), "one\nconst persimmon = 2;\nthree\n");
+    await chat.handle({ type: "ready" });
+
+    assert.equal(chat.addSelection({ path: path.join(workspace, "a.ts"), label: "a.ts", startLine: 2, endLine: 2, text: "const persimmon = 2;" }), null);
+    await chat.handle({ type: "attach_file", path: path.join(workspace, "src", "kumquat notes.md") });
+    // A file outside the workspace, or a folder, is refused with a notice and not attached.
+    await chat.handle({ type: "attach_file", path: "/etc/hostname" });
+    await chat.handle({ type: "attach_file", path: path.join(workspace, "src") });
+    const chips = ui.messages.filter((m): m is Extract<HostMessage, { type: "attachments" }> => m.type === "attachments");
+    assert.deepEqual(chips.at(-1)?.items.map((c) => c.label), ["a.ts:2", "src/kumquat notes.md"]);
+    const refusals = ui.events.filter((e) => e.type === "notice").map((e) => (e.type === "notice" ? e.message : ""));
+    assert.equal(refusals.length, 2, JSON.stringify(refusals));
+    assert.ok(refusals[0].includes("/etc/hostname") && refusals[0].includes("outside"), refusals[0]);
+    assert.ok(refusals[1].includes("not a file"), refusals[1]);
+
+    await chat.handle({ type: "user_message", content: "Compare these" });
+    assert.deepEqual(ui.messages.find((m) => m.type === "user_message"), { type: "user_message", content: "Compare these", attachments: ["a.ts:2", "src/kumquat notes.md"] });
+    assert.deepEqual(ui.messages.filter((m) => m.type === "attachments").at(-1), { type: "attachments", items: [] }, "the prompt took the chips");
+    assert.equal(answerText(ui.events), "Seen both.");
+    const request = JSON.stringify(model.requests[0]);
+    assert.ok(request.includes("const persimmon = 2;"), `the selection reached the model: ${request}`);
+    assert.ok(request.includes("The kumquat is ripe."), `axon read the linked file: ${request}`);
+    assert.ok(request.includes("Compare these"), request);
+  });
+});

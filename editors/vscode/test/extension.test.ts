@@ -46,13 +46,16 @@ const vscode = {
       registered.views.set(id, provider);
       return disposable;
     },
-    showWarningMessage: () => undefined,
+    showWarningMessage: (message: string) => void told.push(message),
+    showInformationMessage: (message: string) => void told.push(message),
+    activeTextEditor: undefined as unknown,
   },
   commands: {
     registerCommand: (id: string, run: () => unknown) => {
       registered.commands.set(id, run);
       return disposable;
     },
+    executeCommand: async (id: string) => void executed.push(id),
   },
   workspace: {
     getConfiguration: () => ({ get: (key: string, fallback: unknown) => settings[key] ?? fallback }),
@@ -60,10 +63,14 @@ const vscode = {
       registered.schemes.push(scheme);
       return disposable;
     },
-    workspaceFolders: undefined,
+    workspaceFolders: undefined as { uri: { scheme: string; fsPath: string } }[] | undefined,
     textDocuments: [],
+    asRelativePath: (uri: { fsPath: string }) => path.basename(uri.fsPath),
   },
 };
+/** What the user was told (notifications) and the commands the extension ran. */
+const told: string[] = [];
+const executed: string[] = [];
 
 const load = (Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown })._load;
 (Module as unknown as { _load: typeof load })._load = (request, ...rest) => (request === "vscode" ? vscode : load(request, ...rest));
@@ -77,7 +84,7 @@ test("activation registers the chat view and the commands; the view gets a locke
   const extensionUri = { fsPath: "/ext" };
   extension.activate({ subscriptions, extensionUri, workspaceState });
   assert.deepEqual([...registered.views.keys()], ["axon.chat"]);
-  assert.deepEqual([...registered.commands.keys()].sort(), ["axon.newChat", "axon.openInTab", "axon.stop"]);
+  assert.deepEqual([...registered.commands.keys()].sort(), ["axon.addSelection", "axon.newChat", "axon.openInTab", "axon.stop"]);
   assert.deepEqual(registered.schemes, ["axon-proposed"], "the proposed changes' documents (Open diff)");
 
   const webview = {
@@ -187,4 +194,55 @@ test("the manifest declares that the extension does not run in untrusted workspa
   const untrusted = manifest.capabilities?.untrustedWorkspaces;
   assert.equal(untrusted?.supported, false);
   assert.ok(typeof untrusted?.description === "string" && untrusted.description.length > 20, JSON.stringify(untrusted));
+});
+
+test("Add Selection to Chat: the selection's file, lines and text become a chip in the panel, and the chat view is shown", { skip: process.platform === "win32" }, async () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-sel-")));
+  const script = path.join(dir, "axon");
+  fs.writeFileSync(script, "#!/bin/sh\nexit 3\n", { mode: 0o755 });
+  const file = path.join(dir, "a.ts");
+  fs.writeFileSync(file, "one\ntwo\nthree\n");
+  settings.path = script;
+  vscode.workspace.workspaceFolders = [{ uri: { scheme: "file", fsPath: dir } }];
+  const position = (line: number, character: number) => ({ line, character });
+  const editor = (start: { line: number; character: number }, end: { line: number; character: number }) => ({
+    document: { uri: { scheme: "file", fsPath: file }, getText: () => "two\n" },
+    selection: { start, end, isEmpty: start.line === end.line && start.character === end.character },
+  });
+  try {
+    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, workspaceState });
+    const view = fakeWebview();
+    registered.views.get("axon.chat")!.resolveWebviewView({ webview: view.webview, onDidDispose: () => disposable });
+    view.handler!({ type: "ready" });
+    await waitFor("the (failed) start-up", () => view.posted.find((m) => m.event?.type === "error"));
+
+    told.length = 0;
+    vscode.window.activeTextEditor = undefined;
+    await registered.commands.get("axon.addSelection")!();
+    assert.match(told.join(), /open a file and select some text/);
+    told.length = 0;
+
+    // Line 2 selected whole (ending at the start of line 3): lines 2-2.
+    vscode.window.activeTextEditor = editor(position(1, 0), position(2, 0));
+    await registered.commands.get("axon.addSelection")!();
+    // Nothing selected: the whole file is attached.
+    vscode.window.activeTextEditor = editor(position(0, 1), position(0, 1));
+    await registered.commands.get("axon.addSelection")!();
+    const chips = view.posted.filter((m) => m.type === "attachments").at(-1) as unknown as { items: { kind: string; label: string; title: string }[] };
+    assert.deepEqual(
+      chips.items.map((c) => [c.kind, c.label]),
+      [
+        ["selection", "a.ts:2"],
+        ["file", "a.ts"],
+      ],
+    );
+    assert.deepEqual(executed.filter((c) => c === "axon.chat.focus").length, 2, "the chat view is shown after each");
+    assert.deepEqual(told, [], "nothing to warn about");
+  } finally {
+    await extension.deactivate();
+    vscode.window.activeTextEditor = undefined;
+    vscode.workspace.workspaceFolders = undefined;
+    delete settings.path;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -179,3 +179,70 @@ test("the plan's Approve / Edit / Reject answer the plan question with the offer
   assert.equal($(".plan-controls")?.hidden, true);
   input.value = "";
 });
+
+test("the composer shows the host's chips; × asks to remove one; a sent message shows what went with it", () => {
+  host({ type: "clear_chat" });
+  host({
+    type: "attachments",
+    items: [
+      { id: "a1", kind: "selection", label: "src/a.ts:3-5", title: "/w/src/a.ts, lines 3-5" },
+      { id: "a2", kind: "file", label: "<b>README.md</b>", title: "/w/README.md" },
+    ],
+  });
+  const chips = [...document.querySelectorAll(".attachments .chip")] as HTMLElement[];
+  assert.equal($(".attachments")?.hidden, false);
+  assert.deepEqual(chips.map((c) => c.querySelector(".chip-label")?.textContent), ["src/a.ts:3-5", "<b>README.md</b>"]);
+  assert.equal(document.querySelector(".attachments b"), null, "a label is text, never markup");
+  (chips[1].querySelector("button.chip-remove") as HTMLElement).click();
+  assert.deepEqual(sent.at(-1), { type: "remove_attachment", id: "a2" });
+  host({ type: "attachments", items: [] });
+  assert.equal($(".attachments")?.hidden, true);
+
+  host({ type: "user_message", content: "Explain", attachments: ["src/a.ts:3-5"] });
+  const message = [...document.querySelectorAll(".message.user")].at(-1) as HTMLElement;
+  assert.equal(message.querySelector(".user-text")?.textContent, "Explain");
+  assert.deepEqual([...message.querySelectorAll(".sent-attachments .chip")].map((c) => c.textContent), ["src/a.ts:3-5"]);
+});
+
+test("typing @ asks for matching files; the list shows only the current mention's answer; Enter picks, writing @path and attaching it", () => {
+  const input = $("textarea.prompt") as HTMLTextAreaElement;
+  const type = (value: string) => {
+    input.value = value;
+    input.setSelectionRange(value.length, value.length);
+    input.dispatchEvent(new window.Event("input"));
+  };
+  type("Look at @");
+  assert.deepEqual(sent.at(-1), { type: "find_files", query: "" });
+  type("Look at @ma");
+  assert.deepEqual(sent.at(-1), { type: "find_files", query: "ma" });
+  // A late answer for an earlier query is not shown.
+  host({ type: "file_matches", query: "", files: [{ path: "/w/zzz.ts", label: "zzz.ts" }] });
+  assert.equal($(".mentions")?.hidden, true);
+  host({
+    type: "file_matches",
+    query: "ma",
+    files: [
+      { path: "/w/src/main.ts", label: "src/main.ts" },
+      { path: "/w/lib/maintenance.py", label: "lib/maintenance.py" },
+    ],
+  });
+  assert.equal($(".mentions")?.hidden, false);
+  assert.deepEqual([...document.querySelectorAll(".mentions .mention")].map((m) => m.textContent), ["src/main.ts", "lib/maintenance.py"]);
+  const before = sent.length;
+  input.dispatchEvent(new window.KeyboardEvent("keydown", { key: "ArrowDown", cancelable: true }));
+  assert.equal($(".mentions .mention.active")?.textContent, "lib/maintenance.py");
+  input.dispatchEvent(new window.KeyboardEvent("keydown", { key: "Enter", cancelable: true }));
+  assert.deepEqual(sent.slice(before), [{ type: "attach_file", path: "/w/lib/maintenance.py" }], "Enter picked the file; nothing was sent as a prompt");
+  assert.equal(input.value, "Look at @lib/maintenance.py ");
+  assert.equal($(".mentions")?.hidden, true);
+
+  // A word with @ inside (an address) is no mention; Escape closes an open list.
+  type("mail me@example");
+  assert.equal(sent.length, before + 1, "no find_files for an address");
+  type("@x");
+  host({ type: "file_matches", query: "x", files: [] });
+  assert.equal($(".mentions")?.textContent, "No workspace file matches “x”");
+  input.dispatchEvent(new window.KeyboardEvent("keydown", { key: "Escape", cancelable: true }));
+  assert.equal($(".mentions")?.hidden, true);
+  input.value = "";
+});

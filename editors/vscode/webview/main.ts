@@ -7,7 +7,8 @@
 // not also hold (on load it sends `ready` and is replayed the transcript),
 // so a reloaded or second panel shows the same chat; Send and Stop follow
 // the host's turn_start / turn_end only (never the page's own guess), so
-// Send is enabled exactly when the host accepts a prompt; the plan's
+// Send is enabled exactly when the host accepts a prompt; the composer's
+// chips and `@` mention list are composer.ts's; the plan's
 // Approve / Edit / Reject answer the agent's question about running it (a
 // question on a `switch_mode` card, axon's "Run this plan?") with the
 // options it offered: Approve the allow option, Reject and Edit the reject
@@ -19,6 +20,7 @@
 
 import type { AgentEvent, HostMessage, WebviewMessage } from "../src/messages";
 import { ToolCard, type CardLinks } from "./cards";
+import { Composer } from "./composer";
 import { h } from "./dom";
 import { createMarkdownRenderer } from "./markdown";
 
@@ -43,12 +45,13 @@ const planPanel = h("div", { class: "plan", hidden: true }, h("div", { class: "p
 const usageLine = h("div", { class: "usage" });
 const input = h("textarea", { class: "prompt", rows: "3", placeholder: "Ask axon… (Enter to send, Shift+Enter for a new line)" }) as HTMLTextAreaElement;
 const sendButton = h("button", { type: "button", class: "send", text: "Send" });
+const composer = new Composer(input, send);
 document.getElementById("app")!.append(
   h("header", {}, modeSelect, modelSelect, sessionsButton, newChatButton, stopButton),
   sessionsList,
   transcript,
   planPanel,
-  h("footer", {}, input, h("div", { class: "composer-row" }, usageLine, sendButton)),
+  h("footer", {}, composer.chips, composer.mentions, input, h("div", { class: "composer-row" }, usageLine, sendButton)),
 );
 
 // What is being streamed, and the cards by tool call id.
@@ -270,10 +273,18 @@ window.addEventListener("message", (e: MessageEvent<HostMessage>) => {
   switch (message?.type) {
     case "agent_event":
       return onEvent(message.event);
-    case "user_message":
+    case "user_message": {
       endBlocks();
-      transcript.append(h("div", { class: "message user", text: message.content }));
+      const sent = message.attachments?.length
+        ? h("div", { class: "message user" }, h("div", { class: "user-text", text: message.content }), h("div", { class: "sent-attachments" }, ...message.attachments.map((label) => h("span", { class: "chip", text: label }))))
+        : h("div", { class: "message user", text: message.content });
+      transcript.append(sent);
       return scrollToEnd();
+    }
+    case "attachments":
+      return composer.showChips(message.items);
+    case "file_matches":
+      return composer.showMatches(message.query, message.files);
     case "clear_chat":
       endBlocks();
       cards.clear();
@@ -300,6 +311,7 @@ function submit(): void {
 
 sendButton.addEventListener("click", submit);
 input.addEventListener("keydown", (e) => {
+  if (composer.onKeydown(e)) return;
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     submit();
