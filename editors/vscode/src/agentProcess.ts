@@ -30,6 +30,8 @@ export type AgentCommand = {
   args: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Said with a start-up failure: where axon was looked for and how to fix it (no binary found). */
+  hint?: string;
 };
 
 export type Exit = { code: number | null; signal: string | null; error?: string };

@@ -237,7 +237,8 @@ export class ChatSession {
       const stderr = process.stderr.trim();
       const why =
         error instanceof StartAborted ? error.message + (stderr ? `; its stderr: ${stderr}` : "") : (exit.error ?? (stderr || (error as Error).message));
-      throw new Error(`axon could not start (${this.options.agent.command} ${this.options.agent.args.join(" ")}): ${why}`);
+      const hint = this.options.agent.hint ? `; ${this.options.agent.hint}` : "";
+      throw new Error(`axon could not start (${this.options.agent.command} ${this.options.agent.args.join(" ")}): ${why}${hint}`);
     }
   }
 

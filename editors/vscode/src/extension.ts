@@ -5,7 +5,7 @@
 // it); the window's last chat is resumed (its id in workspaceState); it
 // runs in the first workspace folder (the user's home when no
 // folder is open); the binary is the setting `axon.path`, else `axon` from
-// PATH; axon's environment is the extension host's minus
+// PATH, else the one bundled in a platform-specific .vsix (axonBinary.ts); axon's environment is the extension host's minus
 // ELECTRON_RUN_AS_NODE and VSCODE_* (VS Code's internals, as its own
 // terminal drops them); axon's stderr goes to the "axon" output channel;
 // `deactivate` stops the process (a pending start-up included) and waits
@@ -20,6 +20,7 @@ import { ChatSession } from "./chatSession";
 import { DiffView } from "./diffView";
 import { openLocation } from "./openLocation";
 import { excludeGlob } from "./attachments";
+import { resolveAxon } from "./axonBinary";
 import type { WorkspaceFile } from "./messages";
 import { VscodeFiles } from "./vscodeFiles";
 
@@ -34,7 +35,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const session = (): ChatSession => {
     chat ??= new ChatSession({
-      agent: agentCommand(),
+      agent: agentCommand(context.extensionPath, output),
       files: new VscodeFiles(workspaceFolder()),
       post: (message) => provider.postMessage(message),
       openDiff: (change) => diffs.show(change),
@@ -114,12 +115,14 @@ async function workspaceFiles(): Promise<WorkspaceFile[]> {
   return uris.filter((u) => u.scheme === "file").map((u) => ({ path: u.fsPath, label: vscode.workspace.asRelativePath(u, false) }));
 }
 
-/** `axon acp` as the settings say, in the window's folder. */
-function agentCommand() {
+/** `axon acp` as the settings say, in the window's folder: the binary from axon.path, else PATH, else the bundled one. */
+function agentCommand(extensionPath: string, output: vscode.OutputChannel) {
   const config = vscode.workspace.getConfiguration("axon");
-  const configured = config.get<string>("path", "").trim();
   const extraArgs = config.get<string[]>("args", []);
-  return { command: configured || "axon", args: ["acp", ...extraArgs], cwd: workspaceFolder(), env: agentEnvironment(process.env) };
+  const env = agentEnvironment(process.env);
+  const binary = resolveAxon({ configured: config.get<string>("path", "").trim(), pathEnv: env.PATH, extensionPath, platform: process.platform });
+  output.appendLine(`[axon-vscode] axon: ${binary.command} (${binary.source === "none" ? "not found" : `from ${binary.source}`})`);
+  return { command: binary.command, args: ["acp", ...extraArgs], cwd: workspaceFolder(), env, hint: binary.hint };
 }
 
 /** The first workspace folder, else the user's home. */

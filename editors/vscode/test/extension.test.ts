@@ -82,7 +82,7 @@ const extension = createRequire(import.meta.url)(path.resolve("dist/extension.js
 test("activation registers the chat view and the commands; the view gets a locked-down page", async () => {
   const subscriptions: Disposable[] = [];
   const extensionUri = { fsPath: "/ext" };
-  extension.activate({ subscriptions, extensionUri, workspaceState });
+  extension.activate({ subscriptions, extensionUri, extensionPath: "/ext", workspaceState });
   assert.deepEqual([...registered.views.keys()], ["axon.chat"]);
   assert.deepEqual([...registered.commands.keys()].sort(), ["axon.addSelection", "axon.newChat", "axon.openInTab", "axon.stop"]);
   assert.deepEqual(registered.schemes, ["axon-proposed"], "the proposed changes' documents (Open diff)");
@@ -151,7 +151,7 @@ test("webview messages: malformed ones are dropped, ready replays the transcript
   const saved = { ...process.env };
   Object.assign(process.env, { ELECTRON_RUN_AS_NODE: "1", VSCODE_PID: "4242", VSCODE_IPC_HOOK_CLI: "/tmp/vscode-ipc.sock", AXON_TEST_KEPT: "yes" });
   try {
-    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, workspaceState });
+    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, extensionPath: "/ext", workspaceState });
     const first = fakeWebview();
     registered.views.get("axon.chat")!.resolveWebviewView({ webview: first.webview, onDidDispose: () => disposable });
     assert.ok(first.handler, "the page's messages are listened to");
@@ -210,7 +210,7 @@ test("Add Selection to Chat: the selection's file, lines and text become a chip 
     selection: { start, end, isEmpty: start.line === end.line && start.character === end.character },
   });
   try {
-    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, workspaceState });
+    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, extensionPath: "/ext", workspaceState });
     const view = fakeWebview();
     registered.views.get("axon.chat")!.resolveWebviewView({ webview: view.webview, onDidDispose: () => disposable });
     view.handler!({ type: "ready" });
