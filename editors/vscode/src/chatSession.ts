@@ -41,6 +41,9 @@
 //   here, shown as chips in every panel, and taken by the next prompt,
 //   which sends them as ACP content blocks (attachments.ts); a mentioned
 //   file must lie inside a workspace folder and be a file;
+// - axon's MCP servers' states (`_axon/mcp_servers`, mcp.ts) are shown for
+//   the live session only, also when the list came just before the
+//   session became live here;
 // - nothing from the webview is trusted: messages are parsed
 //   (messages.ts), approvals must name an offered option (permissions.ts).
 
@@ -50,6 +53,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { AgentProcess, type AgentCommand } from "./agentProcess";
 import { insideRoots, readTextFile, writeTextFile, type FileAccess } from "./fileAccess";
 import { mapUpdate, modelEvents } from "./mapping";
+import { mcpEvent, type McpServersNotification } from "./mcp";
 import { matchFiles, PendingAttachments, promptBlocks, attachmentLabel, type Selection } from "./attachments";
 import type { AgentEvent, HostMessage, ProposedChange, WebviewMessage, WorkspaceFile } from "./messages";
 import { PermissionQuestions } from "./permissions";
@@ -109,6 +113,8 @@ export class ChatSession {
   private resumeId: string | undefined;
   /** The composer's chips, taken by the next prompt. */
   private readonly pending = new PendingAttachments();
+  /** The last MCP servers' states axon reported, by session (the newest few). */
+  private readonly mcpServers = new Map<string, McpServersNotification>();
   /** The workspace files as listed when the last mention started. */
   private workspaceFiles: WorkspaceFile[] = [];
 
@@ -207,6 +213,7 @@ export class ChatSession {
         askPermission: (request, signal) => this.askPermission(request, signal),
         readTextFile: (request) => readTextFile(files, request, this.sessionId),
         writeTextFile: (request) => writeTextFile(files, request, this.sessionId),
+        onMcpServers: (n) => this.onMcpServers(n),
       },
       this.options.onStderr,
     );
@@ -230,6 +237,7 @@ export class ChatSession {
       );
       this.sessionId = session.sessionId;
       this.emitModes(session);
+      this.emitMcpServers();
       this.options.onStarted?.(process.pid, session.sessionId);
       return { process, sessionId: session.sessionId };
     } catch (error) {
@@ -264,6 +272,27 @@ export class ChatSession {
     const update = notification.update;
     if (update.sessionUpdate === "tool_call" || update.sessionUpdate === "tool_call_update") this.keepChanges(update.toolCallId, update.content);
     for (const event of mapUpdate(notification.update)) this.emit(event);
+  }
+
+  /**
+   * axon's MCP servers of a session: shown if it is the live session's;
+   * kept (the last few sessions') so a list sent just before its session
+   * became live here (right after session/new answered) is shown then.
+   */
+  private onMcpServers(notification: McpServersNotification): void {
+    this.mcpServers.delete(notification.sessionId);
+    this.mcpServers.set(notification.sessionId, notification);
+    for (const key of this.mcpServers.keys()) {
+      if (this.mcpServers.size <= 8) break;
+      this.mcpServers.delete(key);
+    }
+    if (notification.sessionId === this.sessionId) this.emit(mcpEvent(notification));
+  }
+
+  /** The MCP servers' last known states for a session that just became live. */
+  private emitMcpServers(): void {
+    const known = this.sessionId === null ? undefined : this.mcpServers.get(this.sessionId);
+    if (known) this.emit(mcpEvent(known));
   }
 
   /** A permission question from axon: asked only if it is the live session's, else cancelled. */
@@ -474,6 +503,7 @@ export class ChatSession {
         this.sessionId = session.sessionId;
         this.live = Promise.resolve({ process: live.process, sessionId: session.sessionId });
         this.emitModes(session);
+        this.emitMcpServers();
         this.options.onStarted?.(live.process.pid, session.sessionId);
       } catch (error) {
         this.emit({ type: "error", message: `cannot start a new chat: ${(error as Error).message}` });

@@ -77,6 +77,8 @@ export type AgentEvent =
   | { type: "models"; configId: string; current: string; available: ModeInfo[] }
   | { type: "mode"; mode: string }
   | { type: "usage"; used: number; size: number }
+  /** The session's MCP servers and their states (axon's `_axon/mcp_servers`, src/mcp.ts); the whole list each time. */
+  | { type: "mcp_servers"; servers: { name: string; state: string; message?: string; tools?: number }[] }
   /** The workspace's sessions (answer to `list_sessions`; never replayed). */
   | { type: "sessions"; current: string | null; sessions: { id: string; title: string; updatedAt: string }[] }
   | { type: "permission_request"; requestId: string; toolCallId: string; title: string; options: PermissionChoice[] }

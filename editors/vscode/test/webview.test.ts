@@ -246,3 +246,26 @@ test("typing @ asks for matching files; the list shows only the current mention'
   assert.equal($(".mentions")?.hidden, true);
   input.value = "";
 });
+
+test("the MCP servers' line counts the states and lists each server; one needing the user unfolds it; New chat hides it", () => {
+  const panel = $("details.mcp") as HTMLDetailsElement;
+  assert.equal(panel.hidden, true, "no servers: no line");
+  host({ type: "agent_event", event: { type: "mcp_servers", servers: [{ name: "github", state: "ready", tools: 12 }, { name: "docs", state: "connecting" }] } });
+  assert.equal(panel.hidden, false);
+  assert.equal(panel.querySelector("summary")?.textContent, "MCP: 1 ready · 1 connecting");
+  assert.equal(panel.open, false);
+  host({
+    type: "agent_event",
+    event: { type: "mcp_servers", servers: [{ name: "github", state: "ready", tools: 1 }, { name: "<i>docs</i>", state: "needs_login", message: "run `axon mcp login docs`" }] },
+  });
+  assert.equal(panel.querySelector("summary")?.textContent, "MCP: 1 ready · 1 needs login");
+  const items = [...panel.querySelectorAll("li.mcp-server")] as HTMLElement[];
+  assert.deepEqual(items.map((i) => i.dataset.state), ["ready", "needs_login"]);
+  assert.equal(items[0].querySelector(".mcp-tools")?.textContent, "1 tool");
+  assert.equal(items[1].querySelector(".mcp-name")?.textContent, "<i>docs</i>");
+  assert.equal(panel.querySelector("i"), null, "names are text");
+  assert.equal(items[1].querySelector(".mcp-message")?.textContent, "run `axon mcp login docs`");
+  assert.equal(panel.open, true, "a server needing the user unfolds the list");
+  host({ type: "clear_chat" });
+  assert.equal(panel.hidden, true);
+});

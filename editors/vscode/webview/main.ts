@@ -1,6 +1,7 @@
 // main.ts — the chat panel inside the webview: header (mode, model,
 // Sessions, New chat, Stop), the sessions list, the plan with its controls, the transcript, the prompt box. Speaks only seed 002's messages
-// (src/messages.ts) with the extension host, through postMessage.
+// (src/messages.ts) with the extension host; the MCP servers' states show
+// in a foldable line under the header, through postMessage.
 //
 // Guarantees: model and tool text is either rendered by markdown.ts
 // (sanitised) or set as textContent; the page holds no state the host does
@@ -39,6 +40,9 @@ const sessionsList = h("div", { class: "sessions", hidden: true, role: "dialog",
 const newChatButton = h("button", { type: "button", class: "new-chat", text: "New chat" });
 const stopButton = h("button", { type: "button", class: "stop", text: "Stop", disabled: true });
 const transcript = h("div", { class: "transcript", role: "log", "aria-live": "polite" });
+const mcpSummary = h("summary");
+const mcpList = h("ul");
+const mcpPanel = h("details", { class: "mcp", hidden: true }, mcpSummary, mcpList) as HTMLDetailsElement;
 const planList = h("ol");
 const planControls = h("div", { class: "plan-controls", hidden: true });
 const planPanel = h("div", { class: "plan", hidden: true }, h("div", { class: "plan-title", text: "Plan" }), planList, planControls);
@@ -49,6 +53,7 @@ const composer = new Composer(input, send);
 document.getElementById("app")!.append(
   h("header", {}, modeSelect, modelSelect, sessionsButton, newChatButton, stopButton),
   sessionsList,
+  mcpPanel,
   transcript,
   planPanel,
   h("footer", {}, composer.chips, composer.mentions, input, h("div", { class: "composer-row" }, usageLine, sendButton)),
@@ -184,6 +189,28 @@ function hidePlanControls(): void {
   planPanel.hidden = planEntries === 0;
 }
 
+/** The MCP servers' line: a count per state, unfolding to each server's state, tools and message. */
+function showMcpServers(event: Extract<AgentEvent, { type: "mcp_servers" }>): void {
+  const counts = new Map<string, number>();
+  for (const s of event.servers) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
+  mcpSummary.textContent = `MCP: ${[...counts].map(([state, n]) => `${n} ${state.replace(/_/g, " ")}`).join(" · ")}`;
+  mcpList.replaceChildren(
+    ...event.servers.map((s) =>
+      h(
+        "li",
+        { class: "mcp-server", "data-state": s.state, "data-server": s.name },
+        h("span", { class: "mcp-name", text: s.name }),
+        h("span", { class: "mcp-state", text: s.state.replace(/_/g, " ") }),
+        typeof s.tools === "number" ? h("span", { class: "mcp-tools", text: `${s.tools} tool${s.tools === 1 ? "" : "s"}` }) : null,
+        s.message ? h("div", { class: "mcp-message", text: s.message }) : null,
+      ),
+    ),
+  );
+  mcpPanel.hidden = event.servers.length === 0;
+  // A server that needs the user (an error, a login) unfolds the list.
+  if (event.servers.some((s) => s.state === "error" || s.state === "needs_login")) mcpPanel.open = true;
+}
+
 const cardLinks: CardLinks = {
   diff: (toolCallId, path) => send({ type: "open_diff", toolCallId, path }),
   location: (location) => send({ type: "open_location", ...location }),
@@ -253,6 +280,8 @@ function onEvent(event: AgentEvent): void {
       return;
     case "sessions":
       return showSessions(event);
+    case "mcp_servers":
+      return showMcpServers(event);
     case "turn_start":
       return setRunning(true);
     case "turn_end":
@@ -296,6 +325,9 @@ window.addEventListener("message", (e: MessageEvent<HostMessage>) => {
       transcript.replaceChildren();
       planPanel.hidden = true;
       usageLine.textContent = "";
+      // The new session's servers are reported by axon for it.
+      mcpPanel.hidden = true;
+      mcpList.replaceChildren();
       // Send/Stop are left as they are: the host posts clear_chat only after
       // the running turn's turn_end, which is what re-enables Send.
       return;

@@ -1,0 +1,48 @@
+// mcp.ts — the MCP servers' states as axon is to report them to the panel:
+// the ACP extension notification `_axon/mcp_servers` (ACP reserves methods
+// starting with `_` for extensions). axon acp does not send it yet; this is
+// the shape the extension expects, parsed strictly (zod) so a malformed one
+// is dropped, never shown.
+//
+// Shape (JSON-RPC notification, agent → client):
+//   { "method": "_axon/mcp_servers",
+//     "params": { "sessionId": "…",
+//                 "servers": [ { "name": "github", "state": "ready",
+//                                "message": null, "tools": 12 } ] } }
+// `servers` is the session's whole list each time (not a change), sent once
+// the session is open and again whenever a server's state changes; `state`
+// is axon's McpState (connecting, ready, error, closed, needs_login; an
+// unknown one is shown as it is); `message` says why (an error, the login
+// command); `tools` is how many tools the server offers, when known.
+
+import { z } from "zod";
+import type { AgentEvent } from "./messages";
+
+export const MCP_SERVERS_METHOD = "_axon/mcp_servers";
+
+export const McpServersParams = z.object({
+  sessionId: z.string(),
+  servers: z.array(
+    z.object({
+      name: z.string(),
+      state: z.string(),
+      message: z.string().nullish(),
+      tools: z.number().int().nonnegative().nullish(),
+    }),
+  ),
+});
+
+export type McpServersNotification = z.infer<typeof McpServersParams>;
+
+/** The panel's event for one notification. */
+export function mcpEvent(params: McpServersNotification): AgentEvent {
+  return {
+    type: "mcp_servers",
+    servers: params.servers.map((s) => ({
+      name: s.name,
+      state: s.state,
+      ...(s.message ? { message: s.message } : {}),
+      ...(typeof s.tools === "number" ? { tools: s.tools } : {}),
+    })),
+  };
+}
