@@ -15,7 +15,7 @@
 // unknown one is shown as it is); `message` says why (an error, the login
 // command); `tools` is how many tools the server offers, when known.
 
-import { z } from "zod";
+import { z } from "zod/v4";
 import type { AgentEvent } from "./messages";
 
 export const MCP_SERVERS_METHOD = "_axon/mcp_servers";
