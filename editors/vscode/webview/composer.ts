@@ -110,7 +110,7 @@ export class Composer {
       this.mentions.replaceChildren(h("div", { class: "mentions-empty", text: `No workspace file matches “${this.mention?.query ?? ""}”` }));
     } else {
       this.mentions.replaceChildren(
-        h("div", { class: "mentions-head", text: "Attach a file: ↑↓ choose · Enter or Tab attach · Esc close" }),
+        h("div", { class: "mentions-head", text: "Files: ↑↓ choose · Enter attach · Esc close" }),
         ...this.matches.map((file, i) => {
           const item = h("button", { type: "button", class: `mention${i === this.active ? " active" : ""}`, role: "option", "aria-selected": i === this.active ? "true" : "false", title: file.path, text: file.label });
           // mousedown, not click: the prompt box keeps its focus and caret.
