@@ -66,8 +66,15 @@ const vscode = {
     workspaceFolders: undefined as { uri: { scheme: string; fsPath: string } }[] | undefined,
     textDocuments: [],
     asRelativePath: (uri: { fsPath: string }) => path.basename(uri.fsPath),
+    findFiles: async (include: string, exclude: string, maxResults: number) => {
+      found.push({ include, exclude, maxResults });
+      return listed;
+    },
   },
 };
+/** What workspace.findFiles was asked, and what it answers. */
+const found: { include: string; exclude: string; maxResults: number }[] = [];
+let listed: { scheme: string; fsPath: string }[] = [];
 /** What the user was told (notifications) and the commands the extension ran. */
 const told: string[] = [];
 const executed: string[] = [];
@@ -243,6 +250,41 @@ test("Add Selection to Chat: the selection's file, lines and text become a chip 
     vscode.window.activeTextEditor = undefined;
     vscode.workspace.workspaceFolders = undefined;
     delete settings.path;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("an @ mention's files come from workspace.findFiles, bounded, with the settings' excludes; the answer goes to the asking panel", { skip: process.platform === "win32" }, async () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-find-")));
+  const script = path.join(dir, "axon");
+  fs.writeFileSync(script, "#!/bin/sh\nexit 3\n", { mode: 0o755 });
+  settings.path = script;
+  settings["files.exclude"] = { "**/.svn": true, "**/shown": false };
+  settings["search.exclude"] = { "**/target": true };
+  listed = [
+    { scheme: "file", fsPath: path.join(dir, "main.ts") },
+    { scheme: "vscode-remote", fsPath: "/elsewhere/main.ts" },
+    { scheme: "file", fsPath: path.join(dir, "notes.md") },
+  ];
+  try {
+    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, extensionPath: "/ext", workspaceState });
+    const asking = fakeWebview();
+    const other = fakeWebview();
+    for (const view of [asking, other]) {
+      registered.views.get("axon.chat")!.resolveWebviewView({ webview: view.webview, onDidDispose: () => disposable });
+      view.handler!({ type: "ready" });
+    }
+    asking.handler!({ type: "find_files", query: "ma" });
+    const answer = (await waitFor("the mention's files", () => asking.posted.find((m) => m.type === "file_matches"))) as unknown as { query: string; files: { path: string; label: string }[] };
+    assert.deepEqual(answer, { type: "file_matches", query: "ma", files: [{ path: path.join(dir, "main.ts"), label: "main.ts" }] });
+    assert.deepEqual(found.at(-1), { include: "**/*", exclude: "{**/.git,**/node_modules,**/.svn,**/target}", maxResults: 5000 });
+    assert.ok(!other.posted.some((m) => m.type === "file_matches"), "only the asking panel is answered");
+  } finally {
+    await extension.deactivate();
+    delete settings.path;
+    delete settings["files.exclude"];
+    delete settings["search.exclude"];
+    listed = [];
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
