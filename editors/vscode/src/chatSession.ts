@@ -225,7 +225,8 @@ export class ChatSession {
         (async () => {
           const init = await process.agent.request(acp.methods.agent.initialize, {
             protocolVersion: acp.PROTOCOL_VERSION,
-            clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+            // `_meta.axon.mcpServers`: axon sends its MCP servers' states (`_axon/mcp_servers`, mcp.ts) to a client that asks.
+            clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false, _meta: { axon: { mcpServers: true } } },
             clientInfo: { name: "axon-vscode", title: "axon for VS Code", version: "0.1.0" },
           });
           if (resume && init.agentCapabilities?.loadSession) {

@@ -1,8 +1,9 @@
-// mcp.ts — the MCP servers' states as axon is to report them to the panel:
-// the ACP extension notification `_axon/mcp_servers` (ACP reserves methods
-// starting with `_` for extensions). axon acp does not send it yet; this is
-// the shape the extension expects, parsed strictly (zod) so a malformed one
-// is dropped, never shown.
+// mcp.ts — the MCP servers' states as axon reports them to the panel: the
+// ACP extension notification `_axon/mcp_servers` (ACP reserves methods
+// starting with `_` for extensions), which `axon acp` sends to a client
+// that asks with `_meta: {axon: {mcpServers: true}}` in its
+// clientCapabilities (chatSession.ts does). Parsed strictly (zod) so a
+// malformed one is dropped, never shown.
 //
 // Shape (JSON-RPC notification, agent → client):
 //   { "method": "_axon/mcp_servers",
@@ -13,7 +14,8 @@
 // the session is open and again whenever a server's state changes; `state`
 // is axon's McpState (connecting, ready, error, closed, needs_login; an
 // unknown one is shown as it is); `message` says why (an error, the login
-// command); `tools` is how many tools the server offers, when known.
+// command); `tools` (how many tools the server offers) is optional and
+// shown when present (axon does not send it today).
 
 import { z } from "zod/v4";
 import type { AgentEvent } from "./messages";

@@ -52,6 +52,8 @@ type World = {
   files: EditorFiles;
   model: ScriptedModel;
   workspace: string;
+  /** AXON_HOME (its config.toml is read when axon starts). */
+  home: string;
   /** Each axon process that came up, in order. */
   started: { pid: number | undefined; sessionId: string }[];
   /** What the user was told outside the panel when axon died. */
@@ -105,7 +107,7 @@ async function withAxon(script: Reply[], body: (world: World) => Promise<void>, 
     return { chat, ui: next };
   };
   try {
-    await body({ chat, ui, files, model, workspace, started, died, diffsShown, reopen });
+    await body({ chat, ui, files, model, workspace, home, started, died, diffsShown, reopen });
   } catch (error) {
     (error as Error).message += `\n--- axon stderr\n${stderr}`;
     throw error;
@@ -565,5 +567,27 @@ test("attachments: a selection goes as an embedded resource and a mentioned file
     assert.ok(request.includes("const persimmon = 2;"), `the selection reached the model: ${request}`);
     assert.ok(request.includes("The kumquat is ripe."), `axon read the linked file: ${request}`);
     assert.ok(request.includes("Compare these"), request);
+  });
+});
+
+test("MCP servers: axon reports each server's state to the panel (_axon/mcp_servers, asked for in the capabilities), the whole list at each change", async () => {
+  await withAxon([], async ({ chat, ui, home, workspace }) => {
+    // axon's own MCP server (becomes ready) and one that cannot start (error).
+    fs.writeFileSync(
+      path.join(home, "config.toml"),
+      `[mcp_servers.ws]\ncommand = ${JSON.stringify(AXON_BIN)}\nargs = ["mcp", "serve", "-C", ${JSON.stringify(workspace)}]\nenv = { AXON_HOME = ${JSON.stringify(home)} }\nstartup_timeout_ms = 60000\n\n[mcp_servers.gone]\ncommand = "/nonexistent/axon-test-server"\n`,
+    );
+    await chat.handle({ type: "ready" });
+    const settled = await ui.until("both servers settled", (e) => {
+      if (e.type !== "mcp_servers") return false;
+      const state = (name: string) => e.servers.find((s) => s.name === name)?.state;
+      return state("ws") === "ready" && state("gone") === "error";
+    });
+    assert.ok(settled.type === "mcp_servers");
+    const gone = settled.servers.find((s) => s.name === "gone");
+    assert.ok(gone?.message && gone.message.length > 0, `the error says why: ${JSON.stringify(settled)}`);
+    const lists = ui.events.filter((e) => e.type === "mcp_servers");
+    assert.ok(lists.length >= 2, "a first list as the session opened, then the changes");
+    assert.ok(lists.every((l) => l.type === "mcp_servers" && l.servers.length === 2), JSON.stringify(lists));
   });
 });

@@ -1,10 +1,11 @@
 // mcp.test.ts — the MCP servers' states the panel expects from axon
 // (`_axon/mcp_servers`, src/mcp.ts): the strict parse, the panel event, and
-// the wiring through AgentProcess and ChatSession. axon acp does not send
-// the notification yet, so the agent here is a small ACP agent written by
-// the test (a Node script speaking newline-delimited JSON-RPC on stdio) that
-// answers initialize and session/new and then reports servers for another
-// session, a malformed list, and the live session's list.
+// the wiring through AgentProcess and ChatSession for what a real axon
+// does not do on cue (axon.test.ts has the real one): the agent here is a
+// small ACP agent written by the test (a Node script speaking
+// newline-delimited JSON-RPC on stdio) that answers initialize and
+// session/new and then reports servers for another session, a malformed
+// list, and the live session's list.
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
