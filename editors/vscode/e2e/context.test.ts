@@ -3,12 +3,13 @@
 // Chat" from the editor's context menu puts the selected lines in a chip
 // that goes with the next prompt; an `@` mention in the prompt box lists
 // the workspace's files as you type and the chosen one goes with the
-// prompt, read by axon. Each checks what the model was sent and the webview
+// prompt, read by axon; the MCP servers' line shows axon's servers (its own
+// MCP server ready, a missing one an error). Each checks the webview
 // console for errors.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Workbench } from "./support/workbench";
+import { AXON_BIN, Workbench } from "./support/workbench";
 
 const NOTES = "line one\nline two\nline three\nline four\nline five\n";
 
@@ -89,6 +90,21 @@ test("an @ mention lists the workspace's files as you type; the chosen file goes
     await bench.screenshot("mention-sent");
     const request = JSON.stringify(bench.model.requests[0]);
     assert.ok(request.includes("The kumquat is ripe in winter."), `axon read the mentioned file: ${request}`);
+    assert.deepEqual(bench.consoleProblems(), []);
+  });
+});
+
+test("the MCP servers' line shows each server's state, unfolded when one failed", async () => {
+  // axon's own MCP server over the workspace (ready) and one that cannot start (error).
+  const config = `[mcp_servers.ws]\ncommand = ${JSON.stringify(AXON_BIN)}\nargs = ["mcp", "serve", "-C", "{{WORKSPACE}}"]\nenv = { AXON_HOME = "{{AXON_HOME}}" }\nstartup_timeout_ms = 60000\n\n[mcp_servers.gone]\ncommand = "/nonexistent/axon-test-server"\n`;
+  await Workbench.run("mcp", { script: [], axonConfig: config }, async (bench) => {
+    const panel = await bench.openPanel();
+    const line = panel.locator("details.mcp");
+    await line.locator("summary", { hasText: "1 ready" }).waitFor();
+    await line.locator("summary", { hasText: "1 error" }).waitFor();
+    await line.locator('li.mcp-server[data-state="error"] .mcp-message', { hasText: "/nonexistent/axon-test-server" }).waitFor();
+    assert.equal(await line.getAttribute("open"), "", "unfolded: a server failed");
+    await bench.screenshot("mcp-servers");
     assert.deepEqual(bench.consoleProblems(), []);
   });
 });

@@ -47,6 +47,8 @@ export type WorkbenchOptions = {
   files?: Record<string, string>;
   /** Model names the scripted model lists (GET /v1/models); none: it does not say. */
   models?: string[];
+  /** axon's config.toml (in the run's AXON_HOME); `{{AXON_HOME}}` and `{{WORKSPACE}}` in it stand for those folders. */
+  axonConfig?: string;
   /** The .vsix to install (default: AXON_VSIX, else axon-vscode.vsix). */
   vsix?: string;
   /**
@@ -107,6 +109,10 @@ export class Workbench {
     for (const [name, content] of Object.entries(options.files ?? {})) {
       fs.mkdirSync(path.dirname(path.join(dirs.workspace, name)), { recursive: true });
       fs.writeFileSync(path.join(dirs.workspace, name), content);
+    }
+    if (options.axonConfig) {
+      const text = options.axonConfig.replaceAll("{{AXON_HOME}}", path.join(root, "axon-home")).replaceAll("{{WORKSPACE}}", dirs.workspace);
+      fs.writeFileSync(path.join(root, "axon-home", "config.toml"), text);
     }
     // axon.path is machine-scoped: code-server reads it from the Machine settings.
     fs.mkdirSync(path.join(dirs.userData, "Machine"), { recursive: true });
