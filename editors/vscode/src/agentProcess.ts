@@ -15,12 +15,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { MCP_SERVERS_METHOD, McpServersParams, type McpServersNotification } from "./mcp";
 
 export type ClientHandlers = {
   onUpdate(notification: acp.SessionNotification): void;
   askPermission(request: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse>;
   readTextFile(request: acp.ReadTextFileRequest): Promise<acp.ReadTextFileResponse>;
   writeTextFile(request: acp.WriteTextFileRequest): Promise<acp.WriteTextFileResponse>;
+  /** axon's MCP servers' states (the extension notification `_axon/mcp_servers`, src/mcp.ts). */
+  onMcpServers?(notification: McpServersNotification): void;
 };
 
 export type AgentCommand = {
@@ -30,6 +33,8 @@ export type AgentCommand = {
   args: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Said with a start-up failure: where axon was looked for and how to fix it (no binary found). */
+  hint?: string;
 };
 
 export type Exit = { code: number | null; signal: string | null; error?: string };
@@ -78,7 +83,8 @@ export class AgentProcess {
       .onNotification(acp.methods.client.session.update, ({ params }) => handlers.onUpdate(params))
       .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => handlers.askPermission(params, signal))
       .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => handlers.readTextFile(params))
-      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => handlers.writeTextFile(params));
+      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => handlers.writeTextFile(params))
+      .onNotification(MCP_SERVERS_METHOD, McpServersParams, ({ params }) => handlers.onMcpServers?.(params));
     const toAgent = Writable.toWeb(this.child.stdin!) as WritableStream<Uint8Array>;
     const fromAgent = Readable.toWeb(this.child.stdout!) as ReadableStream<Uint8Array>;
     this.connection = app.connect(acp.ndJsonStream(toAgent, fromAgent));

@@ -52,13 +52,10 @@ export class ChatPanelProvider implements vscode.WebviewViewProvider {
     const received = webview.onDidReceiveMessage((raw: unknown) => {
       const message = parseWebviewMessage(raw);
       if (!message) return;
-      if (message.type === "ready") {
-        // Replay only to the panel that asked; it joins the live stream after.
-        void this.session().handle(message, (m) => void webview.postMessage(m));
-        this.webviews.add(webview);
-        return;
-      }
-      void this.session().handle(message);
+      // Answers (a replay, a mention's files) go only to the panel that asked.
+      void this.session().handle(message, (m) => void webview.postMessage(m));
+      // After `ready` the panel joins the live stream (its replay came first).
+      if (message.type === "ready") this.webviews.add(webview);
     });
     owner.onDidDispose(() => {
       this.webviews.delete(webview);

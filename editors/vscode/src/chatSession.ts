@@ -29,19 +29,33 @@
 // - the proposed changes (diffs) of the chat's tool calls are kept until
 //   New chat, so `open_diff` shows exactly what axon proposed, before or
 //   after it is allowed; an `open_diff` naming no known change does nothing;
+// - `open_location` opens only a path inside a workspace folder (resolved
+//   as for axon's fs requests, fileAccess.ts); anything else is refused
+//   with a notice naming the path;
 // - the first start resumes `resumeSessionId` (the window's last chat) with
 //   `session/load` when axon offers it, so its history is replayed into the
 //   panel; when it cannot be loaded a new session starts and the panel says
 //   why; `onStarted` is told every session that becomes live (New chat
 //   included), so the caller can remember it;
+// - the composer's attachments (a selection, `@` mentioned files) are held
+//   here, shown as chips in every panel, and taken by the next prompt,
+//   which sends them as ACP content blocks (attachments.ts); a mentioned
+//   file must lie inside a workspace folder and be a file;
+// - axon's MCP servers' states (`_axon/mcp_servers`, mcp.ts) are shown for
+//   the live session only, also when the list came just before the
+//   session became live here;
 // - nothing from the webview is trusted: messages are parsed
 //   (messages.ts), approvals must name an offered option (permissions.ts).
 
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentProcess, type AgentCommand } from "./agentProcess";
-import { readTextFile, writeTextFile, type FileAccess } from "./fileAccess";
+import { insideRoots, readTextFile, writeTextFile, type FileAccess } from "./fileAccess";
 import { mapUpdate, modelEvents } from "./mapping";
-import type { AgentEvent, HostMessage, ProposedChange, WebviewMessage } from "./messages";
+import { mcpEvent, type McpServersNotification } from "./mcp";
+import { matchFiles, PendingAttachments, promptBlocks, attachmentLabel, type Selection } from "./attachments";
+import type { AgentEvent, HostMessage, ProposedChange, WebviewMessage, WorkspaceFile } from "./messages";
 import { PermissionQuestions } from "./permissions";
 
 const MAX_RESTARTS = 3;
@@ -62,6 +76,10 @@ export type ChatSessionOptions = {
   onStarted?: (pid: number | undefined, sessionId: string) => void;
   /** Shows a proposed change in the editor's diff view (the panel's "Open diff"). */
   openDiff?: (change: ProposedChange) => void | Promise<void>;
+  /** Opens a place a tool call touched (a checked, resolved path inside a root) at a 1-based line. */
+  openLocation?: (path: string, line: number | undefined) => void | Promise<void>;
+  /** The workspace's files an `@` mention may pick (bounded, excludes applied; fetched when a mention starts). */
+  listFiles?: () => Promise<WorkspaceFile[]>;
   /** How long `initialize` + `session/new` may take (default 30 s). */
   startupTimeoutMs?: number;
 };
@@ -93,18 +111,36 @@ export class ChatSession {
   private deaths: number[] = [];
   /** Tried once, on the first start. */
   private resumeId: string | undefined;
+  /** The composer's chips, taken by the next prompt. */
+  private readonly pending = new PendingAttachments();
+  /** The last MCP servers' states axon reported, by session (the newest few). */
+  private readonly mcpServers = new Map<string, McpServersNotification>();
+  /** The workspace files as listed when the last mention started. */
+  private workspaceFiles: WorkspaceFile[] = [];
 
   constructor(private readonly options: ChatSessionOptions) {
     this.permissions = new PermissionQuestions((event) => this.emit(event));
     this.resumeId = options.resumeSessionId;
   }
 
-  /** Handles one message from a webview (already parsed). */
-  async handle(message: WebviewMessage, replay?: (message: HostMessage) => void): Promise<void> {
+  /** Handles one message from a webview (already parsed); `reply` reaches only the panel that sent it. */
+  async handle(message: WebviewMessage, reply?: (message: HostMessage) => void): Promise<void> {
+    const answer = reply ?? this.options.post;
     switch (message.type) {
       case "ready":
-        for (const m of this.transcript) (replay ?? this.options.post)(m);
+        for (const m of this.transcript) answer(m);
+        if (this.pending.size) answer({ type: "attachments", items: this.pending.chips() });
         await this.ensureStarted().catch(() => {});
+        return;
+      case "find_files":
+        return this.findFiles(message.query, answer);
+      case "attach_file": {
+        const error = await this.attachFile(message.path);
+        if (error) this.emit({ type: "notice", level: "warning", message: error });
+        return;
+      }
+      case "remove_attachment":
+        if (this.pending.remove(message.id)) this.postAttachments();
         return;
       case "user_message":
         return this.prompt(message.content);
@@ -123,6 +159,8 @@ export class ChatSession {
       case "permission_response":
         this.permissions.answer(message.requestId, message.optionId);
         return;
+      case "open_location":
+        return this.openLocation(message.path, message.line);
       case "open_diff": {
         const change = this.changes.get(changeKey(message.toolCallId, message.path));
         if (change) await this.options.openDiff?.(change);
@@ -175,6 +213,7 @@ export class ChatSession {
         askPermission: (request, signal) => this.askPermission(request, signal),
         readTextFile: (request) => readTextFile(files, request, this.sessionId),
         writeTextFile: (request) => writeTextFile(files, request, this.sessionId),
+        onMcpServers: (n) => this.onMcpServers(n),
       },
       this.options.onStderr,
     );
@@ -186,7 +225,8 @@ export class ChatSession {
         (async () => {
           const init = await process.agent.request(acp.methods.agent.initialize, {
             protocolVersion: acp.PROTOCOL_VERSION,
-            clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+            // `_meta.axon.mcpServers`: axon sends its MCP servers' states (`_axon/mcp_servers`, mcp.ts) to a client that asks.
+            clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false, _meta: { axon: { mcpServers: true } } },
             clientInfo: { name: "axon-vscode", title: "axon for VS Code", version: "0.1.0" },
           });
           if (resume && init.agentCapabilities?.loadSession) {
@@ -198,6 +238,7 @@ export class ChatSession {
       );
       this.sessionId = session.sessionId;
       this.emitModes(session);
+      this.emitMcpServers();
       this.options.onStarted?.(process.pid, session.sessionId);
       return { process, sessionId: session.sessionId };
     } catch (error) {
@@ -205,7 +246,8 @@ export class ChatSession {
       const stderr = process.stderr.trim();
       const why =
         error instanceof StartAborted ? error.message + (stderr ? `; its stderr: ${stderr}` : "") : (exit.error ?? (stderr || (error as Error).message));
-      throw new Error(`axon could not start (${this.options.agent.command} ${this.options.agent.args.join(" ")}): ${why}`);
+      const hint = this.options.agent.hint ? `; ${this.options.agent.hint}` : "";
+      throw new Error(`axon could not start (${this.options.agent.command} ${this.options.agent.args.join(" ")}): ${why}${hint}`);
     }
   }
 
@@ -231,6 +273,27 @@ export class ChatSession {
     const update = notification.update;
     if (update.sessionUpdate === "tool_call" || update.sessionUpdate === "tool_call_update") this.keepChanges(update.toolCallId, update.content);
     for (const event of mapUpdate(notification.update)) this.emit(event);
+  }
+
+  /**
+   * axon's MCP servers of a session: shown if it is the live session's;
+   * kept (the last few sessions') so a list sent just before its session
+   * became live here (right after session/new answered) is shown then.
+   */
+  private onMcpServers(notification: McpServersNotification): void {
+    this.mcpServers.delete(notification.sessionId);
+    this.mcpServers.set(notification.sessionId, notification);
+    for (const key of this.mcpServers.keys()) {
+      if (this.mcpServers.size <= 8) break;
+      this.mcpServers.delete(key);
+    }
+    if (notification.sessionId === this.sessionId) this.emit(mcpEvent(notification));
+  }
+
+  /** The MCP servers' last known states for a session that just became live. */
+  private emitMcpServers(): void {
+    const known = this.sessionId === null ? undefined : this.mcpServers.get(this.sessionId);
+    if (known) this.emit(mcpEvent(known));
   }
 
   /** A permission question from axon: asked only if it is the live session's, else cancelled. */
@@ -279,13 +342,15 @@ export class ChatSession {
     try {
       // A New chat under way finishes first: this prompt belongs to the new chat.
       await this.clearing;
-      this.record({ type: "user_message", content: text });
+      const attachments = this.pending.take();
+      if (attachments.length) this.postAttachments();
+      this.record(attachments.length ? { type: "user_message", content: text, attachments: attachments.map(attachmentLabel) } : { type: "user_message", content: text });
       this.emit({ type: "turn_start" });
       try {
         const { process, sessionId } = await this.ensureStarted();
         const result = await process.agent.request(acp.methods.agent.session.prompt, {
           sessionId,
-          prompt: [{ type: "text", text }],
+          prompt: promptBlocks(text, attachments),
         });
         stopReason = result.stopReason;
       } catch (error) {
@@ -325,6 +390,75 @@ export class ChatSession {
       for (const event of modelEvents(answer.configOptions)) this.emit(event);
     } catch (error) {
       if (!(error instanceof ReportedError)) this.emit({ type: "error", message: `cannot switch to model ${model}: ${(error as Error).message}` });
+    }
+  }
+
+  /** Adds an editor selection to the next prompt; an error message (nothing added) when it cannot go. */
+  addSelection(selection: Selection): string | null {
+    const error = this.pending.addSelection(selection);
+    if (!error) this.postAttachments();
+    return error;
+  }
+
+  /**
+   * Adds a workspace file (an `@` mention) to the next prompt: only a file
+   * inside a workspace folder (checked as axon's fs requests are); an error
+   * message (nothing added) otherwise.
+   */
+  async attachFile(file: string): Promise<string | null> {
+    let real: string;
+    try {
+      real = await insideRoots(this.options.files, file);
+      if (!(await fs.promises.stat(real)).isFile()) return `Not attached: ${file} is not a file.`;
+    } catch (error) {
+      return `Not attached: ${(error as Error).message}`;
+    }
+    this.pending.addFile(real, await this.relativeLabel(real));
+    this.postAttachments();
+    return null;
+  }
+
+  /** `file` relative to the workspace folder that holds it (`/` separators), else the path itself. */
+  private async relativeLabel(file: string): Promise<string> {
+    for (const root of this.options.files.roots()) {
+      const realRoot = await fs.promises.realpath(root).catch(() => root);
+      const relative = path.relative(realRoot, file);
+      if (relative && !relative.startsWith("..") && !path.isAbsolute(relative)) return relative.split(path.sep).join("/");
+    }
+    return file;
+  }
+
+  /** The files matching a mention, to the panel that asked; the list is fetched again when a mention starts (`@` alone). */
+  private async findFiles(query: string, answer: (message: HostMessage) => void): Promise<void> {
+    if (!this.options.listFiles) return;
+    if (query === "" || this.workspaceFiles.length === 0) {
+      try {
+        this.workspaceFiles = await this.options.listFiles();
+      } catch (error) {
+        this.emit({ type: "notice", level: "warning", message: `cannot list the workspace's files: ${(error as Error).message}` });
+        return;
+      }
+    }
+    answer({ type: "file_matches", query, files: matchFiles(this.workspaceFiles, query) });
+  }
+
+  private postAttachments(): void {
+    this.options.post({ type: "attachments", items: this.pending.chips() });
+  }
+
+  /** A tool call's location from a panel: opened only if it lies inside a workspace folder (as for axon's fs requests). */
+  private async openLocation(file: string, line: number | undefined): Promise<void> {
+    let real: string;
+    try {
+      real = await insideRoots(this.options.files, file);
+    } catch (error) {
+      this.emit({ type: "notice", level: "warning", message: `Not opened: ${(error as Error).message}` });
+      return;
+    }
+    try {
+      await this.options.openLocation?.(real, line);
+    } catch (error) {
+      this.emit({ type: "notice", level: "warning", message: `cannot open ${file}: ${(error as Error).message}` });
     }
   }
 
@@ -370,6 +504,7 @@ export class ChatSession {
         this.sessionId = session.sessionId;
         this.live = Promise.resolve({ process: live.process, sessionId: session.sessionId });
         this.emitModes(session);
+        this.emitMcpServers();
         this.options.onStarted?.(live.process.pid, session.sessionId);
       } catch (error) {
         this.emit({ type: "error", message: `cannot start a new chat: ${(error as Error).message}` });

@@ -62,17 +62,12 @@ function inside(file: string, root: string): boolean {
 }
 
 /**
- * The path the agent asked for, resolved, if the request may touch it:
- * the live session's, absolute, inside a root. Throws invalid-params otherwise.
+ * `file` with `..` and symlinks resolved, if it is absolute and lies inside
+ * one of `files.roots()`; throws invalid-params naming the path and why
+ * otherwise. The one check for every path that comes from outside (the
+ * agent's fs requests, the panel's links and mentions).
  */
-export async function checkedPath(files: FileAccess, request: { sessionId: string; path: string }, liveSession: string | null): Promise<string> {
-  if (liveSession === null || request.sessionId !== liveSession) {
-    throw acp.RequestError.invalidParams(
-      { sessionId: request.sessionId },
-      `session ${request.sessionId} is not this chat's live session (${liveSession ?? "none"}); ${request.path} was not touched`,
-    );
-  }
-  const file = request.path;
+export async function insideRoots(files: Pick<FileAccess, "roots">, file: string): Promise<string> {
   if (typeof file !== "string" || !path.isAbsolute(file)) throw refuse(file, "not an absolute path");
   let real: string;
   try {
@@ -87,6 +82,20 @@ export async function checkedPath(files: FileAccess, request: { sessionId: strin
   }
   const where = roots.length ? roots.join(", ") : "none open";
   throw refuse(file, `outside the workspace folders (${where})${real !== path.normalize(file) ? `; it resolves to ${real}` : ""}`);
+}
+
+/**
+ * The path the agent asked for, resolved, if the request may touch it:
+ * the live session's, absolute, inside a root. Throws invalid-params otherwise.
+ */
+export async function checkedPath(files: FileAccess, request: { sessionId: string; path: string }, liveSession: string | null): Promise<string> {
+  if (liveSession === null || request.sessionId !== liveSession) {
+    throw acp.RequestError.invalidParams(
+      { sessionId: request.sessionId },
+      `session ${request.sessionId} is not this chat's live session (${liveSession ?? "none"}); ${request.path} was not touched`,
+    );
+  }
+  return insideRoots(files, request.path);
 }
 
 export async function readTextFile(files: FileAccess, request: acp.ReadTextFileRequest, liveSession: string | null): Promise<acp.ReadTextFileResponse> {

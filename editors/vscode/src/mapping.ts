@@ -11,7 +11,7 @@
 
 import type { SessionConfigOption, SessionUpdate, ToolCallContent, ContentBlock, ToolCallLocation } from "@agentclientprotocol/sdk";
 import { diffLines } from "diff";
-import type { AgentEvent, DiffLine, ToolContent, ToolStatus } from "./messages";
+import type { AgentEvent, DiffLine, ToolContent, ToolLocation, ToolStatus } from "./messages";
 
 /** Unchanged lines kept on each side of a change. */
 const CONTEXT_LINES = 3;
@@ -98,8 +98,9 @@ export function toolContent(content: ToolCallContent): ToolContent {
   }
 }
 
-function paths(locations: ToolCallLocation[] | null | undefined): string[] {
-  return (locations ?? []).map((l) => (l.line ? `${l.path}:${l.line}` : l.path));
+/** ACP's locations as the card's links (axon's lines are 1-based; a 0 or missing line is none). */
+function places(locations: ToolCallLocation[] | null | undefined): ToolLocation[] {
+  return (locations ?? []).map((l) => (l.line ? { path: l.path, line: l.line } : { path: l.path }));
 }
 
 /** The events one `session/update` becomes, in order. */
@@ -121,7 +122,7 @@ export function mapUpdate(update: SessionUpdate): AgentEvent[] {
           status: (update.status ?? "pending") as ToolStatus,
           params: update.rawInput ?? null,
           content: (update.content ?? []).map(toolContent),
-          locations: paths(update.locations),
+          locations: places(update.locations),
         },
       ];
     case "tool_call_update": {
@@ -130,7 +131,7 @@ export function mapUpdate(update: SessionUpdate): AgentEvent[] {
       if (update.kind) event.kind = update.kind;
       if (update.status) event.status = update.status as ToolStatus;
       if (update.content) event.content = update.content.map(toolContent);
-      if (update.locations) event.locations = paths(update.locations);
+      if (update.locations) event.locations = places(update.locations);
       return [event];
     }
     case "plan":

@@ -12,7 +12,14 @@
 // seed 002's 'react' | 'plan'; `set_model` (the model picker) sets the
 // session's config option of category `model`; `list_sessions` asks for
 // the workspace's sessions (answered by a `sessions` event) and
-// `resume_session` opens one (session/load) in place of the current chat.
+// `resume_session` opens one (session/load) in place of the current chat;
+// `open_location` opens a place a tool call touched (a path inside a
+// workspace folder, checked by the host) at its line. The composer's
+// attachments (chips: an editor selection added with "Add selection to
+// chat", files mentioned with `@`) are held by the host: `find_files` asks
+// for the workspace files matching a mention (answered by `file_matches`),
+// `attach_file` and `remove_attachment` change the chips, and every panel
+// is sent the chips (`attachments`) after each change.
 
 /** One line of a rendered diff: added, removed or unchanged context. */
 export type DiffLine = { op: "+" | "-" | " "; text: string };
@@ -30,6 +37,9 @@ export type PermissionChoice = {
   name: string;
   kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
 };
+
+/** A place a tool call touches: an absolute path, and a 1-based line when it is about one. */
+export type ToolLocation = { path: string; line?: number };
 
 export type ModeInfo = { id: string; name: string; description?: string };
 
@@ -50,7 +60,7 @@ export type AgentEvent =
       status: ToolStatus;
       params: unknown;
       content: ToolContent[];
-      locations: string[];
+      locations: ToolLocation[];
     }
   | {
       type: "observation";
@@ -59,7 +69,7 @@ export type AgentEvent =
       kind?: string;
       status?: ToolStatus;
       content?: ToolContent[];
-      locations?: string[];
+      locations?: ToolLocation[];
     }
   | { type: "plan"; entries: { content: string; status: string; priority: string }[] }
   | { type: "modes"; current: string; available: ModeInfo[] }
@@ -67,6 +77,8 @@ export type AgentEvent =
   | { type: "models"; configId: string; current: string; available: ModeInfo[] }
   | { type: "mode"; mode: string }
   | { type: "usage"; used: number; size: number }
+  /** The session's MCP servers and their states (axon's `_axon/mcp_servers`, src/mcp.ts); the whole list each time. */
+  | { type: "mcp_servers"; servers: { name: string; state: string; message?: string; tools?: number }[] }
   /** The workspace's sessions (answer to `list_sessions`; never replayed). */
   | { type: "sessions"; current: string | null; sessions: { id: string; title: string; updatedAt: string }[] }
   | { type: "permission_request"; requestId: string; toolCallId: string; title: string; options: PermissionChoice[] }
@@ -76,11 +88,22 @@ export type AgentEvent =
   | { type: "notice"; level: "info" | "warning" | "error"; message: string }
   | { type: "error"; message: string };
 
+/** A chip in the composer: something attached to the next prompt (a selection, a mentioned file). */
+export type AttachmentChip = { id: string; kind: "selection" | "file"; label: string; title: string };
+
+/** A workspace file an `@` mention may pick: its absolute path and its path relative to its folder. */
+export type WorkspaceFile = { path: string; label: string };
+
 /** Host → webview. */
 export type HostMessage =
   | { type: "agent_event"; event: AgentEvent }
-  | { type: "user_message"; content: string }
-  | { type: "clear_chat" };
+  /** The user's prompt as sent, with the labels of what went with it. */
+  | { type: "user_message"; content: string; attachments?: string[] }
+  | { type: "clear_chat" }
+  /** The composer's chips now (after each change; none once a prompt took them). */
+  | { type: "attachments"; items: AttachmentChip[] }
+  /** The workspace files for the mention `@query` (answer to `find_files`, to the panel that asked). */
+  | { type: "file_matches"; query: string; files: WorkspaceFile[] };
 
 /** Webview → host. */
 export type WebviewMessage =
@@ -91,12 +114,16 @@ export type WebviewMessage =
   | { type: "set_model"; configId: string; model: string }
   | { type: "permission_response"; requestId: string; optionId: string | null }
   | { type: "open_diff"; toolCallId: string; path: string }
+  | { type: "open_location"; path: string; line?: number }
   | { type: "list_sessions" }
   | { type: "resume_session"; sessionId: string }
+  | { type: "find_files"; query: string }
+  | { type: "attach_file"; path: string }
+  | { type: "remove_attachment"; id: string }
   | { type: "ready" };
 
 /** The message types a webview may send, to reject anything else. */
-const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "set_model", "permission_response", "open_diff", "list_sessions", "resume_session", "ready"]);
+const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "set_model", "permission_response", "open_diff", "open_location", "list_sessions", "resume_session", "find_files", "attach_file", "remove_attachment", "ready"]);
 
 /** `value` as a WebviewMessage when it is one, else null (a webview is not trusted blindly). */
 export function parseWebviewMessage(value: unknown): WebviewMessage | null {
@@ -118,6 +145,17 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | null {
       return typeof m.sessionId === "string" ? { type: "resume_session", sessionId: m.sessionId } : null;
     case "open_diff":
       return typeof m.toolCallId === "string" && typeof m.path === "string" ? { type: "open_diff", toolCallId: m.toolCallId, path: m.path } : null;
+    case "find_files":
+      return typeof m.query === "string" && m.query.length <= 1000 ? { type: "find_files", query: m.query } : null;
+    case "attach_file":
+      return typeof m.path === "string" ? { type: "attach_file", path: m.path } : null;
+    case "remove_attachment":
+      return typeof m.id === "string" ? { type: "remove_attachment", id: m.id } : null;
+    case "open_location": {
+      if (typeof m.path !== "string") return null;
+      if (m.line === undefined) return { type: "open_location", path: m.path };
+      return Number.isSafeInteger(m.line) && (m.line as number) >= 1 ? { type: "open_location", path: m.path, line: m.line as number } : null;
+    }
     default:
       return { type: m.type } as WebviewMessage;
   }

@@ -52,6 +52,8 @@ type World = {
   files: EditorFiles;
   model: ScriptedModel;
   workspace: string;
+  /** AXON_HOME (its config.toml is read when axon starts). */
+  home: string;
   /** Each axon process that came up, in order. */
   started: { pid: number | undefined; sessionId: string }[];
   /** What the user was told outside the panel when axon died. */
@@ -105,7 +107,7 @@ async function withAxon(script: Reply[], body: (world: World) => Promise<void>, 
     return { chat, ui: next };
   };
   try {
-    await body({ chat, ui, files, model, workspace, started, died, diffsShown, reopen });
+    await body({ chat, ui, files, model, workspace, home, started, died, diffsShown, reopen });
   } catch (error) {
     (error as Error).message += `\n--- axon stderr\n${stderr}`;
     throw error;
@@ -535,5 +537,57 @@ test("plan mode: the plan is shown and its question is asked on a switch_mode ca
     const card = events.find((e): e is Action => e.type === "action" && e.id === asked[0]?.toolCallId);
     assert.equal(card?.kind, "switch_mode", "the plan question's card");
     assert.ok(fs.existsSync(path.join(workspace, "done.txt")), "the approved plan ran");
+  });
+});
+
+test("attachments: a selection goes as an embedded resource and a mentioned file as a resource_link; the model sees both, the chips go", async () => {
+  await withAxon([{ text: "Seen both." }], async ({ chat, ui, model, workspace }) => {
+    fs.mkdirSync(path.join(workspace, "src"));
+    fs.writeFileSync(path.join(workspace, "src", "kumquat notes.md"), "The kumquat is ripe.\n");
+    fs.writeFileSync(path.join(workspace, "a.ts"), "one\nconst persimmon = 2;\nthree\n");
+    await chat.handle({ type: "ready" });
+
+    assert.equal(chat.addSelection({ path: path.join(workspace, "a.ts"), label: "a.ts", startLine: 2, endLine: 2, text: "const persimmon = 2;" }), null);
+    await chat.handle({ type: "attach_file", path: path.join(workspace, "src", "kumquat notes.md") });
+    // A file outside the workspace, or a folder, is refused with a notice and not attached.
+    await chat.handle({ type: "attach_file", path: "/etc/hostname" });
+    await chat.handle({ type: "attach_file", path: path.join(workspace, "src") });
+    const chips = ui.messages.filter((m): m is Extract<HostMessage, { type: "attachments" }> => m.type === "attachments");
+    assert.deepEqual(chips.at(-1)?.items.map((c) => c.label), ["a.ts:2", "src/kumquat notes.md"]);
+    const refusals = ui.events.filter((e) => e.type === "notice").map((e) => (e.type === "notice" ? e.message : ""));
+    assert.equal(refusals.length, 2, JSON.stringify(refusals));
+    assert.ok(refusals[0].includes("/etc/hostname") && refusals[0].includes("outside"), refusals[0]);
+    assert.ok(refusals[1].includes("not a file"), refusals[1]);
+
+    await chat.handle({ type: "user_message", content: "Compare these" });
+    assert.deepEqual(ui.messages.find((m) => m.type === "user_message"), { type: "user_message", content: "Compare these", attachments: ["a.ts:2", "src/kumquat notes.md"] });
+    assert.deepEqual(ui.messages.filter((m) => m.type === "attachments").at(-1), { type: "attachments", items: [] }, "the prompt took the chips");
+    assert.equal(answerText(ui.events), "Seen both.");
+    const request = JSON.stringify(model.requests[0]);
+    assert.ok(request.includes("const persimmon = 2;"), `the selection reached the model: ${request}`);
+    assert.ok(request.includes("The kumquat is ripe."), `axon read the linked file: ${request}`);
+    assert.ok(request.includes("Compare these"), request);
+  });
+});
+
+test("MCP servers: axon reports each server's state to the panel (_axon/mcp_servers, asked for in the capabilities), the whole list at each change", async () => {
+  await withAxon([], async ({ chat, ui, home, workspace }) => {
+    // axon's own MCP server (becomes ready) and one that cannot start (error).
+    fs.writeFileSync(
+      path.join(home, "config.toml"),
+      `[mcp_servers.ws]\ncommand = ${JSON.stringify(AXON_BIN)}\nargs = ["mcp", "serve", "-C", ${JSON.stringify(workspace)}]\nenv = { AXON_HOME = ${JSON.stringify(home)} }\nstartup_timeout_ms = 60000\n\n[mcp_servers.gone]\ncommand = "/nonexistent/axon-test-server"\n`,
+    );
+    await chat.handle({ type: "ready" });
+    const settled = await ui.until("both servers settled", (e) => {
+      if (e.type !== "mcp_servers") return false;
+      const state = (name: string) => e.servers.find((s) => s.name === name)?.state;
+      return state("ws") === "ready" && state("gone") === "error";
+    });
+    assert.ok(settled.type === "mcp_servers");
+    const gone = settled.servers.find((s) => s.name === "gone");
+    assert.ok(gone?.message && gone.message.length > 0, `the error says why: ${JSON.stringify(settled)}`);
+    const lists = ui.events.filter((e) => e.type === "mcp_servers");
+    assert.ok(lists.length >= 2, "a first list as the session opened, then the changes");
+    assert.ok(lists.every((l) => l.type === "mcp_servers" && l.servers.length === 2), JSON.stringify(lists));
   });
 });

@@ -46,13 +46,16 @@ const vscode = {
       registered.views.set(id, provider);
       return disposable;
     },
-    showWarningMessage: () => undefined,
+    showWarningMessage: (message: string) => void told.push(message),
+    showInformationMessage: (message: string) => void told.push(message),
+    activeTextEditor: undefined as unknown,
   },
   commands: {
     registerCommand: (id: string, run: () => unknown) => {
       registered.commands.set(id, run);
       return disposable;
     },
+    executeCommand: async (id: string) => void executed.push(id),
   },
   workspace: {
     getConfiguration: () => ({ get: (key: string, fallback: unknown) => settings[key] ?? fallback }),
@@ -60,10 +63,21 @@ const vscode = {
       registered.schemes.push(scheme);
       return disposable;
     },
-    workspaceFolders: undefined,
+    workspaceFolders: undefined as { uri: { scheme: string; fsPath: string } }[] | undefined,
     textDocuments: [],
+    asRelativePath: (uri: { fsPath: string }) => path.basename(uri.fsPath),
+    findFiles: async (include: string, exclude: string, maxResults: number) => {
+      found.push({ include, exclude, maxResults });
+      return listed;
+    },
   },
 };
+/** What workspace.findFiles was asked, and what it answers. */
+const found: { include: string; exclude: string; maxResults: number }[] = [];
+let listed: { scheme: string; fsPath: string }[] = [];
+/** What the user was told (notifications) and the commands the extension ran. */
+const told: string[] = [];
+const executed: string[] = [];
 
 const load = (Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown })._load;
 (Module as unknown as { _load: typeof load })._load = (request, ...rest) => (request === "vscode" ? vscode : load(request, ...rest));
@@ -75,9 +89,9 @@ const extension = createRequire(import.meta.url)(path.resolve("dist/extension.js
 test("activation registers the chat view and the commands; the view gets a locked-down page", async () => {
   const subscriptions: Disposable[] = [];
   const extensionUri = { fsPath: "/ext" };
-  extension.activate({ subscriptions, extensionUri, workspaceState });
+  extension.activate({ subscriptions, extensionUri, extensionPath: "/ext", workspaceState });
   assert.deepEqual([...registered.views.keys()], ["axon.chat"]);
-  assert.deepEqual([...registered.commands.keys()].sort(), ["axon.newChat", "axon.openInTab", "axon.stop"]);
+  assert.deepEqual([...registered.commands.keys()].sort(), ["axon.addSelection", "axon.newChat", "axon.openInTab", "axon.stop"]);
   assert.deepEqual(registered.schemes, ["axon-proposed"], "the proposed changes' documents (Open diff)");
 
   const webview = {
@@ -144,7 +158,7 @@ test("webview messages: malformed ones are dropped, ready replays the transcript
   const saved = { ...process.env };
   Object.assign(process.env, { ELECTRON_RUN_AS_NODE: "1", VSCODE_PID: "4242", VSCODE_IPC_HOOK_CLI: "/tmp/vscode-ipc.sock", AXON_TEST_KEPT: "yes" });
   try {
-    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, workspaceState });
+    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, extensionPath: "/ext", workspaceState });
     const first = fakeWebview();
     registered.views.get("axon.chat")!.resolveWebviewView({ webview: first.webview, onDidDispose: () => disposable });
     assert.ok(first.handler, "the page's messages are listened to");
@@ -187,4 +201,90 @@ test("the manifest declares that the extension does not run in untrusted workspa
   const untrusted = manifest.capabilities?.untrustedWorkspaces;
   assert.equal(untrusted?.supported, false);
   assert.ok(typeof untrusted?.description === "string" && untrusted.description.length > 20, JSON.stringify(untrusted));
+});
+
+test("Add Selection to Chat: the selection's file, lines and text become a chip in the panel, and the chat view is shown", { skip: process.platform === "win32" }, async () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-sel-")));
+  const script = path.join(dir, "axon");
+  fs.writeFileSync(script, "#!/bin/sh\nexit 3\n", { mode: 0o755 });
+  const file = path.join(dir, "a.ts");
+  fs.writeFileSync(file, "one\ntwo\nthree\n");
+  settings.path = script;
+  vscode.workspace.workspaceFolders = [{ uri: { scheme: "file", fsPath: dir } }];
+  const position = (line: number, character: number) => ({ line, character });
+  const editor = (start: { line: number; character: number }, end: { line: number; character: number }) => ({
+    document: { uri: { scheme: "file", fsPath: file }, getText: () => "two\n" },
+    selection: { start, end, isEmpty: start.line === end.line && start.character === end.character },
+  });
+  try {
+    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, extensionPath: "/ext", workspaceState });
+    const view = fakeWebview();
+    registered.views.get("axon.chat")!.resolveWebviewView({ webview: view.webview, onDidDispose: () => disposable });
+    view.handler!({ type: "ready" });
+    await waitFor("the (failed) start-up", () => view.posted.find((m) => m.event?.type === "error"));
+
+    told.length = 0;
+    vscode.window.activeTextEditor = undefined;
+    await registered.commands.get("axon.addSelection")!();
+    assert.match(told.join(), /open a file and select some text/);
+    told.length = 0;
+
+    // Line 2 selected whole (ending at the start of line 3): lines 2-2.
+    vscode.window.activeTextEditor = editor(position(1, 0), position(2, 0));
+    await registered.commands.get("axon.addSelection")!();
+    // Nothing selected: the whole file is attached.
+    vscode.window.activeTextEditor = editor(position(0, 1), position(0, 1));
+    await registered.commands.get("axon.addSelection")!();
+    const chips = view.posted.filter((m) => m.type === "attachments").at(-1) as unknown as { items: { kind: string; label: string; title: string }[] };
+    assert.deepEqual(
+      chips.items.map((c) => [c.kind, c.label]),
+      [
+        ["selection", "a.ts:2"],
+        ["file", "a.ts"],
+      ],
+    );
+    assert.deepEqual(executed.filter((c) => c === "axon.chat.focus").length, 2, "the chat view is shown after each");
+    assert.deepEqual(told, [], "nothing to warn about");
+  } finally {
+    await extension.deactivate();
+    vscode.window.activeTextEditor = undefined;
+    vscode.workspace.workspaceFolders = undefined;
+    delete settings.path;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("an @ mention's files come from workspace.findFiles, bounded, with the settings' excludes; the answer goes to the asking panel", { skip: process.platform === "win32" }, async () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-find-")));
+  const script = path.join(dir, "axon");
+  fs.writeFileSync(script, "#!/bin/sh\nexit 3\n", { mode: 0o755 });
+  settings.path = script;
+  settings["files.exclude"] = { "**/.svn": true, "**/shown": false };
+  settings["search.exclude"] = { "**/target": true };
+  listed = [
+    { scheme: "file", fsPath: path.join(dir, "main.ts") },
+    { scheme: "vscode-remote", fsPath: "/elsewhere/main.ts" },
+    { scheme: "file", fsPath: path.join(dir, "notes.md") },
+  ];
+  try {
+    extension.activate({ subscriptions: [], extensionUri: { fsPath: "/ext" }, extensionPath: "/ext", workspaceState });
+    const asking = fakeWebview();
+    const other = fakeWebview();
+    for (const view of [asking, other]) {
+      registered.views.get("axon.chat")!.resolveWebviewView({ webview: view.webview, onDidDispose: () => disposable });
+      view.handler!({ type: "ready" });
+    }
+    asking.handler!({ type: "find_files", query: "ma" });
+    const answer = (await waitFor("the mention's files", () => asking.posted.find((m) => m.type === "file_matches"))) as unknown as { query: string; files: { path: string; label: string }[] };
+    assert.deepEqual(answer, { type: "file_matches", query: "ma", files: [{ path: path.join(dir, "main.ts"), label: "main.ts" }] });
+    assert.deepEqual(found.at(-1), { include: "**/*", exclude: "{**/.git,**/node_modules,**/.svn,**/target}", maxResults: 5000 });
+    assert.ok(!other.posted.some((m) => m.type === "file_matches"), "only the asking panel is answered");
+  } finally {
+    await extension.deactivate();
+    delete settings.path;
+    delete settings["files.exclude"];
+    delete settings["search.exclude"];
+    listed = [];
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { readTextFile, writeTextFile, type FileAccess } from "../src/fileAccess";
+import { insideRoots, readTextFile, writeTextFile, type FileAccess } from "../src/fileAccess";
 
 const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-fs-")));
 const root = path.join(base, "ws");
@@ -76,4 +76,12 @@ test("a missing file inside the workspace is resource-not-found", async () => {
     () => readTextFile(files, { sessionId: SESSION, path: path.join(root, "missing.txt") }, SESSION),
     (error: { code?: number }) => error.code === -32002,
   );
+});
+
+test("insideRoots (the panel's links and mentions) resolves a path inside a root and refuses the rest", async () => {
+  assert.equal(await insideRoots(files, path.join(root, "sub", "..", "a.txt")), path.join(root, "a.txt"));
+  assert.equal(await insideRoots(files, root), root, "a workspace folder itself");
+  await refused(() => insideRoots(files, "a.txt"), "a.txt", "absolute");
+  await refused(() => insideRoots(files, path.join(root, "link", "secret.txt")), "secret.txt", "outside", path.join(outside, "secret.txt"));
+  await refused(() => insideRoots(files, path.join(base, "ws-evil")), "ws-evil", "outside");
 });

@@ -53,7 +53,7 @@ test("a tool call opens a card with kind, title, status, params, content and loc
           removed: 1,
         },
       ],
-      locations: ["/w/notes.txt:2"],
+      locations: [{ path: "/w/notes.txt", line: 2 }],
     },
   ]);
 });
@@ -149,6 +149,17 @@ test("only well-formed webview messages are accepted", () => {
   assert.equal(parseWebviewMessage({ type: "agent_event", event: {} }), null);
   assert.equal(parseWebviewMessage({ type: "permission_response", requestId: "p", optionId: 5 }), null);
   assert.equal(parseWebviewMessage("cancel"), null);
+  assert.deepEqual(parseWebviewMessage({ type: "open_location", path: "/w/a.ts", line: 3 }), { type: "open_location", path: "/w/a.ts", line: 3 });
+  assert.deepEqual(parseWebviewMessage({ type: "open_location", path: "/w" }), { type: "open_location", path: "/w" });
+  assert.deepEqual(parseWebviewMessage({ type: "find_files", query: "ma" }), { type: "find_files", query: "ma" });
+  assert.deepEqual(parseWebviewMessage({ type: "attach_file", path: "/w/a" }), { type: "attach_file", path: "/w/a" });
+  assert.deepEqual(parseWebviewMessage({ type: "remove_attachment", id: "a1" }), { type: "remove_attachment", id: "a1" });
+  for (const bad of [{ type: "find_files" }, { type: "find_files", query: "x".repeat(1001) }, { type: "attach_file", path: 3 }, { type: "remove_attachment" }]) {
+    assert.equal(parseWebviewMessage(bad), null, JSON.stringify(bad).slice(0, 80));
+  }
+  for (const bad of [{ path: 1 }, { path: "/w", line: 0 }, { path: "/w", line: 1.5 }, { path: "/w", line: "3" }]) {
+    assert.equal(parseWebviewMessage({ type: "open_location", ...bad }), null, JSON.stringify(bad));
+  }
 });
 
 test("the model picker comes from the config option of category model (groups flattened); other options give none", () => {

@@ -86,7 +86,7 @@ test("a tool call's card shows kind, status, diff and the approval buttons; a cl
       status: "pending",
       params: { path: "new.txt" },
       content: [{ type: "diff", path: "/w/new.txt", created: true, lines: [{ op: "+", text: "fresh" }], added: 1, removed: 0 }],
-      locations: ["/w/new.txt:1"],
+      locations: [{ path: "/w/new.txt", line: 1 }, { path: "/w" }],
     },
   });
   const card = $('[data-tool-call="call_1"]')!;
@@ -94,6 +94,14 @@ test("a tool call's card shows kind, status, diff and the approval buttons; a cl
   assert.equal(card.querySelector(".tool-title")?.textContent, "Write new.txt");
   assert.equal(card.querySelector(".tool-status")?.textContent, "waiting");
   assert.equal(card.querySelector(".diff-lines .add")?.textContent, "+ fresh");
+  // Each location is a link that asks the host to open it (at its line, when it has one).
+  const links = [...card.querySelectorAll(".tool-locations button.location")] as HTMLElement[];
+  assert.deepEqual(links.map((l) => l.textContent), ["new.txt:1", "w"]);
+  assert.equal(links[0].title, "Open /w/new.txt:1");
+  links[0].click();
+  assert.deepEqual(sent.at(-1), { type: "open_location", path: "/w/new.txt", line: 1 });
+  links[1].click();
+  assert.deepEqual(sent.at(-1), { type: "open_location", path: "/w" });
 
   host({
     type: "agent_event",
@@ -170,4 +178,94 @@ test("the plan's Approve / Edit / Reject answer the plan question with the offer
   host({ type: "agent_event", event: { type: "permission_request", requestId: "perm-r", toolCallId: "call_9", title: "Write a.txt", options } });
   assert.equal($(".plan-controls")?.hidden, true);
   input.value = "";
+});
+
+test("the composer shows the host's chips; × asks to remove one; a sent message shows what went with it", () => {
+  host({ type: "clear_chat" });
+  host({
+    type: "attachments",
+    items: [
+      { id: "a1", kind: "selection", label: "src/a.ts:3-5", title: "/w/src/a.ts, lines 3-5" },
+      { id: "a2", kind: "file", label: "<b>README.md</b>", title: "/w/README.md" },
+    ],
+  });
+  const chips = [...document.querySelectorAll(".attachments .chip")] as HTMLElement[];
+  assert.equal($(".attachments")?.hidden, false);
+  assert.deepEqual(chips.map((c) => c.querySelector(".chip-label")?.textContent), ["src/a.ts:3-5", "<b>README.md</b>"]);
+  assert.equal(document.querySelector(".attachments b"), null, "a label is text, never markup");
+  (chips[1].querySelector("button.chip-remove") as HTMLElement).click();
+  assert.deepEqual(sent.at(-1), { type: "remove_attachment", id: "a2" });
+  host({ type: "attachments", items: [] });
+  assert.equal($(".attachments")?.hidden, true);
+
+  host({ type: "user_message", content: "Explain", attachments: ["src/a.ts:3-5"] });
+  const message = [...document.querySelectorAll(".message.user")].at(-1) as HTMLElement;
+  assert.equal(message.querySelector(".user-text")?.textContent, "Explain");
+  assert.deepEqual([...message.querySelectorAll(".sent-attachments .chip")].map((c) => c.textContent), ["src/a.ts:3-5"]);
+});
+
+test("typing @ asks for matching files; the list shows only the current mention's answer; Enter picks, writing @path and attaching it", () => {
+  const input = $("textarea.prompt") as HTMLTextAreaElement;
+  const type = (value: string) => {
+    input.value = value;
+    input.setSelectionRange(value.length, value.length);
+    input.dispatchEvent(new window.Event("input"));
+  };
+  type("Look at @");
+  assert.deepEqual(sent.at(-1), { type: "find_files", query: "" });
+  type("Look at @ma");
+  assert.deepEqual(sent.at(-1), { type: "find_files", query: "ma" });
+  // A late answer for an earlier query is not shown.
+  host({ type: "file_matches", query: "", files: [{ path: "/w/zzz.ts", label: "zzz.ts" }] });
+  assert.equal($(".mentions")?.hidden, true);
+  host({
+    type: "file_matches",
+    query: "ma",
+    files: [
+      { path: "/w/src/main.ts", label: "src/main.ts" },
+      { path: "/w/lib/maintenance.py", label: "lib/maintenance.py" },
+    ],
+  });
+  assert.equal($(".mentions")?.hidden, false);
+  assert.deepEqual([...document.querySelectorAll(".mentions .mention")].map((m) => m.textContent), ["src/main.ts", "lib/maintenance.py"]);
+  const before = sent.length;
+  input.dispatchEvent(new window.KeyboardEvent("keydown", { key: "ArrowDown", cancelable: true }));
+  assert.equal($(".mentions .mention.active")?.textContent, "lib/maintenance.py");
+  input.dispatchEvent(new window.KeyboardEvent("keydown", { key: "Enter", cancelable: true }));
+  assert.deepEqual(sent.slice(before), [{ type: "attach_file", path: "/w/lib/maintenance.py" }], "Enter picked the file; nothing was sent as a prompt");
+  assert.equal(input.value, "Look at @lib/maintenance.py ");
+  assert.equal($(".mentions")?.hidden, true);
+
+  // A word with @ inside (an address) is no mention; Escape closes an open list.
+  type("mail me@example");
+  assert.equal(sent.length, before + 1, "no find_files for an address");
+  type("@x");
+  host({ type: "file_matches", query: "x", files: [] });
+  assert.equal($(".mentions")?.textContent, "No workspace file matches “x”");
+  input.dispatchEvent(new window.KeyboardEvent("keydown", { key: "Escape", cancelable: true }));
+  assert.equal($(".mentions")?.hidden, true);
+  input.value = "";
+});
+
+test("the MCP servers' line counts the states and lists each server; one needing the user unfolds it; New chat hides it", () => {
+  const panel = $("details.mcp") as HTMLDetailsElement;
+  assert.equal(panel.hidden, true, "no servers: no line");
+  host({ type: "agent_event", event: { type: "mcp_servers", servers: [{ name: "github", state: "ready", tools: 12 }, { name: "docs", state: "connecting" }] } });
+  assert.equal(panel.hidden, false);
+  assert.equal(panel.querySelector("summary")?.textContent, "MCP: 1 ready · 1 connecting");
+  assert.equal(panel.open, false);
+  host({
+    type: "agent_event",
+    event: { type: "mcp_servers", servers: [{ name: "github", state: "ready", tools: 1 }, { name: "<i>docs</i>", state: "needs_login", message: "run `axon mcp login docs`" }] },
+  });
+  assert.equal(panel.querySelector("summary")?.textContent, "MCP: 1 ready · 1 needs login");
+  const items = [...panel.querySelectorAll("li.mcp-server")] as HTMLElement[];
+  assert.deepEqual(items.map((i) => i.dataset.state), ["ready", "needs_login"]);
+  assert.equal(items[0].querySelector(".mcp-tools")?.textContent, "1 tool");
+  assert.equal(items[1].querySelector(".mcp-name")?.textContent, "<i>docs</i>");
+  assert.equal(panel.querySelector("i"), null, "names are text");
+  assert.equal(items[1].querySelector(".mcp-message")?.textContent, "run `axon mcp login docs`");
+  assert.equal(panel.open, true, "a server needing the user unfolds the list");
+  host({ type: "clear_chat" });
+  assert.equal(panel.hidden, true);
 });

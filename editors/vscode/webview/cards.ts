@@ -1,18 +1,25 @@
 // cards.ts — a card per tool call: kind, title, status, folded output, the
 // diff in red/green, the files it touches, and the approval buttons while
 // the agent waits for the user; each diff has an "Open diff" button that
-// asks the host to show the change in VS Code's diff editor.
+// asks the host to show the change in VS Code's diff editor, and each
+// location is a link that asks the host to open the file at its line.
 //
 // Guarantees: everything on a card is text (textContent), never markup; a
 // card is updated in place by `observation` events (fields not in an update
 // keep their value); the approval buttons are exactly the options the agent
 // offered and disappear once the question is settled, whoever settled it.
 
-import type { AgentEvent, PermissionChoice, ToolContent, ToolStatus } from "../src/messages";
+import type { AgentEvent, PermissionChoice, ToolContent, ToolLocation, ToolStatus } from "../src/messages";
 import { h } from "./dom";
 
 type Action = Extract<AgentEvent, { type: "action" }>;
 type Observation = Extract<AgentEvent, { type: "observation" }>;
+
+/** What a card's links ask of the host. */
+export type CardLinks = {
+  diff: (toolCallId: string, path: string) => void;
+  location: (location: ToolLocation) => void;
+};
 
 const STATUS_LABEL: Record<ToolStatus, string> = {
   pending: "waiting",
@@ -32,10 +39,13 @@ export class ToolCard {
   private readonly bodyEl: HTMLElement;
   private readonly approvalEl: HTMLElement;
 
-  /** `openDiff` asks the host to show this call's change to `path` in the diff editor. */
+  /**
+   * `open.diff` asks the host to show this call's change to `path` in the
+   * diff editor; `open.location` to open a place it touches at its line.
+   */
   constructor(
     action: Action,
-    private readonly openDiff: (toolCallId: string, path: string) => void,
+    private readonly open: CardLinks,
   ) {
     this.kindEl = h("span", { class: "tool-kind" });
     this.titleEl = h("span", { class: "tool-title" });
@@ -65,8 +75,24 @@ export class ToolCard {
       this.statusEl.textContent = STATUS_LABEL[update.status] ?? update.status;
       this.element.dataset.status = update.status;
     }
-    if (update.locations) this.locationsEl.replaceChildren(...update.locations.map((l) => h("code", { text: l })));
-    if (update.content) this.bodyEl.replaceChildren(...update.content.map((c) => renderContent(c, (path) => this.openDiff(update.id, path))));
+    if (update.locations) this.locationsEl.replaceChildren(...update.locations.map((l) => this.locationLink(l)));
+    if (update.content) this.bodyEl.replaceChildren(...update.content.map((c) => renderContent(c, (path) => this.open.diff(update.id, path))));
+  }
+
+  /** A location as a link: the file's name and line, the whole path in its tooltip. */
+  private locationLink(location: ToolLocation): HTMLElement {
+    const name = location.path.split(/[\\/]/).filter(Boolean).pop() ?? location.path;
+    const where = location.line ? `${location.path}:${location.line}` : location.path;
+    const link = h("button", {
+      type: "button",
+      class: "location",
+      text: location.line ? `${name}:${location.line}` : name,
+      title: `Open ${where}`,
+      "data-path": location.path,
+      "data-line": location.line ? String(location.line) : undefined,
+    });
+    link.addEventListener("click", () => this.open.location(location));
+    return link;
   }
 
   /** Shows the agent's question on this card; `answer` sends the choice. */

