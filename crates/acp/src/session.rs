@@ -137,16 +137,16 @@ impl AcpSession {
     /// whole list each time one changes (an ACP extension notification),
     /// to a client that asked for it, once the session is announced.
     pub(crate) fn send_mcp_servers(&self) {
-        let servers = {
-            let state = self.state();
-            match state.info.as_ref() {
-                Some(info) if state.mcp_updates && state.announced => info.mcp_servers.clone(),
-                _ => return,
-            }
+        // Sent under the lock (a channel push): two senders cannot pass
+        // each other, so the client's last list is the newest.
+        let state = self.state();
+        let Some(info) = state.info.as_ref().filter(|_| state.mcp_updates && state.announced)
+        else {
+            return;
         };
         self.link.out.notify(
             crate::forward::MCP_SERVERS_METHOD,
-            serde_json::json!({"sessionId": self.id.clone(), "servers": servers}),
+            serde_json::json!({"sessionId": self.id.clone(), "servers": info.mcp_servers}),
         );
     }
 

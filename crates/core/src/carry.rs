@@ -111,6 +111,9 @@ impl Carried {
                 && call.arguments.get("background").and_then(Value::as_bool) == Some(true)
                 && let Some(started) = started_in_background(&text)
             {
+                // A call the last compaction kept is in its block and still
+                // in the history: one entry per command.
+                carried.running.retain(|(running, _)| running != &started.0);
                 carried.running.push(started);
             } else if matches!(call.name.as_str(), "shell_output" | "shell_kill")
                 && let Some(id) = ended_in_background(&text)
@@ -469,6 +472,25 @@ mod tests {
         let mut rest = messages[replaced..].to_vec();
         axon_protocol::compaction::apply_summary(&mut rest, "summary", carried.render().as_deref());
         rest
+    }
+
+    #[test]
+    fn a_background_command_the_last_compaction_kept_is_listed_once() {
+        let started = "Started in the background as bg1: `npm run dev`. Read its output";
+        let messages = vec![
+            Message::user("Serve the site"),
+            Message::assistant("Which port?"),
+            Message::user("Any port"),
+            call("1", "shell", json!({"command": "npm run dev", "background": true})),
+            result("1", started, false),
+            Message::assistant("It runs."),
+        ];
+        // The first compaction replaces the first two messages: the call
+        // stays in the history as well as in the block.
+        let first = compacted(&messages, 2);
+        assert!(first.iter().any(|m| !m.tool_calls.is_empty()), "{first:?}");
+        let again = Carried::gather(&first, 1);
+        assert_eq!(again.running, [("bg1".to_string(), "npm run dev".to_string())]);
     }
 
     #[test]

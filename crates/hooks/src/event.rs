@@ -176,7 +176,10 @@ impl NotificationKind {
 pub enum EndReason {
     /// The conversation was cleared for a new one.
     Clear,
-    /// The session was closed (the front end left, or was told to).
+    /// The user left the terminal UI (`/quit`, Ctrl-C twice, Ctrl-D).
+    PromptInputExit,
+    /// The session was closed otherwise (an editor closed it, `axon run`
+    /// finished, another session was resumed in its place).
     Other,
 }
 
@@ -184,6 +187,7 @@ impl EndReason {
     pub fn name(self) -> &'static str {
         match self {
             EndReason::Clear => "clear",
+            EndReason::PromptInputExit => "prompt_input_exit",
             EndReason::Other => "other",
         }
     }

@@ -41,9 +41,10 @@ pub fn split_lead(message: &Message) -> (Option<String>, String) {
         .filter(|text| message.role == Role::User && text.starts_with(SUMMARY_OPEN));
     let Some(lead) = lead else { return (None, message.text()) };
     let own: String = message.content[1..].iter().filter_map(ContentPart::as_text).collect();
-    // The summary is the model's words: the block is found after its end.
+    // The summary is the model's words (it may quote an earlier lead): the
+    // block is the one after the last summary's end.
     let marker = format!("{SUMMARY_CLOSE}{CARRIED_OPEN}");
-    let carried = lead.find(&marker).and_then(|at| {
+    let carried = lead.rfind(&marker).and_then(|at| {
         let block = &lead[at + marker.len()..];
         block.rfind(CARRIED_CLOSE).map(|end| block[..end].to_string())
     });

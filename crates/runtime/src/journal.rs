@@ -171,9 +171,20 @@ pub struct Sessions {
     /// The id the next new session is saved under (a front end that named
     /// it up front); else a fresh one.
     pub next_id: Option<String>,
+    /// The config's own providers (`[providers.NAME]`), beside the presets:
+    /// those a resume may point back to.
+    pub providers: Vec<String>,
 }
 
 impl Sessions {
+    /// A provider `--provider NAME` would find: a preset, the local model
+    /// or the config's own.
+    fn known_provider(&self, name: &str) -> bool {
+        name == crate::config::LOCAL_PROVIDER
+            || axon_llm::preset(name).is_some()
+            || self.providers.iter().any(|p| p == name)
+    }
+
     /// A new session titled `title`; `None` when the session is not
     /// recorded.
     pub fn create(
@@ -235,15 +246,20 @@ impl Sessions {
         // another, and how to go back to it.
         let (last_provider, last_model) = session.model();
         if (last_provider, last_model) != (provider, model) {
+            // Advice only where it works: another model of this provider,
+            // or a provider the config knows (not an imported session's
+            // `claude-code`).
             let back = if last_provider == provider {
-                format!("`/model {last_model}` goes back to it")
+                format!(" (`/model {last_model}` goes back to it)")
+            } else if self.known_provider(last_provider) {
+                format!(" (`--provider {last_provider} --model {last_model}` goes back to it)")
             } else {
-                format!("`--provider {last_provider} --model {last_model}` goes back to it")
+                String::new()
             };
             self.events.emit(AgentEvent::Info {
                 message: format!(
                     "session {} last talked to {last_provider}/{last_model}; it goes on with \
-                     {provider}/{model}, the model this session was opened with ({back})",
+                     {provider}/{model}, the model this session was opened with{back}",
                     session.header.id
                 ),
             });

@@ -71,6 +71,7 @@ pub use web_config::hand_tools;
 // What a front end names from the crates below the runtime, so that it
 // depends on the runtime and the protocol alone.
 pub use axon_core::ApprovalPolicy;
+pub use axon_hooks::EndReason;
 pub use axon_llm::{
     DEFAULT_CONTEXT_WINDOW, KnownProvider, LlmError, PROVIDERS, default_max_tokens,
     known_context_window, known_provider, provider_names, takes_images,

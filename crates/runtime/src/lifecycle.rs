@@ -50,6 +50,9 @@ pub(crate) enum Checkpointing {
     Off(Option<String>),
 }
 
+/// The longest Notification `message` (an MCP server's form text is its own).
+const NOTIFICATION_CHARS: usize = 200;
+
 /// Files one turn deleted or rewrote from which the user is shown them.
 const MANY_LOST: usize = 20;
 /// Paths named in that warning; the rest are counted.
@@ -185,17 +188,29 @@ impl SessionLifecycle {
     }
 
     /// Tells the Notification hooks the session waits on the user, without
-    /// waiting for them: what waits (an approval) goes on at once.
-    pub(crate) fn notify(self: &Arc<Self>, kind: NotificationKind, message: String) {
+    /// waiting for them: what waits (an approval) goes on at once. The
+    /// hook's input is the session as it is now (a `/clear` before the hook
+    /// starts does not change its `session_id`), and the running hook holds
+    /// the event stream only weakly, so a session that closes meanwhile
+    /// ends its stream at once.
+    pub(crate) fn notify(&self, kind: NotificationKind, message: String) {
         if !self.hooks.has(axon_hooks::HookEvent::Notification) {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let lifecycle = Arc::clone(self);
+        // What a server or a model wrote goes into hooks' shell strings
+        // (`notify-send "$message"`): one line, no control characters, short.
+        let message: String = message
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(NOTIFICATION_CHARS)
+            .collect();
+        let input = self.input(EventData::Notification { notification_type: kind, message });
+        let hooks = self.hooks.clone();
+        let events = self.events.downgrade();
         runtime.spawn(async move {
-            let data = EventData::Notification { notification_type: kind, message };
-            for message in lifecycle.run(data).await.warnings {
-                lifecycle.events.emit(AgentEvent::Warning { message });
+            for message in verdict(hooks.run(&input).await).warnings {
+                events.emit(AgentEvent::Warning { message });
             }
         });
     }

@@ -169,9 +169,11 @@ pub(crate) struct Task {
     /// The background commands of the session's `shell`.
     pub(crate) jobs: Arc<axon_tools::Jobs>,
     /// After a turn, how long the next prompt is waited for before the
-    /// Notification hooks hear `idle_prompt`; `None` when no one is there
-    /// to prompt (`axon run`).
+    /// Notification hooks hear `idle_prompt`; `None` when the session is
+    /// not interactive (no one answers it).
     pub(crate) idle_notice: Option<std::time::Duration>,
+    /// What SessionEnd hooks hear on shutdown.
+    pub(crate) end_reason: axon_hooks::EndReason,
 }
 
 impl Task {
@@ -196,13 +198,22 @@ impl Task {
                 continue;
             };
             let Some((op, cancel)) = next else { break };
-            idle_since_turn = matches!(
-                op,
-                Op::UserTurn { .. } | Op::ApprovePlan | Op::Compact | Op::Rewind { .. }
-            );
+            // A turn arms the notice; the next prompt-like op disarms it.
+            // Settings changed meanwhile (mode, model, approval) say nothing
+            // of whether the user is there to prompt.
+            match op {
+                Op::UserTurn { .. } | Op::ApprovePlan | Op::Compact | Op::Rewind { .. } => {
+                    idle_since_turn = true;
+                }
+                Op::SetMode { .. }
+                | Op::SetApproval { .. }
+                | Op::SwitchModel { .. }
+                | Op::ListBackground => {}
+                _ => idle_since_turn = false,
+            }
             match op {
                 Op::Shutdown => {
-                    self.lifecycle.session_ended(axon_hooks::EndReason::Other).await;
+                    self.lifecycle.session_ended(self.end_reason).await;
                     break;
                 }
                 Op::UserTurn { text, attachments } => {
@@ -236,7 +247,12 @@ impl Task {
                     self.new_conversation();
                     self.lifecycle.session_started(axon_hooks::SessionSource::Clear).await;
                 }
-                Op::Resume { id } => self.resume(id),
+                Op::Resume { id } => {
+                    if self.journal.is_some() {
+                        self.lifecycle.session_ended(axon_hooks::EndReason::Other).await;
+                    }
+                    self.resume(id);
+                }
                 Op::Rewind { turn, scope } => self.rewind(turn, scope).await,
                 // Handled by the handle itself.
                 Op::Cancel | Op::Approve { .. } | Op::Elicit { .. } | Op::ListBackground => {}

@@ -59,6 +59,9 @@ pub struct SessionConfig {
     /// turn before its Notification hooks hear `idle_prompt` (a minute, as
     /// in Claude Code).
     pub idle_notice: std::time::Duration,
+    /// The `reason` SessionEnd hooks hear when the session is shut down:
+    /// `prompt_input_exit` from the terminal UI, `other` elsewhere.
+    pub end_reason: axon_hooks::EndReason,
     /// Whether the workspace's own MCP servers (commands a repository asks
     /// to run) may start.
     pub workspace_servers: ServerConsent,
@@ -130,6 +133,7 @@ impl SessionConfig {
             mode: Mode::React,
             interactive: false,
             idle_notice: std::time::Duration::from_secs(60),
+            end_reason: axon_hooks::EndReason::Other,
             workspace_servers: ServerConsent::Refuse,
             client_servers: Vec::new(),
             start_servers: true,

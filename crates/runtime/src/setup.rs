@@ -273,6 +273,7 @@ async fn agent_step(
         &web_key,
     );
     let sessions = Sessions {
+        providers: config.config.file.providers.keys().cloned().collect(),
         store: SessionStore::new(&config.dirs.data),
         record: config.record,
         redactor,
@@ -418,6 +419,7 @@ async fn agent_step(
         mcp_host,
         jobs,
         idle_notice: config.interactive.then_some(config.idle_notice),
+        end_reason: config.end_reason,
     };
     Ok(Session::start(task, shared))
 }

@@ -67,6 +67,13 @@ function update() {
 /** Asks, once, for leave to notify (from a user's gesture: a prompt sent). */
 export function askToNotify() {
   if (!('Notification' in window) || Notification.permission !== 'default') return;
+  // A dismissed question leaves the permission at 'default': ask once only.
+  try {
+    if (localStorage.getItem('axon.notifyAsked')) return;
+    localStorage.setItem('axon.notifyAsked', '1');
+  } catch {
+    // Storage off: asking again is the lesser harm.
+  }
   try {
     const asked = Notification.requestPermission();
     if (asked && typeof asked.catch === 'function') asked.catch(() => {});

@@ -126,7 +126,8 @@ export function onEvent(ev, live = false) {
       transcript.notice(ev.type, String(ev.message ?? ''));
       break;
     case 'background_commands':
-      transcript.notice('info', backgroundText(Array.isArray(ev.commands) ? ev.commands : []));
+      // A snapshot: one a replay draws again would be stale ("running 5 s").
+      if (live) transcript.notice('info', backgroundText(Array.isArray(ev.commands) ? ev.commands : []));
       break;
     default:
       // header, custom and types added later: nothing to show.

@@ -28,6 +28,10 @@ use crate::exit;
 use crate::options::AgentOptions;
 use commands::Local;
 
+/// How long leaving the UI waits for the session to close: the cancelled
+/// turn, the SessionEnd hooks, the MCP servers.
+const SHUTDOWN_BOUND: Duration = Duration::from_secs(10);
+
 #[derive(Debug, Args, Default)]
 pub struct ChatArgs {
     /// The workspace folder.
@@ -86,8 +90,9 @@ pub async fn run(args: ChatArgs) -> u8 {
     if !app.status.session.is_empty() {
         crate::say(&format!("resume this session with `axon --resume {}`", app.status.session));
     }
-    // A turn still running was cancelled on the way out.
-    let _ = tokio::time::timeout(Duration::from_secs(3), session.shutdown()).await;
+    // A turn still running was cancelled on the way out; SessionEnd hooks
+    // and MCP servers' closing get what is left of the bound.
+    let _ = tokio::time::timeout(SHUTDOWN_BOUND, session.shutdown()).await;
     match result {
         Ok(()) => exit::OK,
         Err(e) => {
@@ -107,6 +112,7 @@ async fn start(args: &ChatArgs, emitter: axon_runtime::Emitter) -> Result<(Sessi
         (None, false) => SessionChoice::New,
     };
     config.interactive = true;
+    config.end_reason = axon_runtime::EndReason::PromptInputExit;
     config.elicitation = true;
     config.replay_history = true;
     if !args.options.yes {
