@@ -17,6 +17,8 @@ import { parseWebviewMessage, type HostMessage } from "./messages";
 export class ChatPanelProvider implements vscode.WebviewViewProvider {
   static readonly viewType = "axon.chat";
   private readonly webviews = new Set<vscode.Webview>();
+  /** The views and tabs showing the chat (for `visible`). */
+  private readonly owners = new Set<{ readonly visible: boolean }>();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -37,6 +39,11 @@ export class ChatPanelProvider implements vscode.WebviewViewProvider {
     this.attach(panel.webview, panel);
   }
 
+  /** Whether some view or tab of the chat is on screen. */
+  get visible(): boolean {
+    return [...this.owners].some((owner) => owner.visible);
+  }
+
   /** Sends `message` to every open panel. */
   postMessage(message: HostMessage): void {
     for (const webview of this.webviews) void webview.postMessage(message);
@@ -46,7 +53,8 @@ export class ChatPanelProvider implements vscode.WebviewViewProvider {
     return vscode.Uri.joinPath(this.extensionUri, "dist", "webview");
   }
 
-  private attach(webview: vscode.Webview, owner: { onDidDispose: vscode.Event<void> }): void {
+  private attach(webview: vscode.Webview, owner: { onDidDispose: vscode.Event<void>; readonly visible: boolean }): void {
+    this.owners.add(owner);
     webview.options = { enableScripts: true, localResourceRoots: [this.assets()] };
     webview.html = this.html(webview);
     const received = webview.onDidReceiveMessage((raw: unknown) => {
@@ -58,6 +66,7 @@ export class ChatPanelProvider implements vscode.WebviewViewProvider {
       if (message.type === "ready") this.webviews.add(webview);
     });
     owner.onDidDispose(() => {
+      this.owners.delete(owner);
       this.webviews.delete(webview);
       received.dispose();
     });

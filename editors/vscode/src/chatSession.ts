@@ -47,6 +47,7 @@
 // - nothing from the webview is trusted: messages are parsed
 //   (messages.ts), approvals must name an offered option (permissions.ts).
 
+import { permissionMessage, turnEndMessage } from "./attention";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
@@ -69,6 +70,8 @@ export type ChatSessionOptions = {
   post: (message: HostMessage) => void;
   /** Tells the user outside the panel (a VS Code notification). */
   onAgentDied?: (message: string) => void;
+  /** axon waits on the user (a permission question) or finished a turn: the host notifies if they look elsewhere. */
+  onAttention?: (message: string) => void;
   onStderr?: (text: string) => void;
   /** A session to resume on the first start (session/load), e.g. the window's last chat. */
   resumeSessionId?: string;
@@ -300,6 +303,7 @@ export class ChatSession {
   private async askPermission(request: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
     if (request.sessionId !== this.sessionId) return { outcome: { outcome: "cancelled" } };
     this.keepChanges(request.toolCall.toolCallId, request.toolCall.content);
+    this.options.onAttention?.(permissionMessage(request.toolCall.title));
     return this.permissions.ask(request, signal);
   }
 
@@ -360,6 +364,8 @@ export class ChatSession {
       this.turnRunning = false;
       this.permissions.cancelAll();
       this.emit({ type: "turn_end", stopReason });
+      const done = turnEndMessage(stopReason);
+      if (done) this.options.onAttention?.(done);
       ended();
     }
   }

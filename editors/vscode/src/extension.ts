@@ -13,6 +13,7 @@
 // attaches the selection to the next prompt; `@` mentions list the
 // workspace's files with files.exclude and search.exclude applied.
 
+import { shouldNotify } from "./attention";
 import * as os from "node:os";
 import * as vscode from "vscode";
 import { ChatPanelProvider } from "./chatPanel";
@@ -42,6 +43,13 @@ export function activate(context: vscode.ExtensionContext): void {
       openLocation,
       listFiles: workspaceFiles,
       onAgentDied: (message) => void vscode.window.showWarningMessage(message),
+      onAttention: (message) => {
+        const enabled = vscode.workspace.getConfiguration("axon").get<boolean>("notifications", true);
+        if (!shouldNotify(enabled, vscode.window.state.focused, provider.visible)) return;
+        void vscode.window.showInformationMessage(message, "Show").then((choice) => {
+          if (choice === "Show") void vscode.commands.executeCommand(`${ChatPanelProvider.viewType}.focus`);
+        });
+      },
       onStderr: (text) => output.append(text),
       resumeSessionId: context.workspaceState.get<string>(LAST_SESSION),
       onStarted: (pid, sessionId) => {

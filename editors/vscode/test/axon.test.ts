@@ -217,6 +217,23 @@ test("an approved write asks on its card, goes through the editor's fs, and show
   });
 });
 
+test("the host hears when axon asks for permission and when the turn ends", async () => {
+  const script: Reply[] = [
+    { calls: [{ name: "write_file", args: { path: "told.txt", content: "x\n" } }] },
+    { text: "Done." },
+  ];
+  await withAxon(script, async ({ reopen }) => {
+    const told: string[] = [];
+    const { chat, ui } = await reopen({ onAttention: (message) => told.push(message) });
+    answerWith(chat, ui, "allow_once");
+    await chat.handle({ type: "user_message", content: "Write it" });
+    assert.deepEqual(ui.events.at(-1), { type: "turn_end", stopReason: "end_turn" });
+    assert.equal(told.length, 2, JSON.stringify(told));
+    assert.match(told[0], /^axon needs your permission: .*told\.txt/);
+    assert.equal(told[1], "axon has finished");
+  });
+});
+
 test("a rejected write changes nothing and its card ends failed", async () => {
   const script: Reply[] = [{ calls: [{ name: "write_file", args: { path: "denied.txt", content: "nope\n" } }] }, { text: "Understood, not writing." }];
   await withAxon(script, async ({ chat, ui, files, workspace }) => {
