@@ -32,6 +32,7 @@ pub mod local_model;
 pub mod mcp_edit;
 pub mod mcp_host;
 pub mod mentions;
+mod meter;
 mod model_switch;
 mod plan;
 mod project;
