@@ -59,6 +59,7 @@ pub use config::{NoProvider, SEE_CONFIG_SHOW};
 pub use events::{Emitter, Events, channel};
 pub use journal::{SessionChoice, secrets};
 pub use local_model::connect;
+pub use meter::recorded_cost;
 pub use plan::plan_text;
 pub use project::Project;
 pub use run_tool::{RunTool, RunToolArgs};

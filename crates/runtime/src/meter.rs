@@ -73,3 +73,15 @@ impl Meter {
         }
     }
 }
+
+/// What a saved session's recorded calls cost, each priced by the model it
+/// ran with, at the prices of `file` (the user's config); `None` when a
+/// call's model has no known price, or there was no call.
+pub fn recorded_cost(session: &axon_store::Session, file: &ConfigFile) -> Option<f64> {
+    let prices = Prices::new(file.prices.clone());
+    let mut cost = Cost::default();
+    for (model, usage) in session.calls() {
+        cost.add(prices.cost(model, &usage));
+    }
+    cost.known()
+}
