@@ -429,6 +429,15 @@ fn a_priced_model_s_turn_reports_its_cost() {
     let models: Vec<&Value> =
         events.iter().filter(|e| e["type"] == "usage").map(|e| &e["model"]).collect();
     assert_eq!(models, [&json!("priced-model"), &json!("priced-model")]);
+    // The text output says it after the answer.
+    let s = setup(vec![Reply::text("done")]);
+    priced(&s);
+    s.axon()
+        .args(["run", "hi"])
+        .assert()
+        .success()
+        .stdout("done\n")
+        .stderr(predicates::str::contains("axon: cost $0.0260 (12 in, 7 out tokens)"));
     // An unpriced model's turn has no cost.
     let s = setup(vec![Reply::text("done")]);
     let output = s.axon().args(["run", "--json", "hi"]).assert().success().get_output().clone();
