@@ -148,8 +148,8 @@ impl EventForwarder {
                 self.ask_permission(call, asked, rule.as_ref());
                 return;
             }
-            AgentEvent::TurnCompleted { stop_reason, context_tokens, usage, .. } => {
-                self.turn_completed(*stop_reason, *context_tokens, usage);
+            AgentEvent::TurnCompleted { stop_reason, context_tokens, usage, cost_usd, .. } => {
+                self.turn_completed(*stop_reason, *context_tokens, usage, *cost_usd);
                 return;
             }
             _ => {}
@@ -181,17 +181,29 @@ impl EventForwarder {
         }
     }
 
-    fn turn_completed(&mut self, stop_reason: StopReason, context_tokens: u64, usage: &Usage) {
-        let (window, proposed, error) = {
+    fn turn_completed(
+        &mut self,
+        stop_reason: StopReason,
+        context_tokens: u64,
+        usage: &Usage,
+        cost_usd: Option<f64>,
+    ) {
+        let (window, proposed, error, cost) = {
             let mut state = self.acp.state();
+            match cost_usd {
+                Some(cost) => state.cost_usd = Some(state.cost_usd.unwrap_or(0.0) + cost),
+                None if usage.total() > 0 => state.unpriced = true,
+                None => {}
+            }
+            let cost = state.cost_usd.filter(|_| !state.unpriced);
             state.in_turn = false;
             // The runtime forgot the turn's questions; so do we.
             state.questions.clear();
             let window = state.info.as_ref().map_or(0, |i| i.context_window);
-            (window, std::mem::take(&mut state.proposed), state.error.take())
+            (window, std::mem::take(&mut state.proposed), state.error.take(), cost)
         };
         if window > 0 {
-            self.send(context_usage(context_tokens, window));
+            self.send(context_usage(context_tokens, window, cost));
         }
         if proposed && stop_reason == StopReason::EndTurn && self.ask_to_run_plan() {
             return;

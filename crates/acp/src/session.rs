@@ -63,6 +63,10 @@ pub(crate) struct State {
     pub(crate) error: Option<String>,
     /// A plan was proposed during the running turn.
     pub(crate) proposed: bool,
+    /// US dollars the session's turns cost so far, while every turn that
+    /// used tokens had a known cost (`unpriced` once one did not).
+    pub(crate) cost_usd: Option<f64>,
+    pub(crate) unpriced: bool,
     /// Text streamed during the running turn (an answer not streamed is
     /// sent whole).
     pub(crate) streamed: bool,

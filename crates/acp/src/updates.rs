@@ -348,9 +348,11 @@ struct Live {
     diffs: Vec<Diff>,
 }
 
-/// The usage update at the end of a turn.
-pub fn context_usage(used: u64, size: u64) -> SessionUpdate {
-    SessionUpdate::UsageUpdate(UsageUpdate::new(used, size))
+/// The usage update at the end of a turn, with the session's cost so far
+/// when it is known.
+pub fn context_usage(used: u64, size: u64, cost_usd: Option<f64>) -> SessionUpdate {
+    let cost = cost_usd.map(|usd| agent_client_protocol_schema::v1::Cost::new(usd, "USD"));
+    SessionUpdate::UsageUpdate(UsageUpdate::new(used, size).cost(cost))
 }
 
 pub fn message_chunk(text: &str) -> SessionUpdate {

@@ -34,6 +34,11 @@ pub struct AgentOptions {
     /// Model calls per request before giving up (default 25).
     #[arg(long)]
     pub max_iterations: Option<u32>,
+    /// Stop asking the model once the session has spent this many US
+    /// dollars (priced by `[prices]` and the built-in prices); overrides
+    /// the config's `max_budget_usd`.
+    #[arg(long, value_name = "USD", value_parser = parse_budget)]
+    pub max_budget_usd: Option<f64>,
     /// Let tools change files and run commands without asking; the
     /// workspace's own MCP servers and hooks run too.
     #[arg(long, short = 'y', conflicts_with = "read_only")]
@@ -61,6 +66,7 @@ impl AgentOptions {
             .clone()
             .map(|names| names.into_iter().filter(|n| !n.trim().is_empty()).collect());
         config.max_iterations = self.max_iterations;
+        config.max_budget_usd = self.max_budget_usd;
         config.profile = self.profile.map(Into::into);
         config.sandbox = self.sandbox;
         if self.yes {
@@ -70,5 +76,13 @@ impl AgentOptions {
             config.approval = Some(ApprovalPolicy::ReadOnly);
         }
         Ok(config)
+    }
+}
+
+/// A budget: a finite amount of dollars, not negative.
+fn parse_budget(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd >= 0.0 => Ok(usd),
+        _ => Err(format!("'{text}' is not an amount of US dollars (e.g. 0.50)")),
     }
 }

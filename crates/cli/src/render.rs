@@ -191,6 +191,12 @@ impl Renderer {
             AgentEvent::Subagent { agent, event, .. } => {
                 self.subagent_step(&mut state, agent, *event);
             }
+            // Only a known cost: an unpriced model's turn says nothing.
+            AgentEvent::TurnCompleted { usage, cost_usd: Some(cost), .. } => {
+                self.end_stdout_line(&mut state);
+                let tokens = format!("{} in, {} out", usage.input_tokens, usage.output_tokens);
+                eprintln!("{}", self.dim(&format!("axon: cost ${cost:.4} ({tokens} tokens)")));
+            }
             _ => {}
         }
     }

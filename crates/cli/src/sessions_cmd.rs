@@ -123,6 +123,7 @@ fn execute(store: &SessionStore, command: SessionsCommand) -> Result<u8, StoreEr
                 eprintln!("axon: warning: {warning}");
             }
             say(to_markdown(&session).trim_end());
+            eprintln!("axon: {}", session_cost(&session));
         }
         SessionsCommand::Export { id, format } => {
             let session = store.open(&id)?;
@@ -253,5 +254,23 @@ fn import(path: Option<PathBuf>, from: Option<Agent>, latest: bool, dir: &std::p
             eprintln!("axon: {e:#}");
             exit::FAILED
         }
+    }
+}
+
+/// The session's cost, at the user's prices and the built-in ones, or why
+/// it is unknown.
+fn session_cost(session: &SavedSession) -> String {
+    let file = axon_runtime::config::Dirs::from_env()
+        .and_then(|dirs| {
+            let here = std::env::current_dir().unwrap_or_default();
+            axon_runtime::config::Effective::load(&dirs, &here)
+        })
+        .map(|config| config.file)
+        .unwrap_or_default();
+    match axon_runtime::recorded_cost(session, &file) {
+        Some(usd) => format!("cost ${usd:.4}"),
+        None => "cost unknown (no recorded call, or a model without a known price: see \
+                 `[prices]` in the README)"
+            .to_string(),
     }
 }

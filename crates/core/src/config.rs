@@ -37,6 +37,8 @@ pub struct AgentConfig {
     /// Secrets in tool results are masked before the model sees them
     /// (`secrets = "redact"`, the default); `false` is `secrets = "off"`.
     pub mask_secrets: bool,
+    /// No request goes to the model once the session has spent this.
+    pub budget: Option<crate::cost::Budget>,
 }
 
 /// How a history that no longer fits is made to fit.
@@ -65,6 +67,7 @@ impl Default for AgentConfig {
             stop_tools: Vec::new(),
             preview_actions: false,
             mask_secrets: true,
+            budget: None,
         }
     }
 }

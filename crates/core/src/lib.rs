@@ -29,6 +29,7 @@ mod carry;
 mod compact;
 mod config;
 pub mod context;
+mod cost;
 mod fallback;
 mod fallback_list;
 mod history;
@@ -51,6 +52,7 @@ pub use approval::{
     Approval, ApprovalPolicy, Approver, Gate, Permissions, SharedApproval, UnderAuto,
 };
 pub use config::{AgentConfig, ContextStrategy};
+pub use cost::{Budget, Cost, Spend};
 pub use fallback_list::{Connecting, Fallbacks};
 pub use history::Journal;
 pub use lifecycle::{HookPermission, Lifecycle, LifecycleFuture, Verdict};

@@ -55,6 +55,8 @@ pub(crate) struct ModelTurn {
     /// How many rules the system prompt carries (each batch of results
     /// ends with a reminder of them when any).
     rule_count: usize,
+    /// Checked before each request (`cost.rs`).
+    pub(crate) budget: Option<crate::cost::Budget>,
     /// The providers a failing request may continue on (`fallback.rs`).
     pub(crate) fallback: FallbackState,
 }
@@ -176,6 +178,7 @@ impl ModelTurn {
             retry: config.retry.clone(),
             context_strategy: config.context_strategy,
             rule_count: config.rule_count,
+            budget: config.budget.clone(),
             fallback: FallbackState::default(),
         }
     }
@@ -236,6 +239,9 @@ impl ModelTurn {
         let mut trimmed = false;
         let mut attempts = 0;
         loop {
+            if let Some(refusal) = self.budget.as_ref().and_then(crate::cost::Budget::refusal) {
+                return Err(TurnEnd::Failed(refusal));
+            }
             let request = self.request(answer_only);
             let estimate =
                 self.preamble().tokens(&self.history.counter) + self.history.raw_tokens();
@@ -343,7 +349,10 @@ impl ModelTurn {
                 ProviderEvent::Usage(usage) => {
                     self.history.counter.observe(estimate, usage.input_tokens);
                     self.history.record_usage(usage);
-                    emit(AgentEvent::Usage { usage: *usage });
+                    emit(AgentEvent::Usage {
+                        usage: *usage,
+                        model: Some(self.provider.info().model.clone()),
+                    });
                 }
                 ProviderEvent::Retrying { attempt, delay, reason } => emit(AgentEvent::Warning {
                     message: format!(

@@ -29,6 +29,7 @@ pub mod openai;
 mod openai_wire;
 pub mod overflow;
 mod presets;
+pub mod prices;
 mod providers;
 pub mod retry;
 mod scan_cost;
@@ -49,6 +50,7 @@ pub use presets::{
     DEFAULT_CONTEXT_WINDOW, MAX_TOKENS_CAP, ProviderConfig, ProviderKind, build_provider,
     context_window_for, default_max_tokens, preset,
 };
+pub use prices::{Price, Prices};
 pub use providers::{
     KnownProvider, OTHER_WINDOWS, PROVIDERS, key_variables, known_context_window, known_provider,
     provider_names, takes_images,

@@ -291,6 +291,11 @@ pub enum AgentEvent {
         usage: Usage,
         /// Estimated tokens the next request sends.
         context_tokens: u64,
+        /// What the turn's model calls cost, in US dollars, each priced by
+        /// the model that answered it; absent when a call's model has no
+        /// known price (or the turn made none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
     },
     /// A piece of the answer as it streams in.
     Token {
@@ -401,9 +406,13 @@ pub enum AgentEvent {
     Error {
         message: String,
     },
-    /// One model call's token counts.
+    /// One model call's token counts, and the model that answered it (a
+    /// fallback provider's may differ from the session's); what the call
+    /// cost follows from them and the prices.
     Usage {
         usage: Usage,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
     /// Something a subagent did: `event` is one of its own events, sent
     /// while the parent's call `call_id` (the tool call that started it,

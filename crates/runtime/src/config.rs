@@ -41,6 +41,13 @@ pub struct ConfigFile {
     /// The output limit of every request, for every provider without its
     /// own `max_tokens`.
     pub max_tokens: Option<u32>,
+    /// The most a session may spend, in US dollars, before it stops asking
+    /// the model (`--max-budget-usd`).
+    pub max_budget_usd: Option<f64>,
+    /// `[prices."MODEL"]`: US dollars per million tokens (`input`,
+    /// `cached_input`, `output`), over axon's built-in prices.
+    #[serde(default)]
+    pub prices: BTreeMap<String, axon_llm::Price>,
     pub approval: Option<String>,
     pub profile: Option<String>,
     #[serde(default)]
@@ -208,6 +215,9 @@ impl ConfigFile {
         self.fallback = other.fallback.or(self.fallback.take());
         self.max_iterations = other.max_iterations.or(self.max_iterations);
         self.max_tokens = other.max_tokens.or(self.max_tokens);
+        self.max_budget_usd = other.max_budget_usd.or(self.max_budget_usd);
+        // A later layer's price for a model replaces the earlier one.
+        self.prices.extend(other.prices);
         self.mcp_startup_grace_ms = other.mcp_startup_grace_ms.or(self.mcp_startup_grace_ms);
         self.context.strategy = other.context.strategy.or(self.context.strategy.take());
         self.checkpoints.ignored_file_kb =

@@ -24,12 +24,13 @@ use axon_llm::{FinishReason, Provider, ProviderEvent, ProviderRequest};
 use axon_mcp::host::{
     ClientHost, ElicitationRequest, Elicited, HostFuture, SamplingReply, SamplingRequest,
 };
-use axon_protocol::{AgentEvent, ContentPart, ElicitAction, Preview, ToolCall, ToolOutput, Usage};
+use axon_protocol::{AgentEvent, ContentPart, ElicitAction, Preview, ToolCall, ToolOutput};
 use futures_util::StreamExt;
 use serde_json::json;
 
 use crate::approvals::SessionControl;
 use crate::events::Emitter;
+use crate::meter::{Meter, Tally};
 
 /// The name a sampling request goes by in `action` and `observation`.
 pub const SAMPLING_CALL: &str = "mcp_sampling";
@@ -49,7 +50,9 @@ pub(crate) struct McpHost {
     pub forms: bool,
     provider: Mutex<Arc<dyn Provider>>,
     /// The running turn's usage, which sampling adds to.
-    usage: Mutex<Option<Arc<Mutex<Usage>>>>,
+    usage: Mutex<Option<Arc<Mutex<Tally>>>>,
+    /// Prices sampling's calls and counts them in the session's spending.
+    meter: Arc<Meter>,
     /// Servers the user allowed (`true`) or refused (`false`) for good.
     decided: Mutex<(HashSet<String>, HashSet<String>)>,
     next: AtomicU64,
@@ -62,6 +65,7 @@ impl McpHost {
         provider: Arc<dyn Provider>,
         interactive: bool,
         forms: bool,
+        meter: Arc<Meter>,
     ) -> McpHost {
         let approval = Arc::clone(&shared.approval);
         McpHost {
@@ -72,6 +76,7 @@ impl McpHost {
             forms,
             provider: Mutex::new(provider),
             usage: Mutex::new(None),
+            meter,
             decided: Mutex::default(),
             next: AtomicU64::new(1),
         }
@@ -83,7 +88,7 @@ impl McpHost {
     }
 
     /// Where sampling's usage is counted: the running turn's total.
-    pub(crate) fn set_turn_usage(&self, usage: Option<Arc<Mutex<Usage>>>) {
+    pub(crate) fn set_turn_usage(&self, usage: Option<Arc<Mutex<Tally>>>) {
         *self.usage.lock().unwrap_or_else(PoisonError::into_inner) = usage;
     }
 
@@ -169,12 +174,10 @@ impl McpHost {
             match item {
                 Some(Ok(ProviderEvent::TextDelta(delta))) => text.push_str(&delta),
                 Some(Ok(ProviderEvent::Usage(usage))) => {
-                    if let Some(turn) =
-                        self.usage.lock().unwrap_or_else(PoisonError::into_inner).as_ref()
-                    {
-                        turn.lock().unwrap_or_else(PoisonError::into_inner).add(&usage);
-                    }
-                    self.events.emit(AgentEvent::Usage { usage });
+                    let model = provider.info().model.clone();
+                    let turn = self.usage.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                    self.meter.count(turn.as_deref(), Some(&model), &usage);
+                    self.events.emit(AgentEvent::Usage { usage, model: Some(model) });
                 }
                 Some(Ok(ProviderEvent::Finish(reason))) => {
                     stop = Some(match reason {
@@ -321,7 +324,8 @@ mod tests {
         let (emitter, events) = crate::events::channel();
         let shared = Arc::new(SessionControl::default());
         shared.approval.set(policy);
-        (McpHost::new(emitter, shared, provider, interactive, false), events)
+        let meter = Arc::new(Meter::new(&crate::config::ConfigFile::default(), None));
+        (McpHost::new(emitter, shared, provider, interactive, false, meter), events)
     }
 
     fn call() -> ToolCall {

@@ -13,7 +13,7 @@ use axon_core::{Agent, ApprovalPolicy, CancellationToken, RunOutcome};
 use axon_llm::ProviderConfig;
 use axon_protocol::{
     AgentEvent, Attachment, ContentPart, Message, Mode, Op, Plan, PlanStatus, SessionInfo,
-    StopReason, Usage,
+    StopReason,
 };
 use axon_tools::Workspace;
 use tokio::sync::mpsc;
@@ -24,6 +24,7 @@ use crate::config::Effective;
 use crate::events::Emitter;
 use crate::journal::{SessionChoice, SessionJournal, Sessions};
 use crate::lifecycle::SessionLifecycle;
+use crate::meter::{Meter, Tally};
 
 /// The session a front end opened. Dropped without [`Session::shutdown`],
 /// it cancels what runs and ends in the background.
@@ -164,6 +165,8 @@ pub(crate) struct Task {
     /// Hooks and checkpoints (the agent's `Lifecycle`), told of the
     /// session file and of each turn.
     pub(crate) lifecycle: Arc<SessionLifecycle>,
+    /// Prices the session's model calls and counts its spending.
+    pub(crate) meter: Arc<Meter>,
     /// Answers the MCP servers' sampling and forms.
     pub(crate) mcp_host: Arc<crate::mcp_host::McpHost>,
     /// The background commands of the session's `shell`.
@@ -281,7 +284,7 @@ impl Task {
         if let TurnKind::Prompt { text, .. } | TurnKind::Propose { text, .. } = &work {
             self.tools.before_prompt(text, cancel).await;
         }
-        let usage = Arc::new(Mutex::new(Usage::default()));
+        let usage = Arc::new(Mutex::new(Tally::default()));
         let counted = Arc::clone(&usage);
         self.mcp_host.set_turn_usage(Some(Arc::clone(&usage)));
         let stop_reason = if cancel.is_cancelled() {
@@ -304,22 +307,31 @@ impl Task {
         if let Some(journal) = &self.journal {
             journal.sync();
         }
-        let usage = *usage.lock().unwrap_or_else(PoisonError::into_inner);
+        let tally = *usage.lock().unwrap_or_else(PoisonError::into_inner);
+        let (usage, cost_usd) = (tally.usage, tally.cost.known());
         self.sync_info();
         let context_tokens = self.agent.context_tokens();
         self.info.context_tokens = context_tokens;
-        self.events.emit(AgentEvent::TurnCompleted { turn, stop_reason, usage, context_tokens });
+        self.events.emit(AgentEvent::TurnCompleted {
+            turn,
+            stop_reason,
+            usage,
+            context_tokens,
+            cost_usd,
+        });
     }
 
-    /// The event sink of a turn's agent runs, adding up their usage.
+    /// The event sink of a turn's agent runs, adding up their usage and
+    /// its cost.
     pub(crate) fn sink(
         &self,
-        usage: Arc<Mutex<Usage>>,
+        usage: Arc<Mutex<Tally>>,
     ) -> impl Fn(AgentEvent) + Send + Sync + use<> {
         let emit = self.events.sink();
+        let meter = Arc::clone(&self.meter);
         move |event| {
-            if let AgentEvent::Usage { usage: reported } = &event {
-                usage.lock().unwrap_or_else(PoisonError::into_inner).add(reported);
+            if let AgentEvent::Usage { usage: reported, model } = &event {
+                meter.count(Some(&usage), model.as_deref(), reported);
             }
             emit(event);
         }
@@ -357,7 +369,7 @@ impl Task {
         &mut self,
         text: &str,
         attachments: &[Attachment],
-        usage: Arc<Mutex<Usage>>,
+        usage: Arc<Mutex<Tally>>,
         cancel: &CancellationToken,
     ) -> StopReason {
         let Some(message) = self.user_message(text, attachments) else {

@@ -46,6 +46,8 @@ pub struct SessionConfig {
     /// Overrides the config's `fallback` list (`Some(vec![])`: none).
     pub fallback: Option<Vec<String>>,
     pub max_iterations: Option<u32>,
+    /// Overrides the config's `max_budget_usd` (`--max-budget-usd`).
+    pub max_budget_usd: Option<f64>,
     /// Overrides the config's `approval`.
     pub approval: Option<ApprovalPolicy>,
     /// Overrides the config's `profile`.
@@ -127,6 +129,7 @@ impl SessionConfig {
             provider: None,
             model: None,
             max_iterations: None,
+            max_budget_usd: None,
             approval: None,
             profile: None,
             session: SessionChoice::New,

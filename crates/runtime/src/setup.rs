@@ -136,6 +136,7 @@ struct Tools {
     guidance: Arc<Guidance>,
     agent_config: AgentConfig,
     servers: Vec<ServerConfig>,
+    meter: Arc<crate::meter::Meter>,
 }
 
 fn tools_step(config: &SessionConfig, grounds: &Grounds, emitter: &Emitter) -> Result<Tools> {
@@ -171,6 +172,7 @@ fn tools_step(config: &SessionConfig, grounds: &Grounds, emitter: &Emitter) -> R
     axon_webtools::register(&mut registry, web.fetch_config(), search);
     registry.register(axon_core::Todo);
     let system_prompt = guidance.system_prompt(root, &mut registry);
+    let meter = Arc::new(crate::meter::Meter::new(&config.config.file, config.max_budget_usd));
     let agent_config = AgentConfig {
         system_prompt,
         rule_count: guidance.rules.len(),
@@ -183,6 +185,7 @@ fn tools_step(config: &SessionConfig, grounds: &Grounds, emitter: &Emitter) -> R
         context_strategy: strategy,
         preview_actions: config.preview_actions,
         mask_secrets: config.config.file.secrets != Some(crate::config::SecretsMode::Off),
+        budget: meter.budget(),
         ..AgentConfig::default()
     };
     let mut servers: Vec<ServerConfig> = if config.start_servers {
@@ -198,7 +201,7 @@ fn tools_step(config: &SessionConfig, grounds: &Grounds, emitter: &Emitter) -> R
         Vec::new()
     };
     grounds.project.ready_servers(&mut servers, &grounds.sandbox);
-    Ok(Tools { registry, jobs, guidance, agent_config, servers })
+    Ok(Tools { registry, jobs, guidance, agent_config, servers, meter })
 }
 
 impl Grounds {
@@ -229,6 +232,7 @@ fn start_servers(
         Arc::clone(&model.provider),
         config.interactive,
         config.elicitation,
+        Arc::clone(&tools.meter),
     ));
     let mcp = Arc::new(McpManager::spawn(tools.servers, grounds.project.root(), Some(observer)));
     // Before any server can have finished its handshake, so none asks
@@ -290,6 +294,7 @@ async fn agent_step(
     let guidance = Arc::clone(&tools.guidance);
     let agent_config = tools.agent_config.clone();
     let jobs = Arc::clone(&tools.jobs);
+    let meter = Arc::clone(&tools.meter);
     let (live, mcp_host) = start_servers(&config, &grounds, &model, tools, &shared, &emitter);
     let registry = live.current();
     let context = ToolContext::new(config.workspace.clone());
@@ -351,6 +356,9 @@ async fn agent_step(
         }));
     }
 
+    if let Some(warning) = meter.unenforceable(&info.model) {
+        emitter.emit(AgentEvent::Warning { message: warning });
+    }
     let mcp_servers = crate::servers::server_infos(live.mcp());
     let mut session_info = SessionInfo {
         session_id: None,
@@ -416,6 +424,7 @@ async fn agent_step(
         info: session_info,
         turns: 0,
         lifecycle,
+        meter,
         mcp_host,
         jobs,
         idle_notice: config.interactive.then_some(config.idle_notice),

@@ -37,6 +37,11 @@ impl ConfigFile {
             refuse(format!("approval = \"{approval}\""));
             self.approval = None;
         }
+        // Prices decide what the budget counts: a repository's would let it
+        // spend the user's money unseen.
+        for model in std::mem::take(&mut self.prices).into_keys() {
+            refuse(format!("prices.\"{model}\""));
+        }
         // A repository that could switch masking off could have its own
         // files' secrets, or the user's, read out to the model.
         if self.secrets == Some(crate::config::SecretsMode::Off) {
@@ -126,6 +131,16 @@ impl ConfigFile {
                 path.display()
             ));
             self.max_iterations = None;
+        }
+        if let (Some(asked), Some(allowed)) = (self.max_budget_usd, before.max_budget_usd)
+            && asked > allowed
+        {
+            refused.push(format!(
+                "{} may not raise max_budget_usd to {asked} (above {allowed}); ignored (set it \
+                 in your own config)",
+                path.display()
+            ));
+            self.max_budget_usd = None;
         }
         refused
     }

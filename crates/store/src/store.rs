@@ -473,6 +473,22 @@ impl Session {
         current
     }
 
+    /// Each recorded model call's usage, with the model the session ran
+    /// with when it was made (a fallback's switch is recorded before its
+    /// calls).
+    pub fn calls(&self) -> Vec<(&str, Usage)> {
+        let mut model = self.header.model.as_str();
+        let mut calls = Vec::new();
+        for record in &self.records {
+            match record {
+                Record::Model { model: next, .. } => model = next,
+                Record::Usage { usage } => calls.push((model, *usage)),
+                _ => {}
+            }
+        }
+        calls
+    }
+
     pub fn usage(&self) -> Usage {
         let mut total = Usage::default();
         for record in &self.records {

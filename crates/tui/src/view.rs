@@ -261,6 +261,9 @@ fn status_parts(app: &App, compact: bool) -> Vec<String> {
     } else {
         format!("{}/{} tokens{share}", tokens(status.tokens), tokens(status.window))
     });
+    if let Some(cost) = status.cost() {
+        parts.push(format!("${cost:.4}"));
+    }
     if let Some(sandbox) = app.info.as_ref().and_then(|info| info.sandbox.as_ref()) {
         parts.push(sandbox_label(sandbox, compact));
     }

@@ -67,6 +67,7 @@ export function onEvent(ev, live = false) {
       transcript.turnCompleted(ev.stop_reason);
       cards.settle();
       setRunning(false);
+      header.addCost(ev);
       header.setContext(ev.context_tokens);
       // The session file is synced before turn_completed is sent.
       sidebar.refreshSoon(100);

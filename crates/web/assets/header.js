@@ -146,6 +146,14 @@ export function addUsage(usage) {
   renderContext();
 }
 
+/** `turn_completed`: adds the turn's `cost_usd`, when it has one. */
+export function addCost(ev) {
+  const used = (Number(ev.usage?.input_tokens) || 0) + (Number(ev.usage?.output_tokens) || 0);
+  if (typeof ev.cost_usd === 'number') state.cost.usd = (state.cost.usd ?? 0) + ev.cost_usd;
+  else if (used > 0) state.cost.unknown = true;
+  renderContext();
+}
+
 function renderContext() {
   const meter = byId('context-meter');
   const used = state.contextTokens;
@@ -155,7 +163,8 @@ function renderContext() {
   meter.dataset.window = String(win);
   meter.dataset.level = ratio > 0.9 ? 'high' : ratio > 0.7 ? 'mid' : 'low';
   meter.setAttribute('aria-valuenow', String(Math.round(ratio * 100)));
-  byId('context-text').textContent = win ? `${formatTokens(used)} / ${formatTokens(win)}` : formatTokens(used);
+  const cost = state.cost.usd !== null && !state.cost.unknown ? ` · $${state.cost.usd.toFixed(4)}` : '';
+  byId('context-text').textContent = (win ? `${formatTokens(used)} / ${formatTokens(win)}` : formatTokens(used)) + cost;
   byId('context-fill').style.width = `${(ratio * 100).toFixed(1)}%`;
   const spent = state.usage.input + state.usage.output;
   meter.title = `Context: ${used.toLocaleString()} of ${win.toLocaleString()} tokens (${Math.round(ratio * 100)}%)`

@@ -23,6 +23,8 @@ export const state = {
   running: false,
   /** Tokens of every model call since the page's last reset. */
   usage: { input: 0, output: 0 },
+  /** US dollars the turns seen cost; unknown for good once a turn that used tokens had no cost. */
+  cost: { usd: null, unknown: false },
 };
 
 export function reset() {

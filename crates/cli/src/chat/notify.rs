@@ -156,6 +156,7 @@ mod tests {
             stop_reason: StopReason::EndTurn,
             usage: axon_protocol::Usage::default(),
             context_tokens: 0,
+            cost_usd: None,
         };
         assert_eq!(notifier.on_event(&done), None, "in focus");
         notifier.focus(false);
@@ -165,6 +166,7 @@ mod tests {
             stop_reason: StopReason::Cancelled,
             usage: axon_protocol::Usage::default(),
             context_tokens: 0,
+            cost_usd: None,
         };
         assert_eq!(notifier.on_event(&cancelled), None);
         let mut off = Notifier::new(Signal::Off);

@@ -620,3 +620,30 @@ fn a_session_without_its_key_is_auth_required() {
     let message = response["error"]["message"].as_str().unwrap();
     assert!(message.contains("OPENAI_API_KEY"), "{response}");
 }
+
+#[test]
+fn the_usage_update_carries_the_session_s_cost_so_far() {
+    let s = setup(vec![Reply::text("one"), Reply::text("two")]);
+    // Each scripted call (12 input, 7 output tokens) costs $0.026 here.
+    std::fs::write(
+        s.home.path().join("config.toml"),
+        "model = \"priced-model\"\n[prices.\"priced-model\"]\ninput = 1000.0\noutput = 2000.0\n",
+    )
+    .unwrap();
+    let mut raw = Raw::start(&s);
+    let session = raw.new_session(&s);
+    for text in ["first", "second"] {
+        let answer = raw.prompt(&session, text);
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    }
+    let costs: Vec<(f64, String)> = raw
+        .seen
+        .iter()
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == "usage_update")
+        .map(|m| &m["params"]["update"]["cost"])
+        .map(|c| (c["amount"].as_f64().unwrap(), c["currency"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(costs.len(), 2, "{costs:?}");
+    assert!((costs[0].0 - 0.026).abs() < 1e-9 && (costs[1].0 - 0.052).abs() < 1e-9, "{costs:?}");
+    assert!(costs.iter().all(|(_, currency)| currency == "USD"));
+}

@@ -405,3 +405,65 @@ fn without_ca_certificates_a_plain_http_provider_still_answers() {
     assert_eq!(String::from_utf8_lossy(&output.stdout), "answered without certificates\n");
     drop(s.runtime);
 }
+
+/// A config that prices the scripted model: every call (12 input and 7
+/// output tokens) costs 12 × $1000/M + 7 × $2000/M = $0.026.
+fn priced(s: &common::Setup) {
+    std::fs::write(
+        s.home.path().join("config.toml"),
+        "model = \"priced-model\"\n[prices.\"priced-model\"]\ninput = 1000.0\ncached_input = \
+         100.0\noutput = 2000.0\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_priced_model_s_turn_reports_its_cost() {
+    let s = setup(vec![Reply::tool("glob", json!({"pattern": "*"})), Reply::text("done")]);
+    priced(&s);
+    let output = s.axon().args(["run", "--json", "list"]).assert().success().get_output().clone();
+    let events = common::events(&output.stdout);
+    let completed = events.iter().find(|e| e["type"] == "turn_completed").unwrap();
+    let cost = completed["cost_usd"].as_f64().unwrap();
+    assert!((cost - 2.0 * 0.026).abs() < 1e-9, "{completed}");
+    let models: Vec<&Value> =
+        events.iter().filter(|e| e["type"] == "usage").map(|e| &e["model"]).collect();
+    assert_eq!(models, [&json!("priced-model"), &json!("priced-model")]);
+    // The text output says it after the answer.
+    let s = setup(vec![Reply::text("done")]);
+    priced(&s);
+    s.axon()
+        .args(["run", "hi"])
+        .assert()
+        .success()
+        .stdout("done\n")
+        .stderr(predicates::str::contains("axon: cost $0.0260 (12 in, 7 out tokens)"));
+    // An unpriced model's turn has no cost.
+    let s = setup(vec![Reply::text("done")]);
+    let output = s.axon().args(["run", "--json", "hi"]).assert().success().get_output().clone();
+    let events = common::events(&output.stdout);
+    let completed = events.iter().find(|e| e["type"] == "turn_completed").unwrap();
+    assert!(completed.get("cost_usd").is_none(), "{completed}");
+}
+
+#[test]
+fn the_budget_stops_the_run_before_the_request_that_would_pass_it() {
+    let loops: Vec<Reply> = (0..3).map(|_| Reply::tool("glob", json!({"pattern": "*"}))).collect();
+    let s = setup(loops);
+    priced(&s);
+    s.axon()
+        .args(["run", "--max-budget-usd", "0.01", "loop"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("the budget of $0.0100 is spent ($0.0260 so far)"))
+        .stderr(predicates::str::contains("--max-budget-usd"));
+    assert_eq!(s.server.requests().len(), 1, "no request after the budget was spent");
+    // Without a price for the model the budget cannot be held to: said at
+    // the start.
+    let s = setup(vec![Reply::text("done")]);
+    s.axon()
+        .args(["run", "--max-budget-usd", "1", "hi"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("cannot be enforced"));
+}

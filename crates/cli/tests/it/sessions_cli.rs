@@ -228,3 +228,31 @@ fn kill_9_at_any_moment_leaves_a_session_that_opens_and_resumes() {
     }
     assert!(interrupted >= 6, "only {interrupted} of 12 runs were killed mid-run");
 }
+
+#[test]
+fn show_gives_the_session_s_cost_from_its_recorded_calls() {
+    let s = setup(vec![Reply::tool("glob", json!({"pattern": "*"})), Reply::text("done")]);
+    s.axon().args(["run", "list"]).assert().success();
+    let ids = session_ids(&s);
+    // Unpriced when run: no cost is made up.
+    s.axon()
+        .args(["sessions", "show", &ids[0]])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("cost unknown"));
+    // Priced by the model it ran with: two calls of 12 input and 7 output
+    // tokens at $1000/M and $2000/M.
+    let model = stdout(&s, &["sessions", "export", &ids[0], "--format", "json"]);
+    let model: Value = serde_json::from_str(&model).unwrap();
+    let model = model["metadata"]["model"].as_str().unwrap_or("gpt-4o").to_string();
+    std::fs::write(
+        s.home.path().join("config.toml"),
+        format!("[prices.\"{model}\"]\ninput = 1000.0\noutput = 2000.0\n"),
+    )
+    .unwrap();
+    s.axon()
+        .args(["sessions", "show", &ids[0]])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("cost $0.0520"));
+}

@@ -52,6 +52,8 @@ pub(crate) struct Parent {
     pub(crate) context_strategy: ContextStrategy,
     pub(crate) preview_actions: bool,
     pub(crate) mask_secrets: bool,
+    /// The session's budget: a subagent's requests count and stop too.
+    pub(crate) budget: Option<crate::cost::Budget>,
     /// The depth a subagent started by this call runs at.
     pub(crate) depth: u32,
     pub(crate) cancel: CancellationToken,
@@ -85,6 +87,7 @@ impl Agent {
             context_strategy: self.model.context_strategy,
             preview_actions: self.calls.preview_actions,
             mask_secrets: self.calls.mask_secrets,
+            budget: self.model.budget.clone(),
             depth: self.calls.tools.caller::<Parent>().map_or(1, |p| p.depth + 1),
             cancel: cancel.clone(),
         }
@@ -125,6 +128,7 @@ pub(crate) async fn run_child(ctx: &ToolContext, parent: &Parent, child: Child) 
         stop_tools: Vec::new(),
         preview_actions: parent.preview_actions,
         mask_secrets: parent.mask_secrets,
+        budget: parent.budget.clone(),
     };
     let model = child.provider.info().model.clone();
     let mut agent = Agent::new(child.provider, Arc::new(child.registry), ctx.clone(), config);
@@ -150,13 +154,13 @@ pub(crate) async fn run_child(ctx: &ToolContext, parent: &Parent, child: Child) 
         event: Box::new(event),
     };
     let emit = |event: AgentEvent| match event {
-        AgentEvent::Usage { usage } => {
+        AgentEvent::Usage { usage, model } => {
             let total =
                 spent.fetch_add(usage.output_tokens, Ordering::Relaxed) + usage.output_tokens;
             if total > budget {
                 cancel.cancel();
             }
-            ctx.emit(AgentEvent::Usage { usage });
+            ctx.emit(AgentEvent::Usage { usage, model });
         }
         event => ctx.emit(wrap(event)),
     };

@@ -316,7 +316,8 @@ fn samples() -> Vec<AgentEvent> {
         AgentEvent::Info { message: "compacted 40 messages".into() },
         AgentEvent::Warning { message: "retrying in 2 s".into() },
         AgentEvent::Error { message: "the provider refused the key".into() },
-        AgentEvent::Usage { usage: usage() },
+        AgentEvent::Usage { usage: usage(), model: None },
+        AgentEvent::Usage { usage: usage(), model: Some("deepseek-chat".into()) },
         AgentEvent::Custom { name: "x-editor".into(), data: json!({"anything": [1, null]}) },
         AgentEvent::ToolProgress {
             call_id: "call_3".into(),
@@ -358,8 +359,16 @@ fn samples() -> Vec<AgentEvent> {
             stop_reason,
             usage: usage(),
             context_tokens: 4000,
+            cost_usd: None,
         });
     }
+    events.push(AgentEvent::TurnCompleted {
+        turn: 2,
+        stop_reason: StopReason::EndTurn,
+        usage: usage(),
+        context_tokens: 4000,
+        cost_usd: Some(0.0123),
+    });
     let previews = [
         Preview::Diff {
             path: "a.txt".into(),

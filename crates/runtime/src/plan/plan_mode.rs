@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use axon_core::CancellationToken;
 use axon_core::plan::{Execution, execute, new_plan, revise, revision_request};
-use axon_protocol::{AgentEvent, Attachment, Plan, PlanStatus, StepStatus, StopReason, Usage};
+use axon_protocol::{AgentEvent, Attachment, Plan, PlanStatus, StepStatus, StopReason};
 
 use crate::journal::SessionJournal;
+use crate::meter::Tally;
 use crate::session::{MAX_REVISIONS, Task};
 
 impl Task {
@@ -19,7 +20,7 @@ impl Task {
         &mut self,
         goal: &str,
         attachments: &[Attachment],
-        usage: Arc<Mutex<Usage>>,
+        usage: Arc<Mutex<Tally>>,
         cancel: &CancellationToken,
     ) -> StopReason {
         let Some(request) = self.user_message(goal, attachments).map(|m| m.text()) else {
@@ -62,7 +63,7 @@ impl Task {
     /// Runs the waiting plan: steps that failed or were cut off run again.
     pub(crate) async fn run_plan(
         &mut self,
-        usage: Arc<Mutex<Usage>>,
+        usage: Arc<Mutex<Tally>>,
         cancel: &CancellationToken,
     ) -> StopReason {
         let Some(mut plan) = self.plans.waiting.take() else {

@@ -42,6 +42,20 @@ fn a_workspace_server_cannot_name_the_client_secret_variable() {
 }
 
 #[test]
+fn a_workspace_may_not_set_prices_nor_raise_the_budget() {
+    let user = "max_budget_usd = 2.0\n[prices.\"m\"]\ninput = 1.0\noutput = 2.0\n";
+    let workspace = "max_budget_usd = 5.0\n[prices.\"m\"]\ninput = 0.0\noutput = 0.0\n";
+    let loaded = load(Some(user), workspace);
+    assert_eq!(loaded.file.max_budget_usd, Some(2.0));
+    assert_eq!(loaded.file.prices["m"].input, 1.0, "the user's price stands");
+    assert!(loaded.refused.iter().any(|r| r.contains("prices.\"m\"")), "{:?}", loaded.refused);
+    assert!(loaded.refused.iter().any(|r| r.contains("max_budget_usd")), "{:?}", loaded.refused);
+    let lowered = load(Some(user), "max_budget_usd = 1.0\n");
+    assert_eq!(lowered.file.max_budget_usd, Some(1.0));
+    assert!(lowered.refused.is_empty(), "{:?}", lowered.refused);
+}
+
+#[test]
 fn a_workspace_may_lower_max_iterations_but_not_raise_it() {
     let raised = load(None, "max_iterations = 9999\n");
     assert_eq!(raised.file.max_iterations, None);

@@ -60,8 +60,9 @@ impl App {
             // starting it again here would forget the cards it shows.
             AgentEvent::TurnStarted { .. } if self.is_busy() => {}
             AgentEvent::TurnStarted { .. } => self.turn_started(),
-            AgentEvent::TurnCompleted { stop_reason, context_tokens, .. } => {
+            AgentEvent::TurnCompleted { stop_reason, context_tokens, usage, cost_usd, .. } => {
                 self.status.tokens = context_tokens;
+                self.status.add_cost(&usage, cost_usd);
                 if let Some(info) = &mut self.info {
                     info.context_tokens = context_tokens;
                 }
@@ -160,7 +161,7 @@ impl App {
             AgentEvent::Subagent { call_id, agent, event } => {
                 self.subagent_event(&call_id, &agent, *event);
             }
-            AgentEvent::Usage { usage } => {
+            AgentEvent::Usage { usage, .. } => {
                 self.status.tokens = usage.input_tokens + usage.output_tokens;
             }
         }

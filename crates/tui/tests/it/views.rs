@@ -282,6 +282,7 @@ fn the_status_line_counts_servers_and_gives_way_on_narrow_screens() {
     }
     app.on_agent_event(AgentEvent::Usage {
         usage: Usage { input_tokens: 30_000, output_tokens: 2_000, ..Usage::default() },
+        model: None,
     });
     let wide = screen(&mut app, 110, 6);
     let narrow = screen(&mut app, 60, 6);
@@ -632,6 +633,7 @@ fn a_turn_cancelled_by_the_session_keeps_its_partial_answer() {
         stop_reason: StopReason::Cancelled,
         usage: Usage::default(),
         context_tokens: 20_500,
+        cost_usd: None,
     });
     assert!(!app.is_busy());
     let stopped = screen(&mut app, 60, 12);
@@ -648,10 +650,37 @@ fn a_turn_that_ends_normally_leaves_no_note() {
         stop_reason: StopReason::EndTurn,
         usage: Usage::default(),
         context_tokens: 900,
+        cost_usd: None,
     });
     assert!(!app.is_busy());
     assert_eq!(app.status.tokens, 900);
     assert!(!app.transcript.entries().any(|e| matches!(e, axon_tui::Entry::Notice { .. })));
+}
+
+#[test]
+fn the_status_line_shows_the_cost_so_far_only_while_every_turn_was_priced() {
+    let mut app = app();
+    let used = Usage { input_tokens: 1_000, output_tokens: 100, ..Usage::default() };
+    for (turn, cost) in [(1, 0.01), (2, 0.0023)] {
+        app.turn_started();
+        app.on_agent_event(AgentEvent::TurnCompleted {
+            turn,
+            stop_reason: StopReason::EndTurn,
+            usage: used,
+            context_tokens: 900,
+            cost_usd: Some(cost),
+        });
+    }
+    assert!(screen(&mut app, 120, 6).contains("$0.0123"), "{}", screen(&mut app, 120, 6));
+    app.turn_started();
+    app.on_agent_event(AgentEvent::TurnCompleted {
+        turn: 3,
+        stop_reason: StopReason::EndTurn,
+        usage: used,
+        context_tokens: 900,
+        cost_usd: None,
+    });
+    assert!(!screen(&mut app, 120, 6).contains('$'), "an unpriced turn makes the total unknown");
 }
 
 #[test]
