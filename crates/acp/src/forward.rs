@@ -85,15 +85,37 @@ impl EventForwarder {
     fn event(&mut self, event: AgentEvent) {
         match &event {
             AgentEvent::SessionStarted { session } => {
-                self.acp.state().info = Some(session.clone());
+                {
+                    let mut state = self.acp.state();
+                    let mut info = session.clone();
+                    // A server can change state after the session's list was
+                    // taken and before it was sent (one that cannot start
+                    // fails at once): those changes, heard first, are newer.
+                    for (server, mcp, message) in std::mem::take(&mut state.early_mcp) {
+                        if let Some(known) = info.mcp_servers.iter_mut().find(|s| s.name == server)
+                        {
+                            known.state = mcp;
+                            known.message = message;
+                        }
+                    }
+                    state.info = Some(info);
+                }
                 self.acp.send_mcp_servers();
             }
             AgentEvent::McpStatus { server, state, message } => {
-                if let Some(info) = self.acp.state().info.as_mut()
-                    && let Some(known) = info.mcp_servers.iter_mut().find(|s| &s.name == server)
                 {
-                    known.state = *state;
-                    known.message = message.clone();
+                    let mut acp = self.acp.state();
+                    match acp.info.as_mut() {
+                        Some(info) => {
+                            if let Some(known) =
+                                info.mcp_servers.iter_mut().find(|s| &s.name == server)
+                            {
+                                known.state = *state;
+                                known.message = message.clone();
+                            }
+                        }
+                        None => acp.early_mcp.push((server.clone(), *state, message.clone())),
+                    }
                 }
                 self.acp.send_mcp_servers();
                 match message {

@@ -59,6 +59,9 @@ pub(crate) struct State {
     /// The answer that names the session has gone out: notifications about
     /// it may follow.
     pub(crate) announced: bool,
+    /// MCP servers' changes heard before the session's description, laid
+    /// over its list when it comes.
+    pub(crate) early_mcp: Vec<(String, axon_protocol::McpState, Option<String>)>,
     /// The last error of the running turn, for its answer.
     pub(crate) error: Option<String>,
     /// A plan was proposed during the running turn.

@@ -311,6 +311,26 @@ fn the_editors_mcp_servers_start_with_the_session() {
 }
 
 #[test]
+fn a_server_that_fails_at_once_is_shown_failed() {
+    // It fails as the session opens, perhaps before the session's own
+    // description goes out: the client's last list must still say so.
+    let s = setup(vec![Reply::text("ok")]);
+    std::fs::write(
+        s.home.path().join("config.toml"),
+        std::fs::read_to_string(s.home.path().join("config.toml")).unwrap_or_default()
+            + "\n[mcp_servers.gone]\ncommand = \"/nonexistent/axon-test-server\"\n",
+    )
+    .unwrap();
+    let mut raw = Raw::start_as(&s, &[], &[], json!({"_meta": {"axon": {"mcpServers": true}}}));
+    let session = raw.new_session(&s);
+    raw.until("the failed server in a list", |m| {
+        m["method"] == "_axon/mcp_servers"
+            && m["params"]["sessionId"] == session
+            && m["params"]["servers"][0]["state"] == "error"
+    });
+}
+
+#[test]
 fn a_client_that_did_not_ask_hears_nothing_of_the_mcp_servers() {
     let s = setup(vec![Reply::text("ok")]);
     let mut raw = Raw::start(&s);
