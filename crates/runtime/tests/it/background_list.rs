@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::common::{Rig, opened, runtime, until_turn_end, user};
+use crate::common::{Rig, next_event, opened, runtime, until_turn_end, user};
 use axon_core::ApprovalPolicy;
 use axon_protocol::{AgentEvent, ApprovalDecision, BackgroundCommand, Op};
 use axon_testkit::Reply;
@@ -51,10 +51,7 @@ fn background_commands_are_listed_even_while_a_turn_waits() {
         let mut during = None;
         let mut call_id = None;
         loop {
-            let event = tokio::time::timeout(Duration::from_secs(60), events.recv())
-                .await
-                .expect("the turn goes on")
-                .expect("the session is open");
+            let event = next_event(&mut events).await;
             if let AgentEvent::ApprovalRequested { call, .. } = &event {
                 call_id = Some(call.id.clone());
                 session.submit(Op::ListBackground);

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{Rig, opened, runtime, user};
+use crate::common::{Rig, next_event, opened, runtime, user};
 use axon_protocol::{AgentEvent, ApprovalDecision, Op};
 use axon_testkit::Reply;
 use serde_json::{Value, json};
@@ -54,10 +54,7 @@ fn notification_hooks_hear_an_approval_and_an_idle_prompt_and_session_end_its_re
         opened(&mut events);
         session.submit(user("write a"));
         loop {
-            let event = tokio::time::timeout(Duration::from_secs(60), events.recv())
-                .await
-                .expect("the turn goes on")
-                .expect("the session is open");
+            let event = next_event(&mut events).await;
             if let AgentEvent::ApprovalRequested { call, .. } = &event {
                 let seen = tokio::task::block_in_place(|| wait_for(&notes, |s| !s.is_empty()));
                 assert_eq!(seen[0]["hook_event_name"], "Notification");

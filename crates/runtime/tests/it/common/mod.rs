@@ -101,6 +101,14 @@ pub fn normalise(value: &mut Value, root: &str) {
 
 /// Events until the next `turn_completed` (included), answering approval
 /// requests with `answer`.
+/// The session's next event; fails after a minute or if the session ended.
+pub async fn next_event(events: &mut Events) -> AgentEvent {
+    tokio::time::timeout(Duration::from_secs(60), events.recv())
+        .await
+        .expect("the next event comes")
+        .expect("the session is open")
+}
+
 pub async fn until_turn_end(
     session: &Session,
     events: &mut Events,
@@ -108,10 +116,7 @@ pub async fn until_turn_end(
 ) -> Vec<AgentEvent> {
     let mut seen = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(60), events.recv())
-            .await
-            .expect("the turn ends")
-            .expect("the session is open");
+        let event = next_event(events).await;
         if let Some(op) = answer(&event) {
             session.submit(op);
         }
