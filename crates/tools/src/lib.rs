@@ -26,7 +26,7 @@ mod list_dir;
 mod multi_edit;
 mod notes;
 mod patch;
-mod pdf;
+pub mod pdf;
 mod placeholder;
 mod preview;
 mod read;

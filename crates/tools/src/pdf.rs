@@ -1,5 +1,6 @@
-//! PDF files for `read_file`: the text of a page range, each page headed by
-//! its number, by the `pdf-extract` crate (over `lopdf`).
+//! PDF files for `read_file` (and `web_fetch`, through [`page_texts`] and
+//! [`render_pages`]): the text of a page range, each page headed by its
+//! number, by the `pdf-extract` crate (over `lopdf`).
 //!
 //! Guarantees: a PDF larger than [`MAX_PDF_BYTES`] is refused before it is
 //! parsed; at most [`MAX_PAGES`] pages are given per call, within the same
@@ -32,7 +33,31 @@ pub(crate) fn read_pages(
     pages: Option<&str>,
     budget: usize,
 ) -> Result<String, ToolError> {
-    let texts = extract(bytes, rel)?;
+    render_pages(&page_texts(bytes, rel)?, rel, pages, budget)
+}
+
+/// Every page's text of the PDF `bytes` (named `rel` in errors). With
+/// [`render_pages`], what `read_file` does, for a PDF that comes from
+/// elsewhere (`web_fetch` keeps the texts and renders a range per call).
+pub fn page_texts(bytes: &[u8], rel: &str) -> Result<Vec<String>, ToolError> {
+    if bytes.len() as u64 > MAX_PDF_BYTES {
+        return Err(ToolError::failed(format!(
+            "Cannot read '{rel}': the PDF is {} MB, over the {} MB limit",
+            bytes.len() / (1024 * 1024),
+            MAX_PDF_BYTES / (1024 * 1024)
+        )));
+    }
+    extract(bytes, rel)
+}
+
+/// `pages` of the page `texts` of the PDF `rel`, numbered, within
+/// `budget` bytes, with how to read on.
+pub fn render_pages(
+    texts: &[String],
+    rel: &str,
+    pages: Option<&str>,
+    budget: usize,
+) -> Result<String, ToolError> {
     let total = texts.len();
     if total == 0 {
         return Err(ToolError::failed(format!(

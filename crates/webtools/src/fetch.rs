@@ -6,8 +6,10 @@
 //! as one; a redirect to another host is not followed but reported, so the
 //! model asks for that URL itself and the permission rules judge its
 //! domain; at most `max_body_bytes` of a body are held in memory, however
-//! large the page or its `Content-Length`; a PDF or binary body is named,
-//! never decoded; every request ends within the client's timeout.
+//! large the page or its `Content-Length`; a PDF is read whole or not at
+//! all (one cut at the cap is refused, never parsed in part) and its
+//! pages' text kept; any other binary body is named, never decoded; every
+//! request ends within the client's timeout.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -42,6 +44,8 @@ impl Default for FetchLimits {
 pub(crate) enum Fetched {
     /// Readable content.
     Page(Page),
+    /// A PDF: every page's text, for `web_fetch` to show a range of.
+    Pdf { url: String, pages: Vec<String> },
     /// The server sent the request to another host; not followed.
     Elsewhere { from: String, to: String, status: u16 },
 }
@@ -164,19 +168,22 @@ impl Fetcher {
                 break;
             }
             body.extend_from_slice(&chunk);
-            // PDFs and binaries are named, not read: their first bytes say so.
+            // Binaries are named, not read: their first bytes say so.
             if !judged && (body.len() >= 1024 || body.len() == cap) {
                 judged = true;
                 let kind = extract::kind(content_type.as_deref(), &body);
-                if matches!(kind, Kind::Pdf | Kind::Binary) {
-                    return Err(unreadable(&url, kind, content_type.as_deref()));
+                if kind == Kind::Binary {
+                    return Err(unreadable(&url, content_type.as_deref()));
                 }
             }
         }
         drop(response);
         let kind = extract::kind(content_type.as_deref(), &body);
-        if matches!(kind, Kind::Pdf | Kind::Binary) {
-            return Err(unreadable(&url, kind, content_type.as_deref()));
+        if kind == Kind::Binary {
+            return Err(unreadable(&url, content_type.as_deref()));
+        }
+        if kind == Kind::Pdf {
+            return read_pdf(url, body, truncated, cap).await;
         }
         let shown_type = content_type
             .as_deref()
@@ -212,21 +219,35 @@ impl Fetcher {
     }
 }
 
-/// Why a body is not read.
-fn unreadable(url: &Url, kind: Kind, content_type: Option<&str>) -> String {
-    let shown_type = content_type.unwrap_or("no content type");
-    match kind {
-        Kind::Pdf => format!(
-            "{} is a PDF ({shown_type}); web_fetch cannot read PDFs yet. Tell the user, or \
-             look for an HTML version of the document.",
-            shown(url)
-        ),
-        _ => format!(
-            "{} is not text ({shown_type}); web_fetch reads HTML pages, text, Markdown and \
-             JSON only.",
-            shown(url)
-        ),
+/// A PDF's pages, by the PDF reader `read_file` uses; off the async
+/// threads, as parsing is work.
+async fn read_pdf(url: Url, body: Vec<u8>, truncated: bool, cap: usize) -> Result<Fetched, String> {
+    if truncated {
+        return Err(format!(
+            "{} is a PDF larger than web_fetch downloads ({} MB); download it into the \
+             workspace (e.g. `curl -L -o doc.pdf URL` through shell) and read it with read_file",
+            shown(&url),
+            cap / (1024 * 1024)
+        ));
     }
+    let name = shown(&url);
+    tokio::task::spawn_blocking(move || {
+        axon_tools::pdf::page_texts(&body, &name)
+            .map(|pages| Fetched::Pdf { url: url.to_string(), pages })
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| format!("reading the PDF stopped unexpectedly: {e}"))?
+}
+
+/// Why a binary body is not read.
+fn unreadable(url: &Url, content_type: Option<&str>) -> String {
+    let shown_type = content_type.unwrap_or("no content type");
+    format!(
+        "{} is not text ({shown_type}); web_fetch reads HTML pages, PDFs, text, Markdown and \
+         JSON only.",
+        shown(url)
+    )
 }
 
 /// `http` or `https`, with a host and without credentials.

@@ -32,6 +32,9 @@ pub struct WebFetchArgs {
     /// What you are looking for on the page. When the page is longer than the result can hold, the sections that match these words best are the ones kept.
     #[serde(default)]
     pub prompt: Option<String>,
+    /// For a PDF: the pages to read, "3" or "2-5" (the first ten when left out; at most 20 per call).
+    #[serde(default)]
+    pub pages: Option<String>,
 }
 
 /// How `web_fetch` is set up: where it may connect, and its bounds.
@@ -90,8 +93,8 @@ impl TypedTool for WebFetch {
 
     fn description(&self) -> String {
         "Fetch a web page (http or https) and read its main content as Markdown, with its title \
-         and final URL. Text, Markdown and JSON come back as sent; PDFs and binary files are \
-         not read. Pages are cached for 15 minutes. A redirect to another host is reported, \
+         and final URL. Text, Markdown and JSON come back as sent; a PDF's text comes back by \
+         page (`pages` picks the range); other binary files are not read. Pages are cached for 15 minutes. A redirect to another host is reported, \
          not followed: fetch that URL to continue. Local and private network addresses are \
          refused unless the user allowed them. Pass `prompt` with what you are looking for, so \
          a long page is cut to the parts that matter."
@@ -120,6 +123,24 @@ impl TypedTool for WebFetch {
         Ok(ToolOutput::text(match fetched {
             Fetched::Page(page) => {
                 render(&page, &url, args.prompt.as_deref(), cached, self.max_output_bytes)
+            }
+            Fetched::Pdf { url: from, pages } => {
+                let text = axon_tools::pdf::render_pages(
+                    &pages,
+                    &from,
+                    args.pages.as_deref(),
+                    self.max_output_bytes,
+                )?;
+                let mut out = format!("URL: {from}\n");
+                if from != url.as_str() {
+                    out.push_str(&format!("(redirected from {})\n", shown(&url)));
+                }
+                out.push_str("Content: a PDF's text, by page");
+                if cached {
+                    out.push_str(" (from the 15-minute cache)");
+                }
+                out.push_str(&format!("\n\n{text}"));
+                out
             }
             Fetched::Elsewhere { from, to, status } => format!(
                 "{from} redirects (HTTP {status}) to another host: {to}\n\

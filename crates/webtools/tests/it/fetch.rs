@@ -89,21 +89,110 @@ async fn text_json_and_markdown_pass_through() {
     }
 }
 
+/// A PDF whose pages hold `texts`, written with lopdf.
+fn pdf(texts: &[&str]) -> Vec<u8> {
+    use lopdf::content::{Content, Operation};
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+    });
+    let resources_id = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font_id } });
+    let mut kids = Vec::new();
+    for text in texts {
+        let operations = vec![
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), 12.into()]),
+            Operation::new("Td", vec![72.into(), 700.into()]),
+            Operation::new("Tj", vec![Object::string_literal(*text)]),
+            Operation::new("ET", vec![]),
+        ];
+        let content = Content { operations }.encode().unwrap();
+        let content_id = doc.add_object(Stream::new(dictionary! {}, content));
+        kids.push(
+            doc.add_object(dictionary! {
+                "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+            })
+            .into(),
+        );
+    }
+    let count = kids.len() as i64;
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => kids, "Count" => count,
+            "Resources" => resources_id, "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        }),
+    );
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    bytes
+}
+
 #[tokio::test]
-async fn pdfs_and_binaries_are_named_not_read() {
-    let server = Server::start(|seen| match seen.target.as_str() {
-        "/paper" => Reply::ok("application/octet-stream", b"%PDF-1.7\n%binary...".to_vec()),
-        _ => Reply::ok("image/png", b"\x89PNG\r\n\x1a\n\0\0\0".to_vec()),
+async fn a_pdf_is_read_by_page_and_a_range_is_asked_for() {
+    let paper = pdf(&["Abstract of the paper", "Methods used here", "Results were good"]);
+    let server = Server::start(move |seen| match seen.target.as_str() {
+        // No useful type: the bytes say PDF.
+        "/paper" => Reply::ok("application/octet-stream", paper.clone()),
+        _ => Reply::ok("application/pdf", paper.clone()),
     })
     .await;
     let registry = registry(loopback_open(), Duration::from_secs(30));
     let output = fetch(&registry, json!({"url": server.url("/paper")})).await;
+    let text = output.text_content();
+    assert!(!output.is_error, "{text}");
+    assert!(text.contains("Content: a PDF's text, by page"), "{text}");
+    assert!(text.contains("3 pages; pages 1-3:"), "{text}");
+    assert!(text.contains("--- page 2 ---\nMethods used here"), "{text}");
+    let output = fetch(&registry, json!({"url": server.url("/paper"), "pages": "3"})).await;
+    let text = output.text_content();
+    assert!(!output.is_error, "{text}");
+    assert!(text.contains("(from the 15-minute cache)"), "{text}");
+    assert!(text.contains("--- page 3 ---\nResults were good"), "{text}");
+    assert!(!text.contains("Abstract"), "{text}");
+    assert_eq!(server.seen().len(), 1, "the second range came from the cache");
+    let output = fetch(&registry, json!({"url": server.url("/typed.pdf"), "pages": "7"})).await;
     assert!(output.is_error);
-    assert!(output.text_content().contains("is a PDF"), "{}", output.text_content());
-    assert!(output.text_content().contains("cannot read PDFs yet"));
+    assert!(output.text_content().contains("page"), "{}", output.text_content());
+}
+
+#[tokio::test]
+async fn a_damaged_pdf_a_pdf_past_the_cap_and_binaries_are_clear_errors() {
+    let big = pdf(&["x"; 40]);
+    let cap = big.len() / 2;
+    let server = Server::start(move |seen| match seen.target.as_str() {
+        "/damaged" => Reply::ok("application/pdf", b"%PDF-1.7\n%binary...".to_vec()),
+        "/big" => Reply::ok("application/pdf", big.clone()),
+        _ => Reply::ok("image/png", b"\x89PNG\r\n\x1a\n\0\0\0".to_vec()),
+    })
+    .await;
+    let registry = registry(loopback_open(), Duration::from_secs(30));
+    let output = fetch(&registry, json!({"url": server.url("/damaged")})).await;
+    assert!(output.is_error);
+    assert!(
+        output.text_content().contains("not a PDF that can be parsed"),
+        "{}",
+        output.text_content()
+    );
     let output = fetch(&registry, json!({"url": server.url("/logo.png")})).await;
     assert!(output.is_error);
     assert!(output.text_content().contains("is not text (image/png)"), "{}", output.text_content());
+    let mut small = ToolRegistry::new();
+    let config = WebFetchConfig {
+        policy: loopback_open(),
+        limits: FetchLimits { max_body_bytes: cap, ..FetchLimits::default() },
+        ..WebFetchConfig::default()
+    };
+    axon_webtools::register(&mut small, config, None);
+    let output = fetch(&small, json!({"url": server.url("/big")})).await;
+    assert!(output.is_error);
+    let text = output.text_content();
+    assert!(text.contains("is a PDF larger than web_fetch downloads"), "{text}");
+    assert!(text.contains("read_file"), "{text}");
 }
 
 #[tokio::test]
