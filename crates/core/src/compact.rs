@@ -191,6 +191,11 @@ impl ModelTurn {
                 listed.join("\n")
             ));
         }
+        // A summary is a request like any other: a spent budget sends none
+        // (the window is trimmed instead, with the reason in the warning).
+        if let Some(refusal) = self.budget.as_ref().and_then(crate::cost::Budget::refusal) {
+            return Err(Unsummarised::Other(refusal));
+        }
         let messages = [Message::user(ask)];
         let request = ProviderRequest {
             system: SUMMARY_SYSTEM.into(),
@@ -320,6 +325,31 @@ mod tests {
                 ask(&mut agent, &format!("short request {n}")).await;
             }
             assert!(!agent.model.history.counter.is_loaded());
+        });
+    }
+
+    /// A summary is a request: once the budget is spent, compaction sends
+    /// none and says why.
+    #[test]
+    fn a_spent_budget_sends_no_summary_request() {
+        runtime().block_on(async {
+            let script = vec![
+                Reply::text("first answer"),
+                Reply::text("second answer"),
+                Reply::text("a summary"),
+            ];
+            let (server, _dir, mut agent) = agent(script, 100_000).await;
+            let spend = Arc::new(crate::cost::Spend::default());
+            agent.model.budget = Some(crate::cost::Budget { limit_usd: 1.0, spend: spend.clone() });
+            ask(&mut agent, "hello").await;
+            ask(&mut agent, "and again").await;
+            let before = server.requests().len();
+            spend.add(Some(1.0));
+            let noop = |_: AgentEvent| {};
+            let outcome = agent.compact_all(&noop, &CancellationToken::new()).await;
+            let why = outcome.expect_err("nothing to summarise with a spent budget");
+            assert!(why.contains("budget") && why.contains("--max-budget-usd"), "{why}");
+            assert_eq!(server.requests().len(), before, "no request went out");
         });
     }
 

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axon_core::{Approval, ApprovalPolicy, SharedApproval};
+use axon_core::{Approval, ApprovalPolicy, Budget, SharedApproval};
 use axon_llm::{FinishReason, Provider, ProviderEvent, ProviderRequest};
 use axon_mcp::host::{
     ClientHost, ElicitationRequest, Elicited, HostFuture, SamplingReply, SamplingRequest,
@@ -152,6 +152,11 @@ impl McpHost {
 
     /// Runs `request` on the session's model.
     async fn run(&self, request: &SamplingRequest) -> Result<SamplingReply, String> {
+        // Sampling spends the session's budget like the agent's requests:
+        // once it is spent, the server is told so and nothing is sent.
+        if let Some(refusal) = self.meter.budget().as_ref().and_then(Budget::refusal) {
+            return Err(refusal);
+        }
         let provider = Arc::clone(&self.provider.lock().unwrap_or_else(PoisonError::into_inner));
         let system = request.system_prompt.clone().unwrap_or_default();
         let provider_request = ProviderRequest {
@@ -353,6 +358,24 @@ mod tests {
         let (auto, _) = host(false, ApprovalPolicy::Auto);
         assert_eq!(auto.consent("fx", &call(), asked()).await, Ok(()));
         assert!(events.try_recv().is_err(), "nothing was asked");
+    }
+
+    /// Sampling is a request to the session's model: a spent budget sends
+    /// none (this host's model is unreachable, so an attempt would fail
+    /// otherwise, with another message).
+    #[tokio::test]
+    async fn a_spent_budget_refuses_sampling_without_a_request() {
+        let (mut host, _events) = host(false, ApprovalPolicy::Auto);
+        let file = crate::config::ConfigFile { max_budget_usd: Some(0.0), ..Default::default() };
+        host.meter = Arc::new(Meter::new(&file, None));
+        let request = SamplingRequest {
+            system_prompt: None,
+            messages: vec![axon_protocol::Message::user("hi")],
+            max_tokens: 10,
+            temperature: None,
+        };
+        let refused = host.run(&request).await.unwrap_err();
+        assert!(refused.contains("budget") && refused.contains("--max-budget-usd"), "{refused}");
     }
 
     #[tokio::test]
