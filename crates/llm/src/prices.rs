@@ -51,10 +51,14 @@ impl Price {
 /// `[prices."MODEL"]` table in the config overrides any of these, and a
 /// model missing here is priced only by the config.
 const BUILT_IN: &[(&str, Price)] = &[
-    // https://api-docs.deepseek.com/quick_start/pricing-details-usd
-    // (input = cache miss, cached_input = cache hit).
-    ("deepseek-chat", Price::of(0.27, 0.07, 1.10)),
-    ("deepseek-reasoner", Price::of(0.55, 0.14, 2.19)),
+    // https://api-docs.deepseek.com/quick_start/pricing (input = cache
+    // miss, cached_input = cache hit): both names serve DeepSeek-V3.2 at
+    // one price since its September 2025 cut. The stored copy of the page
+    // read here is older (V3.1's $0.56/$0.07/$1.68); the V3.2 figures are
+    // those an April 2026 summary of that page gives. A user who sees
+    // another figure on the page sets `[prices."deepseek-chat"]`.
+    ("deepseek-chat", Price::of(0.28, 0.028, 0.42)),
+    ("deepseek-reasoner", Price::of(0.28, 0.028, 0.42)),
     // https://platform.claude.com/docs/en/about-claude/pricing
     // (cached_input = "cache hits and refreshes").
     ("claude-opus-4-5", Price::of(5.0, 0.50, 25.0)),
@@ -150,7 +154,7 @@ mod tests {
     #[test]
     fn the_configured_price_wins_over_the_built_in_one() {
         let built_in = Prices::default().price("deepseek-chat").map(|p| p.input);
-        assert_eq!(built_in, Some(0.27));
+        assert_eq!(built_in, Some(0.28));
         let mine = Price::of(1.0, 0.1, 2.0);
         let prices = Prices::new(BTreeMap::from([
             ("deepseek-chat".to_string(), mine),
