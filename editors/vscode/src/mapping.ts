@@ -145,8 +145,10 @@ export function mapUpdate(update: SessionUpdate): AgentEvent[] {
       return modelEvents(update.configOptions);
     case "current_mode_update":
       return [{ type: "mode", mode: update.currentModeId }];
-    case "usage_update":
-      return [{ type: "usage", used: update.used, size: update.size }];
+    case "usage_update": {
+      const cost = update.cost ? { amount: update.cost.amount, currency: update.cost.currency } : undefined;
+      return [cost ? { type: "usage", used: update.used, size: update.size, cost } : { type: "usage", used: update.used, size: update.size }];
+    }
     case "notice": {
       const level = update.severity === "error" || update.severity === "warning" ? update.severity : "info";
       const message = update.description ? `${update.title}: ${update.description}` : update.title;

@@ -76,7 +76,8 @@ export type AgentEvent =
   /** The model picker: axon's session config option of category `model` (absent: no picker). */
   | { type: "models"; configId: string; current: string; available: ModeInfo[] }
   | { type: "mode"; mode: string }
-  | { type: "usage"; used: number; size: number }
+  /** Tokens in context of the window; `cost`, the session's spending so far, when every call was priced. */
+  | { type: "usage"; used: number; size: number; cost?: { amount: number; currency: string } }
   /** The session's MCP servers and their states (axon's `_axon/mcp_servers`, src/mcp.ts); the whole list each time. */
   | { type: "mcp_servers"; servers: { name: string; state: string; message?: string; tools?: number }[] }
   /** The workspace's sessions (answer to `list_sessions`; never replayed). */

@@ -99,6 +99,9 @@ test("plan, mode, usage and notice updates; unknown ones become nothing", () => 
   ]);
   assert.deepEqual(mapUpdate({ sessionUpdate: "current_mode_update", currentModeId: "auto" }), [{ type: "mode", mode: "auto" }]);
   assert.deepEqual(mapUpdate({ sessionUpdate: "usage_update", used: 100, size: 8000 }), [{ type: "usage", used: 100, size: 8000 }]);
+  assert.deepEqual(mapUpdate({ sessionUpdate: "usage_update", used: 100, size: 8000, cost: { amount: 0.0123, currency: "USD" } }), [
+    { type: "usage", used: 100, size: 8000, cost: { amount: 0.0123, currency: "USD" } },
+  ]);
   assert.deepEqual(mapUpdate({ sessionUpdate: "notice", severity: "warning", title: "Compacted", description: "older turns summarised" }), [
     { type: "notice", level: "warning", message: "Compacted: older turns summarised" },
   ]);

@@ -128,6 +128,16 @@ test("a tool call's card shows kind, status, diff and the approval buttons; a cl
   assert.equal(card.dataset.status, "completed");
 });
 
+test("the usage line shows the tokens in context, and the session's cost when axon knows it", () => {
+  host({ type: "agent_event", event: { type: "usage", used: 1200, size: 8000 } });
+  const line = $(".usage")?.textContent ?? "";
+  assert.match(line, /1.?200 \/ 8.?000 tokens$/);
+  host({ type: "agent_event", event: { type: "usage", used: 1500, size: 8000, cost: { amount: 0.01234, currency: "USD" } } });
+  assert.match($(".usage")?.textContent ?? "", /1.?500 \/ 8.?000 tokens · \$0\.0123$/);
+  host({ type: "agent_event", event: { type: "usage", used: 1500, size: 8000, cost: { amount: 3, currency: "credits" } } });
+  assert.match($(".usage")?.textContent ?? "", /· 3 credits$/);
+});
+
 test("New chat sends clear_chat; the host's clear_chat empties the transcript", () => {
   $("button.new-chat")!.click();
   assert.deepEqual(sent.at(-1), { type: "clear_chat" });

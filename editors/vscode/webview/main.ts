@@ -47,6 +47,10 @@ const planList = h("ol");
 const planControls = h("div", { class: "plan-controls", hidden: true });
 const planPanel = h("div", { class: "plan", hidden: true }, h("div", { class: "plan-title", text: "Plan" }), planList, planControls);
 const usageLine = h("div", { class: "usage" });
+/** A session's cost as axon sends it: dollars to the cent's hundredth (a turn costs fractions of a cent), any other unit as named. */
+function money(cost: { amount: number; currency: string }): string {
+  return cost.currency === "USD" ? `$${cost.amount.toFixed(4)}` : `${cost.amount} ${cost.currency}`;
+}
 const input = h("textarea", { class: "prompt", rows: "3", placeholder: "Ask axon… (Enter to send, Shift+Enter for a new line)" }) as HTMLTextAreaElement;
 const sendButton = h("button", { type: "button", class: "send", text: "Send" });
 const composer = new Composer(input, send);
@@ -275,9 +279,11 @@ function onEvent(event: AgentEvent): void {
       modelSelect.value = event.current;
       modelSelect.hidden = event.available.length === 0;
       return;
-    case "usage":
-      usageLine.textContent = `${event.used.toLocaleString()} / ${event.size.toLocaleString()} tokens`;
+    case "usage": {
+      const tokens = `${event.used.toLocaleString()} / ${event.size.toLocaleString()} tokens`;
+      usageLine.textContent = event.cost ? `${tokens} · ${money(event.cost)}` : tokens;
       return;
+    }
     case "sessions":
       return showSessions(event);
     case "mcp_servers":
