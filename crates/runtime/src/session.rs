@@ -177,6 +177,9 @@ pub(crate) struct Task {
     pub(crate) idle_notice: Option<std::time::Duration>,
     /// What SessionEnd hooks hear on shutdown.
     pub(crate) end_reason: axon_hooks::EndReason,
+    /// The OpenTelemetry exporters, when an endpoint is set: flushed at
+    /// the session's end.
+    pub(crate) telemetry: Option<Arc<crate::telemetry::Telemetry>>,
 }
 
 impl Task {
@@ -265,6 +268,9 @@ impl Task {
             journal.sync();
         }
         self.tools.mcp().shutdown().await;
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.shutdown().await;
+        }
     }
 
     /// One turn: `turn_started`, the work, then `turn_completed` with the
