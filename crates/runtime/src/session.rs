@@ -267,10 +267,14 @@ impl Task {
         if let Some(journal) = &self.journal {
             journal.sync();
         }
-        self.tools.mcp().shutdown().await;
-        if let Some(telemetry) = &self.telemetry {
-            telemetry.shutdown().await;
-        }
+        // The last export goes out while the servers close, not after: a
+        // front end bounds the whole of the session's end.
+        let telemetry = async {
+            if let Some(telemetry) = &self.telemetry {
+                telemetry.shutdown().await;
+            }
+        };
+        tokio::join!(self.tools.mcp().shutdown(), telemetry);
     }
 
     /// One turn: `turn_started`, the work, then `turn_completed` with the
