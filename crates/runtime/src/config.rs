@@ -86,6 +86,9 @@ pub struct ConfigFile {
     /// `[web]`: where `web_fetch` may connect, which API `web_search` asks.
     #[serde(default)]
     pub web: crate::web_config::WebFile,
+    /// `[telemetry]`: `enabled = false` ignores the OTEL_* variables.
+    #[serde(default)]
+    pub telemetry: crate::telemetry::TelemetryFile,
     /// `[permissions]`: allow, ask and deny rules. Kept per file (see
     /// [`Effective::permissions`]), never merged here.
     #[serde(default)]
@@ -229,6 +232,7 @@ impl ConfigFile {
         self.shell_environment_policy.merge(other.shell_environment_policy);
         self.sandbox.merge(other.sandbox);
         self.web.merge(other.web);
+        self.telemetry.merge(other.telemetry);
         self.rules.extend(other.rules);
         // A later layer's entry for the same skill replaces the earlier one.
         for skill in other.skills {
@@ -491,6 +495,8 @@ impl Effective {
         keys.extend(extra.iter().map(|k| (*k).to_string()));
         keys.extend(self.file.providers.values().filter_map(|p| p.api_key_env.clone()));
         keys.extend(self.file.web.key_var());
+        // The collector's credentials (`Authorization=…`).
+        keys.extend(crate::telemetry::HEADER_VARIABLES.iter().map(|k| (*k).to_string()));
         for server in self.user_servers.iter().chain(&self.workspace_servers) {
             if let Transport::Http { bearer_token_env: Some(var), .. } = &server.transport {
                 keys.push(var.clone());

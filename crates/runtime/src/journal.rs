@@ -279,15 +279,18 @@ impl Sessions {
 
 /// Everything secret this session knows the value of: the provider's key,
 /// every provider key variable in the environment, the variables in
-/// `other_key_vars` (the web search API's key), and the credentials of MCP
-/// servers.
+/// `other_key_vars` (the web search API's key), the credentials of MCP
+/// servers, and `known` (secrets read already: the telemetry collector's
+/// header values).
 pub fn secrets(
     api_key: Option<&str>,
     servers: &[axon_mcp::config::ServerConfig],
     api_key_env: &str,
     other_key_vars: &[String],
+    known: &[String],
 ) -> Redactor {
     let mut values: Vec<String> = api_key.map(String::from).into_iter().collect();
+    values.extend(known.iter().cloned());
     let others = other_key_vars.iter().map(String::as_str);
     for var in axon_llm::key_variables().into_iter().chain([api_key_env]).chain(others) {
         if let Ok(value) = std::env::var(var) {

@@ -51,6 +51,7 @@ mod setup;
 mod skill_clone;
 pub mod skill_files;
 mod subagents;
+pub mod telemetry;
 pub mod trajectory;
 pub mod web_config;
 mod workspace_layer;

@@ -177,6 +177,9 @@ pub(crate) struct Task {
     pub(crate) idle_notice: Option<std::time::Duration>,
     /// What SessionEnd hooks hear on shutdown.
     pub(crate) end_reason: axon_hooks::EndReason,
+    /// The OpenTelemetry exporters, when an endpoint is set: flushed at
+    /// the session's end.
+    pub(crate) telemetry: Option<Arc<crate::telemetry::Telemetry>>,
 }
 
 impl Task {
@@ -264,7 +267,14 @@ impl Task {
         if let Some(journal) = &self.journal {
             journal.sync();
         }
-        self.tools.mcp().shutdown().await;
+        // The last export goes out while the servers close, not after: a
+        // front end bounds the whole of the session's end.
+        let telemetry = async {
+            if let Some(telemetry) = &self.telemetry {
+                telemetry.shutdown().await;
+            }
+        };
+        tokio::join!(self.tools.mcp().shutdown(), telemetry);
     }
 
     /// One turn: `turn_started`, the work, then `turn_completed` with the

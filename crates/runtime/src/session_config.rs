@@ -96,6 +96,10 @@ pub struct SessionConfig {
     /// answers them (`elicit`); without, a form gets its defaults or is
     /// declined.
     pub elicitation: bool,
+    /// What goes out as OpenTelemetry metrics and traces: the OTEL_*
+    /// variables as `new` read them (under the config's `[telemetry]`); a
+    /// test sets its own.
+    pub telemetry: crate::telemetry::TelemetryConfig,
 }
 
 impl SessionConfig {
@@ -125,7 +129,6 @@ impl SessionConfig {
         SessionConfig {
             workspace,
             dirs,
-            config,
             provider: None,
             model: None,
             max_iterations: None,
@@ -150,6 +153,8 @@ impl SessionConfig {
             sandbox: None,
             elicitation: false,
             fallback: None,
+            telemetry: crate::telemetry::TelemetryConfig::from_env(&config.file.telemetry),
+            config,
         }
     }
 

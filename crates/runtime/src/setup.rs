@@ -270,11 +270,14 @@ async fn agent_step(
     let root = grounds.project.root().to_path_buf();
     let approval = grounds.approval;
     let web_key: Vec<String> = config.config.file.web.key_var().into_iter().collect();
+    let mut other_keys = web_key;
+    other_keys.extend(crate::telemetry::HEADER_VARIABLES.iter().map(|k| (*k).to_string()));
     let redactor = secrets(
         model.config.api_key.as_deref(),
         &tools.servers,
         &model.config.api_key_env,
-        &web_key,
+        &other_keys,
+        &config.telemetry.secret_values(),
     );
     let sessions = Sessions {
         providers: config.config.file.providers.keys().cloned().collect(),
@@ -319,7 +322,18 @@ async fn agent_step(
     let lifecycle =
         lifecycle(&config, &root, approval, &secret_vars, &emitter, grounds.sandbox.tool.clone())?;
     planner.set_lifecycle(Arc::clone(&lifecycle) as Arc<dyn axon_core::Lifecycle>);
-    emitter.watch(crate::lifecycle::notification_watch(&lifecycle));
+    let notify = crate::lifecycle::notification_watch(&lifecycle);
+    let telemetry = start_telemetry(&config, &emitter);
+    match &telemetry {
+        Some(telemetry) => {
+            let telemetry = Arc::clone(telemetry);
+            emitter.watch(Arc::new(move |event: &AgentEvent| {
+                notify(event);
+                telemetry.on_event(event);
+            }));
+        }
+        None => emitter.watch(notify),
+    }
     if grounds.first_session
         && config.start_servers
         && let Err(e) = grounds.project.trust_store().mark_baseline()
@@ -429,6 +443,7 @@ async fn agent_step(
         jobs,
         idle_notice: config.interactive.then_some(config.idle_notice),
         end_reason: config.end_reason,
+        telemetry,
     };
     Ok(Session::start(task, shared))
 }
@@ -462,4 +477,24 @@ fn lifecycle(
         Checkpointing::Off(None)
     };
     Ok(Arc::new(SessionLifecycle::new(hooks, checkpoints, root.to_path_buf(), emitter.clone())))
+}
+
+/// The session's OpenTelemetry exporters, when the OTEL_* variables (as
+/// `config.telemetry` holds them) name an endpoint; what cannot be
+/// honoured is a warning, never a failed session.
+fn start_telemetry(
+    config: &SessionConfig,
+    emitter: &Emitter,
+) -> Option<Arc<crate::telemetry::Telemetry>> {
+    for problem in &config.telemetry.problems {
+        emitter.emit(AgentEvent::Warning { message: format!("telemetry: {problem}") });
+    }
+    let prices = axon_llm::Prices::new(config.config.file.prices.clone());
+    match crate::telemetry::Telemetry::start(&config.telemetry, prices) {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            emitter.emit(AgentEvent::Warning { message: format!("telemetry: {e}") });
+            None
+        }
+    }
 }

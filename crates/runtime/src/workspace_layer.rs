@@ -110,6 +110,7 @@ impl ConfigFile {
         }
         self.sandbox.restrict_to_workspace(&mut refuse);
         self.web.restrict_to_workspace(&mut refuse);
+        self.telemetry.restrict_to_workspace(&mut refuse);
         self.permissions.restrict_to_workspace(&mut refuse);
         refused
     }

@@ -26,6 +26,7 @@ mod sandbox_cli;
 mod secrets_cli;
 mod secrets_run;
 mod sessions_cli;
+mod telemetry_cli;
 mod tool_cli;
 mod web_attention;
 mod web_browser;

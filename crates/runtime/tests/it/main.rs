@@ -16,5 +16,6 @@ mod sandbox_events;
 mod secrets;
 mod session_events;
 mod subagents;
+mod telemetry;
 mod web_tools;
 mod workspace_config;
