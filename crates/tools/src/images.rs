@@ -170,8 +170,9 @@ fn encode(img: &DynamicImage, format: ImageFormat, name: &str) -> Result<Vec<u8>
     Ok(out.into_inner())
 }
 
-/// The error for a file over [`MAX_IMAGE_FILE_BYTES`].
-pub(crate) fn too_large(name: &str, len: u64) -> ToolError {
+/// The error for an image file of `len` bytes over
+/// [`MAX_IMAGE_FILE_BYTES`], for callers that refuse it from its metadata.
+pub fn too_large(name: &str, len: u64) -> ToolError {
     ToolError::failed(format!(
         "Cannot read '{name}': the image is {:.1} MB, over the {} MB limit; scale it down \
          first (e.g. `convert in.png -resize 1568x1568 out.png` through shell if installed)",

@@ -47,7 +47,7 @@ pub use buffers::Buffers;
 pub use error::{PathError, ToolError};
 pub use images::{
     MAX_ENCODED_BYTES, MAX_IMAGE_FILE_BYTES, MAX_LONG_EDGE, PreparedImage, prepare_image,
-    sniff_image,
+    sniff_image, too_large as image_too_large,
 };
 pub use notes::normalize_note_path;
 pub use patch::patch_paths;
