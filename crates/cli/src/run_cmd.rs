@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use axon_protocol::{AgentEvent, ApprovalDecision, Mode, Op, Plan, PlanStatus, StopReason};
+use axon_protocol::{
+    AgentEvent, ApprovalDecision, Attachment, Mode, Op, Plan, PlanStatus, StopReason,
+};
 use axon_runtime::{Events, ServerConsent, Session, SessionChoice, SessionConfig, SessionHandle};
 use clap::Args;
 
@@ -42,6 +44,10 @@ pub struct RunArgs {
     /// continued) in $VISUAL/$EDITOR before it is approved.
     #[arg(long)]
     edit_plan: bool,
+    /// Send the image FILE (PNG, JPEG, GIF or WebP) with the prompt, scaled
+    /// down as read_file does; repeatable.
+    #[arg(long = "image", value_name = "FILE", conflicts_with_all = ["compact", "plan", "approve_plan"])]
+    images: Vec<PathBuf>,
     /// The workspace folder.
     #[arg(short = 'C', long = "dir", value_name = "DIR", default_value = ".")]
     dir: PathBuf,
@@ -128,6 +134,13 @@ pub async fn run(args: RunArgs) -> u8 {
             return exit::USAGE;
         }
     };
+    let attachments = match args.images.iter().map(|p| read_image(p)).collect::<Result<Vec<_>>>() {
+        Ok(images) => images,
+        Err(e) => {
+            eprintln!("axon: {e:#}");
+            return exit::USAGE;
+        }
+    };
     let saved_plan = args.approve_plan || (args.edit_plan && !args.plan);
     if saved_plan && args.resume.is_none() && !args.continue_session {
         eprintln!(
@@ -191,7 +204,7 @@ pub async fn run(args: RunArgs) -> u8 {
     } else if args.plan || saved_plan {
         driver.plan(&args, &prompt, saved_plan).await
     } else {
-        let op = Op::UserTurn { text: prompt, attachments: Vec::new() };
+        let op = Op::UserTurn { text: prompt, attachments };
         match driver.turn(op).await {
             StopReason::EndTurn => exit::OK,
             // The refusal was shown as a warning; the task was not done.
@@ -456,6 +469,26 @@ pub(crate) fn confirm(question: &str) -> bool {
     eprint!("{question} [y/N]: ");
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes")
+}
+
+/// The image file `path` as an attachment, checked and scaled by the same
+/// function as read_file's (`axon_tools::prepare_image`). The user named
+/// the file, so it may lie outside the workspace.
+fn read_image(path: &std::path::Path) -> Result<Attachment> {
+    let name = path.display().to_string();
+    let mut file =
+        std::fs::File::open(path).with_context(|| format!("cannot open the image {name}"))?;
+    let len = file.metadata().with_context(|| format!("cannot read the image {name}"))?.len();
+    if len > axon_tools::MAX_IMAGE_FILE_BYTES {
+        bail!("{}", axon_tools::image_too_large(&name, len));
+    }
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(axon_tools::MAX_IMAGE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read the image {name}"))?;
+    let image = axon_tools::prepare_image(&bytes, &name).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Attachment::Image { media_type: image.media_type, data: image.data })
 }
 
 fn read_prompt(arg: &str) -> Result<String> {

@@ -461,6 +461,10 @@ impl ModelTurn {
             }
             ToolProtocol::Text => {
                 let mut text = format!("{TEXT_RESULTS_HEADER}\n");
+                // The results are a user message here, which takes images
+                // when the model does; otherwise the model is told.
+                let sees_images = axon_llm::takes_images(&self.provider.info().model);
+                let mut images = Vec::new();
                 for (n, (planned, output)) in calls.iter().zip(outputs).enumerate() {
                     let name = if planned.call.name.is_empty() {
                         "(unreadable block)"
@@ -473,8 +477,21 @@ impl ModelTurn {
                         n + 1,
                         output.text_content()
                     ));
+                    let before = images.len();
+                    images.extend(
+                        output
+                            .content
+                            .into_iter()
+                            .filter(|p| matches!(p, ContentPart::Image { .. })),
+                    );
+                    if !sees_images && images.len() > before {
+                        images.truncate(before);
+                        text.push_str("[image not shown: the current model cannot see images]\n");
+                    }
                 }
-                self.history.push(Message::user(text));
+                let mut message = Message::user(text);
+                message.content.extend(images);
+                self.history.push(message);
             }
         }
     }

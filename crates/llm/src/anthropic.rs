@@ -191,7 +191,7 @@ pub fn request_body(
     let mut max_tokens = request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let mut body = json!({
         "model": model,
-        "messages": wire_messages(request.messages),
+        "messages": wire_messages(request.messages, crate::takes_images(model)),
         "stream": true,
     });
     if !request.system.is_empty() {
@@ -221,18 +221,29 @@ pub fn request_body(
 
 /// Messages in Anthropic's shape: system messages are folded into the
 /// `system` parameter by the caller, and consecutive tool results become
-/// one user message, as the API requires.
-fn wire_messages(messages: &[Message]) -> Vec<Value> {
+/// one user message, as the API requires. A tool result's images go in its
+/// `content` as image blocks (which `tool_result` takes), or, to a model
+/// without images (`images` false), as a line saying so.
+fn wire_messages(messages: &[Message], images: bool) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
             Role::User => ("user", content_blocks(&message.content)),
             Role::Tool => {
+                let has_images =
+                    message.content.iter().any(|p| matches!(p, ContentPart::Image { .. }));
+                let content = if has_images && images {
+                    json!(content_blocks(&message.content))
+                } else if has_images {
+                    json!(message.text() + crate::openai_wire::NO_IMAGES)
+                } else {
+                    json!(message.text())
+                };
                 let block = json!({
                     "type": "tool_result",
                     "tool_use_id": message.tool_call_id.clone().unwrap_or_default(),
-                    "content": message.text(),
+                    "content": content,
                     "is_error": message.is_error,
                 });
                 ("user", vec![block])
@@ -398,7 +409,7 @@ mod tests {
             Message::tool_result("a", ToolOutput::text("1 | x")),
             Message::tool_result("b", ToolOutput::error("no")),
         ];
-        let wire = wire_messages(&messages);
+        let wire = wire_messages(&messages, true);
         assert_eq!(wire.len(), 3);
         assert_eq!(
             wire[1]["content"][0],

@@ -39,7 +39,11 @@ impl<'a> Body<'a> {
     ) -> Self {
         Body {
             model,
-            messages: Messages { system: &request.system, history: request.messages },
+            messages: Messages {
+                system: &request.system,
+                history: request.messages,
+                images: crate::takes_images(model),
+            },
             stream: true,
             stream_options: StreamOptions { include_usage: true },
             tools: request.tools.iter().map(WireTool::new).collect(),
@@ -59,20 +63,45 @@ struct StreamOptions {
 struct Messages<'a> {
     system: &'a str,
     history: &'a [Message],
+    /// Whether the model takes images (`takes_images`).
+    images: bool,
 }
 
 impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let system = usize::from(!self.system.is_empty());
-        let mut seq = serializer.serialize_seq(Some(system + self.history.len()))?;
-        if system == 1 {
+        let mut seq = serializer.serialize_seq(None)?;
+        if !self.system.is_empty() {
             seq.serialize_element(&Plain { role: "system", content: self.system })?;
         }
-        for message in self.history {
-            seq.serialize_element(&WireMessage(message))?;
+        // A `tool` message takes text only, so the images of a run of tool
+        // results follow it in one user message (the API requires the tool
+        // messages to follow their calls unbroken; other agents do the same).
+        let mut pending: Vec<&ContentPart> = Vec::new();
+        for (i, message) in self.history.iter().enumerate() {
+            seq.serialize_element(&WireMessage { message, images: self.images })?;
+            if message.role != Role::Tool {
+                continue;
+            }
+            if self.images {
+                pending.extend(
+                    message.content.iter().filter(|p| matches!(p, ContentPart::Image { .. })),
+                );
+            }
+            let run_ends = self.history.get(i + 1).is_none_or(|next| next.role != Role::Tool);
+            if run_ends && !pending.is_empty() {
+                let mut parts = vec![ContentPart::text("The images from the tool results above:")];
+                parts.extend(pending.drain(..).cloned());
+                seq.serialize_element(&Parts { role: "user", content: UserContent(&parts) })?;
+            }
         }
         seq.end()
     }
+}
+
+#[derive(Serialize)]
+struct Parts<'a> {
+    role: &'a str,
+    content: UserContent<'a>,
 }
 
 #[derive(Serialize)]
@@ -81,12 +110,16 @@ struct Plain<'a> {
     content: &'a str,
 }
 
-/// One message of the history in the wire format.
-struct WireMessage<'a>(&'a Message);
+/// One message of the history in the wire format; `images` is whether the
+/// model takes them.
+struct WireMessage<'a> {
+    message: &'a Message,
+    images: bool,
+}
 
 impl Serialize for WireMessage<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let message = self.0;
+        let message = self.message;
         let mut map = serializer.serialize_map(None)?;
         match message.role {
             Role::System => {
@@ -100,7 +133,13 @@ impl Serialize for WireMessage<'_> {
             Role::Tool => {
                 map.serialize_entry("role", "tool")?;
                 map.serialize_entry("tool_call_id", message.tool_call_id.as_deref().unwrap_or(""))?;
-                map.serialize_entry("content", &message.text())?;
+                let mut text = message.text();
+                if !self.images
+                    && message.content.iter().any(|p| matches!(p, ContentPart::Image { .. }))
+                {
+                    text.push_str(NO_IMAGES);
+                }
+                map.serialize_entry("content", &text)?;
             }
             Role::Assistant => {
                 map.serialize_entry("role", "assistant")?;
@@ -123,6 +162,9 @@ impl Serialize for WireMessage<'_> {
         map.end()
     }
 }
+
+/// Said in place of a tool result's image to a model without images.
+pub(crate) const NO_IMAGES: &str = "\n[image not shown: the current model cannot see images]";
 
 /// Plain text stays a string (every server accepts that); images make it a
 /// list of parts.

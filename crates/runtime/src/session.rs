@@ -415,9 +415,21 @@ impl Task {
         for attachment in attachments {
             match attachment {
                 Attachment::File { path } => {
-                    let body = crate::attach::read_file(&self.workspace, path)?;
-                    let body = self.mask_attachment(path, body);
-                    message.content.push(ContentPart::text(crate::attach::quote(path, &body)));
+                    match crate::attach::read_file(&self.workspace, path)? {
+                        crate::attach::Attached::Text(body) => {
+                            let body = self.mask_attachment(path, body);
+                            message
+                                .content
+                                .push(ContentPart::text(crate::attach::quote(path, &body)));
+                        }
+                        crate::attach::Attached::Image(image) => {
+                            message.content.push(ContentPart::text(image.summary(path)));
+                            message.content.push(ContentPart::Image {
+                                media_type: image.media_type,
+                                data: image.data,
+                            });
+                        }
+                    }
                 }
                 Attachment::Text { name, text } => {
                     let text = self.mask_attachment(name, text.clone());

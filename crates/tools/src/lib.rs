@@ -22,6 +22,7 @@ mod buffers;
 mod edit;
 mod error;
 mod glob;
+mod images;
 mod list_dir;
 mod multi_edit;
 mod notes;
@@ -44,6 +45,10 @@ pub use atomic::{atomic_replace, atomic_write, atomic_write_path};
 pub use background::Jobs;
 pub use buffers::Buffers;
 pub use error::{PathError, ToolError};
+pub use images::{
+    MAX_ENCODED_BYTES, MAX_IMAGE_FILE_BYTES, MAX_LONG_EDGE, PreparedImage, prepare_image,
+    sniff_image, too_large as image_too_large,
+};
 pub use notes::normalize_note_path;
 pub use patch::patch_paths;
 pub use registry::{

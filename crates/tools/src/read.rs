@@ -3,7 +3,9 @@
 //! The file is streamed, so a huge file costs only the lines shown plus a
 //! line count. Output stops at a line or byte budget with a note saying how to
 //! read on; ranges past the end clamp silently; a PDF gives its pages' text
-//! (`pdf.rs`); other binary files are refused.
+//! (`pdf.rs`); a PNG, JPEG, GIF or WebP gives the image itself, scaled to
+//! fit the model APIs (`images.rs`), beside one line describing it; other
+//! binary files are refused.
 //! With an editor's buffers attached, the editor's text of the file is shown
 //! instead of the disk's, numbered the same way (the file is still opened
 //! and judged through the jail first).
@@ -12,7 +14,7 @@ use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::fs::MetadataExt;
 
-use axon_protocol::{ToolAnnotations, ToolOutput};
+use axon_protocol::{ContentPart, ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -60,8 +62,10 @@ impl TypedTool for ReadFile {
              Use start_line/end_line to read part of a large file; at most {MAX_LINES} lines are \
              shown per call and the output says how to read further. A PDF gives the text of its \
              pages, each headed `--- page N ---` (`pages`: \"3\" or \"2-5\", at most {} per \
-             call). Other binary files are refused.",
-            crate::pdf::MAX_PAGES
+             call). A PNG, JPEG, GIF or WebP image is shown to you as the image itself \
+             (scaled to at most {} px on the long edge). Other binary files are refused.",
+            crate::pdf::MAX_PAGES,
+            crate::images::MAX_LONG_EDGE
         )
     }
 
@@ -70,20 +74,21 @@ impl TypedTool for ReadFile {
     }
 
     async fn run(&self, ctx: &ToolContext, args: ReadFileArgs) -> Result<ToolOutput, ToolError> {
-        ctx.blocking(Self::NAME, move |workspace| read_numbered(workspace, &args))
-            .await
-            .map(ToolOutput::text)
+        ctx.blocking(Self::NAME, move |workspace| read_numbered(workspace, &args)).await
     }
 }
 
-fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, ToolError> {
+fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<ToolOutput, ToolError> {
     let place = workspace.resolve(&args.path)?;
     let rel = workspace.relative(place.path());
     let (file, meta) = open_regular(&place, &rel)?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| ToolError::io("read", &rel, &e))?;
     if crate::pdf::is_pdf(head) {
-        return read_pdf(reader, &rel, &meta, args);
+        return read_pdf(reader, &rel, &meta, args).map(ToolOutput::text);
+    }
+    if crate::images::sniff_image(head).is_some() {
+        return read_image(reader, &rel, &meta);
     }
     if args.pages.is_some() {
         return Err(ToolError::failed(format!(
@@ -101,6 +106,35 @@ fn read_numbered(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, T
         Some(text) => number_lines(io::Cursor::new(text.as_bytes()), &rel, &meta, args),
         None => number_lines(reader, &rel, &meta, args),
     }
+    .map(ToolOutput::text)
+}
+
+/// An image file as an image part after one line saying what it is (see
+/// `images.rs`), read through the file already opened in the jail.
+fn read_image(
+    mut reader: impl io::Read,
+    rel: &str,
+    meta: &Metadata,
+) -> Result<ToolOutput, ToolError> {
+    if meta.len() > crate::images::MAX_IMAGE_FILE_BYTES {
+        return Err(crate::images::too_large(rel, meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // Bounded even if the file grows between the metadata and the read.
+    (&mut reader)
+        .take(crate::images::MAX_IMAGE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io("read", rel, &e))?;
+    let image = crate::images::prepare_image(&bytes, rel)?;
+    let mut line = hard_link_note(rel, meta);
+    line.push_str(&image.summary(rel));
+    Ok(ToolOutput {
+        content: vec![
+            ContentPart::text(line),
+            ContentPart::Image { media_type: image.media_type, data: image.data },
+        ],
+        is_error: false,
+    })
 }
 
 /// A PDF's pages as text (see `pdf.rs`), read through the file already

@@ -467,3 +467,46 @@ fn the_budget_stops_the_run_before_the_request_that_would_pass_it() {
         .success()
         .stderr(predicates::str::contains("cannot be enforced"));
 }
+
+/// `axon run --image` sends the image with the prompt, scaled by the same
+/// function as read_file (issue 35 §3); a file that is no image is a usage
+/// error before any request.
+#[test]
+fn run_image_sends_the_scaled_image_with_the_prompt() {
+    let s = setup(vec![Reply::text("a wide gradient")]);
+    let img = image::RgbImage::from_fn(2000, 100, |x, y| image::Rgb([(x % 256) as u8, y as u8, 7]));
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(img).write_to(&mut png, image::ImageFormat::Png).unwrap();
+    std::fs::write(s.workspace.path().join("wide.png"), png.into_inner()).unwrap();
+    std::fs::write(s.workspace.path().join("notes.txt"), "not an image\n").unwrap();
+    let output = s
+        .axon()
+        .args(["run", "--image", "wide.png", "what is this?"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "a wide gradient\n");
+    let requests = s.server.requests();
+    let user = requests[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()
+        .clone();
+    let url = user["content"][1]["image_url"]["url"].as_str().unwrap();
+    let data = url.strip_prefix("data:image/png;base64,").expect(url);
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+    let sent = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((sent.width(), sent.height()), (1568, 78));
+
+    s.axon()
+        .args(["run", "--image", "notes.txt", "what is this?"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("not a PNG, JPEG, GIF or WebP"));
+    assert_eq!(s.server.requests().len(), 1);
+    drop(s.runtime);
+}

@@ -18,3 +18,4 @@ mod secrets;
 mod seed_properties;
 mod small_window;
 mod subagents;
+mod tool_images;

@@ -4,5 +4,6 @@
 //! change process-wide state (environment, current directory).
 
 mod seed000_text_protocol;
+mod tool_images;
 mod tool_text_openai;
 mod tool_text_split;

@@ -141,7 +141,7 @@ fn a_plan_with_a_failed_step_is_revised_and_approved_again() {
 #[test]
 fn attachments_are_read_through_the_workspace_and_nothing_outside() {
     runtime().block_on(async {
-        let rig = Rig::new(vec![Reply::text("Seen.")]).await;
+        let rig = Rig::new(vec![Reply::text("Seen."), Reply::text("A black image.")]).await;
         std::fs::write(rig.workspace.path().join("a.txt"), "attached words\n").unwrap();
         let outside = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(outside.path(), "outside secret").unwrap();
@@ -152,6 +152,22 @@ fn attachments_are_read_through_the_workspace_and_nothing_outside() {
         until_turn_end(&session, &mut events, |_| None).await;
         let sent = rig.server.requests()[0].to_string();
         assert!(sent.contains("attached words"), "{sent}");
+        // An image file is attached as the image (an `@shot.png` mention
+        // is this same attachment).
+        let mut png = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::ImageRgb8(image::RgbImage::new(6, 4))
+            .write_to(&mut png, image::ImageFormat::Png)
+            .unwrap();
+        std::fs::write(rig.workspace.path().join("shot.png"), png.into_inner()).unwrap();
+        session.submit(Op::UserTurn { text: "see".into(), attachments: vec![file("shot.png")] });
+        until_turn_end(&session, &mut events, |_| None).await;
+        let messages = rig.server.requests()[1]["messages"].clone();
+        let user = messages.as_array().unwrap().last().unwrap().clone();
+        assert!(
+            user["content"][1]["text"].as_str().unwrap().starts_with("Image 'shot.png': PNG, 6x4")
+        );
+        let url = user["content"][2]["image_url"]["url"].as_str().unwrap();
+        assert!(url.starts_with("data:image/png;base64,"), "{url}");
         let escape = outside.path().display().to_string();
         session.submit(Op::UserTurn { text: "and this".into(), attachments: vec![file(&escape)] });
         let seen = until_turn_end(&session, &mut events, |_| None).await;
@@ -166,7 +182,7 @@ fn attachments_are_read_through_the_workspace_and_nothing_outside() {
             seen.last(),
             Some(AgentEvent::TurnCompleted { stop_reason: axon_protocol::StopReason::Error, .. })
         ));
-        assert_eq!(rig.server.requests().len(), 1, "nothing was sent for the refused attachment");
+        assert_eq!(rig.server.requests().len(), 2, "nothing was sent for the refused attachment");
     });
 }
 

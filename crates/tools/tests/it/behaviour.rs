@@ -14,8 +14,9 @@ use serde_json::json;
 #[test]
 fn read_file_refuses_binary_files() {
     let ws = TestWorkspace::code();
-    ws.write("image.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
-    let message = expect_error(&ws.call("read_file", json!({"path": "image.png"})));
+    // Images are read as images (tests/it/images.rs); other binaries are not.
+    ws.write("program.bin", b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x02\0");
+    let message = expect_error(&ws.call("read_file", json!({"path": "program.bin"})));
     assert!(message.contains("binary file"), "{message}");
 }
 

@@ -10,6 +10,7 @@ mod boundary;
 mod buffers;
 mod common;
 mod hardening;
+mod images;
 mod multi_edit;
 mod pdf;
 mod placeholders;
