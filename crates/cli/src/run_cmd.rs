@@ -8,9 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use axon_protocol::{
-    AgentEvent, ApprovalDecision, Attachment, Mode, Op, Plan, PlanStatus, StopReason,
-};
+use axon_protocol::{AgentEvent, ApprovalDecision, Mode, Op, Plan, PlanStatus, StopReason};
 use axon_runtime::{Events, ServerConsent, Session, SessionChoice, SessionConfig, SessionHandle};
 use clap::Args;
 
@@ -134,10 +132,13 @@ pub async fn run(args: RunArgs) -> u8 {
             return exit::USAGE;
         }
     };
-    let attachments = match args.images.iter().map(|p| read_image(p)).collect::<Result<Vec<_>>>() {
+    // The user named these files, so they may lie outside the workspace;
+    // each is checked and scaled as read_file's images are.
+    let images = args.images.iter().map(|p| axon_runtime::user_image(p));
+    let attachments = match images.collect::<Result<Vec<_>, String>>() {
         Ok(images) => images,
         Err(e) => {
-            eprintln!("axon: {e:#}");
+            eprintln!("axon: {e}");
             return exit::USAGE;
         }
     };
@@ -469,26 +470,6 @@ pub(crate) fn confirm(question: &str) -> bool {
     eprint!("{question} [y/N]: ");
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes")
-}
-
-/// The image file `path` as an attachment, checked and scaled by the same
-/// function as read_file's (`axon_tools::prepare_image`). The user named
-/// the file, so it may lie outside the workspace.
-fn read_image(path: &std::path::Path) -> Result<Attachment> {
-    let name = path.display().to_string();
-    let mut file =
-        std::fs::File::open(path).with_context(|| format!("cannot open the image {name}"))?;
-    let len = file.metadata().with_context(|| format!("cannot read the image {name}"))?.len();
-    if len > axon_tools::MAX_IMAGE_FILE_BYTES {
-        bail!("{}", axon_tools::image_too_large(&name, len));
-    }
-    let mut bytes = Vec::new();
-    (&mut file)
-        .take(axon_tools::MAX_IMAGE_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read the image {name}"))?;
-    let image = axon_tools::prepare_image(&bytes, &name).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(Attachment::Image { media_type: image.media_type, data: image.data })
 }
 
 fn read_prompt(arg: &str) -> Result<String> {

@@ -4,8 +4,11 @@
 //! WebP by its bytes) is attached as the image, checked and scaled by
 //! `axon_tools::prepare_image` as `read_file` does.
 
+use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 
+use axon_protocol::Attachment;
 use axon_tools::{Opened, PreparedImage, Workspace};
 
 /// The most of one attached file put into a prompt.
@@ -31,17 +34,7 @@ pub fn read_file(workspace: &Workspace, path: &str) -> Result<Attached, String> 
     let mut reader = BufReader::new(file);
     let head = reader.fill_buf().map_err(|e| format!("cannot attach {path}: {e}"))?;
     if axon_tools::sniff_image(head).is_some() {
-        if meta.len() > axon_tools::MAX_IMAGE_FILE_BYTES {
-            return Err(axon_tools::image_too_large(path, meta.len()).to_string());
-        }
-        let mut bytes = Vec::new();
-        reader
-            .take(axon_tools::MAX_IMAGE_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot attach {path}: {e}"))?;
-        return axon_tools::prepare_image(&bytes, path)
-            .map(Attached::Image)
-            .map_err(|e| e.to_string());
+        return image_of(reader, meta.len(), path).map(Attached::Image);
     }
     let mut bytes = Vec::new();
     reader
@@ -55,6 +48,31 @@ pub fn read_file(workspace: &Workspace, path: &str) -> Result<Attached, String> 
         text.push_str(&format!("\n[… cut at {} KiB]", MAX_ATTACHMENT / 1024));
     }
     Ok(Attached::Text(text))
+}
+
+/// An image file the user named on the command line (`axon run --image`)
+/// as an attachment. The user's own argument, not the model's, so it may
+/// lie outside the workspace; checked and scaled as `read_file`'s images.
+pub fn user_image(path: &Path) -> Result<Attachment, String> {
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| format!("cannot open the image {name}: {e}"))?;
+    let len = file.metadata().map_err(|e| format!("cannot read the image {name}: {e}"))?.len();
+    let image = image_of(file, len, &name)?;
+    Ok(Attachment::Image { media_type: image.media_type, data: image.data })
+}
+
+/// The image in `reader` (`len` bytes by its metadata, named `name`),
+/// refused past the size limit before it is read, then read capped.
+fn image_of(reader: impl Read, len: u64, name: &str) -> Result<PreparedImage, String> {
+    if len > axon_tools::MAX_IMAGE_FILE_BYTES {
+        return Err(axon_tools::image_too_large(name, len).to_string());
+    }
+    let mut bytes = Vec::new();
+    reader
+        .take(axon_tools::MAX_IMAGE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    axon_tools::prepare_image(&bytes, name).map_err(|e| e.to_string())
 }
 
 pub use axon_protocol::attachment::quote;

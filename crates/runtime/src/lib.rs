@@ -57,6 +57,7 @@ pub mod web_config;
 mod workspace_layer;
 
 pub use approvals::SessionControl;
+pub use attach::user_image;
 pub use config::{NoProvider, SEE_CONFIG_SHOW};
 pub use events::{Emitter, Events, channel};
 pub use journal::{SessionChoice, secrets};
