@@ -20,6 +20,8 @@
 //!   first prompt) included, masked before it is cut to length: API keys and
 //!   authorization values never reach a session file. Titles are masked
 //!   again when listed or loaded, for files written before that.
+//! - Images are kept beside the file, one per hash, and the lines name
+//!   them (`images.rs`); loading puts them back, or says which is missing.
 //! - The history the agent resumes with is the recorded messages with each
 //!   recorded compaction applied ([`Session::history`]); the file keeps every
 //!   original message.
@@ -27,6 +29,7 @@
 mod atif;
 mod export;
 pub mod foreign;
+mod images;
 mod load;
 mod record;
 mod redact;

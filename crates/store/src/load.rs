@@ -66,6 +66,13 @@ pub fn load(path: &Path) -> Result<Session, LoadError> {
         let parsed =
             serde_json::from_str::<Value>(line).map_err(|e| e.to_string()).and_then(|mut value| {
                 migrate_record(&mut value, version);
+                for problem in crate::images::internalize(&mut value, path) {
+                    warnings.push(format!(
+                        "{}, line {}: {problem}; the model is told it is missing",
+                        path.display(),
+                        index + 1
+                    ));
+                }
                 serde_json::from_value::<Record>(value).map_err(|e| e.to_string())
             });
         match parsed {

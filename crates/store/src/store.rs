@@ -249,9 +249,13 @@ impl SessionStore {
         }
     }
 
+    /// Removes the session `id` (or unique prefix): its file and its
+    /// images.
     pub fn remove(&self, id: &str) -> Result<String, StoreError> {
         let path = self.find(id)?;
         std::fs::remove_file(&path).map_err(io("remove", &path))?;
+        crate::images::remove_blobs(&path)
+            .map_err(io("remove", &crate::images::blob_dir(&path)))?;
         Ok(path.file_stem().and_then(|s| s.to_str()).unwrap_or(id).to_string())
     }
 }
@@ -348,6 +352,9 @@ impl SessionWriter {
     /// being killed; it is not yet on the disk (see [`SessionWriter::sync`]).
     pub fn append(&mut self, record: &Record) -> Result<(), StoreError> {
         let mut value = serde_json::to_value(record).unwrap_or_default();
+        // Images go to the session's image folder first: the line keeps
+        // their hash, and the redactor has no base64 to search.
+        crate::images::externalize(&mut value, &self.path);
         self.redactor.redact_value(&mut value);
         self.write_line(&value.to_string())
     }

@@ -42,12 +42,24 @@ pub fn atomic_replace(
         return Err(io::Error::new(io::ErrorKind::IsADirectory, "the workspace root is a folder"));
     };
     let dir = parent.open_dir()?;
-    replace_in(&dir, &name, fill)
+    replace_in(&dir, &name, 0o644, fill)
 }
 
 /// Atomically writes `data` to a file outside any workspace (axon's own
 /// configuration files), through the same writer.
 pub fn atomic_write_path(path: &Path, data: &[u8]) -> io::Result<()> {
+    write_path(path, data, 0o644)
+}
+
+/// [`atomic_write_path`] for a file that is the user's alone: a new file
+/// is 0600 from its creation (the temporary file is never readable by
+/// others), an existing one keeps its mode. For axon's private data (a
+/// session's images).
+pub fn atomic_write_private(path: &Path, data: &[u8]) -> io::Result<()> {
+    write_path(path, data, 0o600)
+}
+
+fn write_path(path: &Path, data: &[u8], new_mode: u32) -> io::Result<()> {
     let parent = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -59,19 +71,21 @@ pub fn atomic_write_path(path: &Path, data: &[u8]) -> io::Result<()> {
         ));
     };
     let dir = Dir::open_ambient_dir(parent, ambient_authority())?;
-    replace_in(&dir, name, |file, _old| file.write_all(data))
+    replace_in(&dir, name, new_mode, |file, _old| file.write_all(data))
 }
 
-/// The writer itself: every name here is one plain name inside `dir`.
+/// The writer itself: every name here is one plain name inside `dir`. A
+/// new file gets `new_mode`; an existing one keeps its own.
 fn replace_in(
     dir: &Dir,
     name: &OsStr,
+    new_mode: u32,
     fill: impl FnOnce(&mut File, Option<File>) -> io::Result<()>,
 ) -> io::Result<()> {
     let old = open_old(dir, name)?;
     let permissions = match &old {
         Some(file) => file.metadata()?.permissions().mode(),
-        None => 0o644,
+        None => new_mode,
     };
     let (tmp_name, tmp) = create_temp(dir, name)?;
     let written = (|| {

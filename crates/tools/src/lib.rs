@@ -41,7 +41,7 @@ mod walk;
 mod workspace;
 mod write;
 
-pub use atomic::{atomic_replace, atomic_write, atomic_write_path};
+pub use atomic::{atomic_replace, atomic_write, atomic_write_path, atomic_write_private};
 pub use background::Jobs;
 pub use buffers::Buffers;
 pub use error::{PathError, ToolError};

@@ -5,4 +5,5 @@
 
 mod atif;
 mod foreign;
+mod images;
 mod sessions;
