@@ -15,6 +15,7 @@ mod replay;
 mod sandbox_events;
 mod secrets;
 mod session_events;
+mod session_images;
 mod subagents;
 mod telemetry;
 mod web_tools;
