@@ -26,8 +26,9 @@
 //!   call that failed before replying), which its `extra` counts apart.
 //! - messages a rewind took back stay in the trajectory (they happened and
 //!   cost tokens), each step marked `extra.undone_by_rewind`.
-//! - images and audio, which axon keeps inline, are not copied out (ATIF
-//!   wants them as files): the message says one was there.
+//! - images and audio are not copied out: the message says one was there,
+//!   and for an image names its sha256 and its file beside the session
+//!   file (`<id>.images/<sha256>.<ext>`), so a reader can find it.
 //!
 //! A damaged session exports what loading could read: [`AtifExport`]
 //! carries the loader's account of every line it skipped, for the caller
@@ -443,7 +444,15 @@ fn content_text(content: &[ContentPart]) -> String {
     for part in content {
         match part {
             ContentPart::Text { text } => out.push_str(text),
-            ContentPart::Image { media_type, .. } | ContentPart::Audio { media_type, .. } => {
+            ContentPart::Image { media_type, data } => match crate::images::sha256_of(data) {
+                Some(sha256) => out.push_str(&format!(
+                    "[{media_type} image, not exported: sha256 {sha256}, kept beside the \
+                     session file as <id>.images/{sha256}.{}]",
+                    crate::images::extension(media_type)
+                )),
+                None => out.push_str(&format!("[{media_type} content, not exported]")),
+            },
+            ContentPart::Audio { media_type, .. } => {
                 out.push_str(&format!("[{media_type} content, not exported]"));
             }
             ContentPart::Thinking { .. } => {}

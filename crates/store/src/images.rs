@@ -46,7 +46,8 @@ fn blob_path(session: &Path, sha256: &str, media_type: &str) -> Option<PathBuf> 
     is_hash.then(|| blob_dir(session).join(format!("{sha256}.{}", extension(media_type))))
 }
 
-fn extension(media_type: &str) -> &'static str {
+/// The extension a blob of `media_type` is named with.
+pub(crate) fn extension(media_type: &str) -> &'static str {
     match media_type {
         "image/png" => "png",
         "image/jpeg" => "jpg",
@@ -58,6 +59,12 @@ fn extension(media_type: &str) -> &'static str {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The sha256 of the image whose base64 is `data` (what names its blob);
+/// `None` when `data` is not base64.
+pub(crate) fn sha256_of(data: &str) -> Option<String> {
+    BASE64.decode(data).ok().map(|bytes| hex(&Sha256::digest(&bytes)))
 }
 
 /// The content parts of a `message` record that are images.

@@ -155,12 +155,27 @@ fn user(b: &mut Builder, message: Option<&Value>) {
                         let is_error = block.get("is_error").and_then(Value::as_bool) == Some(true);
                         b.result(id, text, is_error);
                     }
-                    Some("image") => b.note("an image the user attached (not imported)".into()),
+                    Some("image") => image(b, block),
                     _ => b.unknown("a user content block of an unknown kind", &block.to_string()),
                 }
             }
         }
         other => b.unknown("user content of an unknown shape", &other.to_string()),
+    }
+}
+
+/// An image the user attached: a base64 source (the Messages API's) joins
+/// the prompt, kept beside the session file like any other image; any
+/// other source (a URL, a file id) is noted, not fetched.
+fn image(b: &mut Builder, block: &Value) {
+    let source = block.get("source");
+    let field = |name: &str| source.and_then(|s| s.get(name)).and_then(Value::as_str);
+    match (field("type"), field("media_type"), field("data")) {
+        (Some("base64"), Some(media_type), Some(data)) => b.user_part(ContentPart::Image {
+            media_type: media_type.to_string(),
+            data: data.to_string(),
+        }),
+        _ => b.note("an image the user attached by URL or file id (not imported)".into()),
     }
 }
 

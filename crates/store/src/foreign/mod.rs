@@ -117,6 +117,11 @@ impl Builder {
         push_user(&mut self.messages, ContentPart::text(text.to_string()));
     }
 
+    /// A part of what the user said other than text (an image).
+    pub(crate) fn user_part(&mut self, part: ContentPart) {
+        push_user(&mut self.messages, part);
+    }
+
     /// A part of the assistant's reply; consecutive parts join one message
     /// until a result or the user comes between.
     pub(crate) fn assistant_part(&mut self, part: ContentPart) {

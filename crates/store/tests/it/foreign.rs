@@ -326,3 +326,27 @@ proptest::proptest! {
         }
     }
 }
+
+/// An image the user gave Claude Code (a base64 block of the Messages API)
+/// joins the imported prompt; one by URL is noted, not fetched.
+#[test]
+fn a_claude_transcripts_base64_image_is_imported_and_a_url_one_noted() {
+    let lines = [
+        r#"{"parentUuid":null,"type":"user","message":{"role":"user","content":[{"type":"text","text":"What is this?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}}]},"uuid":"u1","sessionId":"s-1","cwd":"/w"}"#,
+        r#"{"parentUuid":"u1","type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"A PNG header."}]},"uuid":"a1","sessionId":"s-1","cwd":"/w"}"#,
+    ];
+    let imported = Imported::read(Source::Claude, &lines.join("\n"));
+    let prompt = &imported.messages[0];
+    assert_eq!(
+        prompt.content,
+        [
+            ContentPart::text("What is this?"),
+            ContentPart::Image { media_type: "image/png".into(), data: "iVBORw0KGgo=".into() },
+        ]
+    );
+    assert!(
+        imported.notes.iter().any(|n| n.contains("by URL or file id (not imported)")),
+        "{:?}",
+        imported.notes
+    );
+}

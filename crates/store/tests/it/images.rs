@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use axon_protocol::{ContentPart, Message, ToolOutput};
-use axon_store::{Record, Redactor, Session, SessionStore, load, to_markdown};
+use axon_store::{Record, Redactor, Session, SessionStore, atif_json, load, to_atif, to_markdown};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use sha2::{Digest, Sha256};
@@ -224,4 +224,17 @@ fn removing_a_session_removes_its_images() {
     writer.append(&Record::message(Message::user("plain"))).unwrap();
     let plain = writer.id().to_string();
     assert_eq!(store.remove(&plain).unwrap(), plain);
+}
+
+#[test]
+fn an_atif_export_names_the_image_and_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let bytes = b"\x89PNG\r\n\x1a\nexported".to_vec();
+    let path = session_with(&store, &bytes);
+    let export = to_atif(&load(&path).unwrap(), "0.0.0").unwrap();
+    let json = atif_json(&export.trajectory);
+    let name = format!("<id>.images/{}.png", sha256(&bytes));
+    assert!(json.contains(&name), "{json}");
+    assert!(!json.contains(&BASE64.encode(&bytes)), "{json}");
 }
