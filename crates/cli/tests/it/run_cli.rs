@@ -502,6 +502,30 @@ fn run_image_sends_the_scaled_image_with_the_prompt() {
     let sent = image::load_from_memory(&bytes).unwrap();
     assert_eq!((sent.width(), sent.height()), (1568, 78));
 
+    // The session file names the image by its hash; the image folder
+    // beside it holds it; show and export give it back; rm takes both.
+    let sessions = s.home.path().join("data/sessions");
+    let file = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(!saved.contains(data), "the image is not inline");
+    use sha2::Digest as _;
+    let hash: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    assert!(saved.contains(&format!("\"sha256\":\"{hash}\"")), "{saved}");
+    let blob = file.with_extension("images").join(format!("{hash}.png"));
+    assert_eq!(std::fs::read(&blob).unwrap(), bytes);
+    let id = file.file_stem().unwrap().to_str().unwrap().to_string();
+    let shown = s.axon().args(["sessions", "show", &id]).assert().success().get_output().clone();
+    assert!(!String::from_utf8_lossy(&shown.stderr).contains("warning"), "{shown:?}");
+    let exported =
+        s.axon().args(["sessions", "export", &id, "--format", "json"]).assert().success();
+    assert!(String::from_utf8_lossy(&exported.get_output().stdout).contains(data));
+    s.axon().args(["sessions", "rm", &id]).assert().success();
+    assert!(!file.exists() && !file.with_extension("images").exists());
+
     s.axon()
         .args(["run", "--image", "notes.txt", "what is this?"])
         .assert()
