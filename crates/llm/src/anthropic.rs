@@ -229,7 +229,11 @@ fn wire_messages(messages: &[Message], images: bool) -> Vec<Value> {
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            Role::User => ("user", content_blocks(&message.content)),
+            Role::User if images => ("user", content_blocks(&message.content)),
+            Role::User => {
+                let text = crate::openai_wire::text_without_images(&message.content);
+                ("user", content_blocks(&[ContentPart::text(text)]))
+            }
             Role::Tool => {
                 let has_images =
                     message.content.iter().any(|p| matches!(p, ContentPart::Image { .. }));
@@ -418,6 +422,20 @@ mod tests {
         assert_eq!(wire[1]["content"][2]["type"], "tool_use");
         assert_eq!(wire[2]["content"].as_array().unwrap().len(), 2);
         assert_eq!(wire[2]["content"][1]["is_error"], true);
+    }
+
+    #[test]
+    fn a_user_image_to_a_model_without_images_is_a_line_saying_so() {
+        let mut user = Message::user("what is this?");
+        user.content
+            .push(ContentPart::Image { media_type: "image/png".into(), data: "QQ==".into() });
+        let seen = wire_messages(std::slice::from_ref(&user), true);
+        assert_eq!(seen[0]["content"][1]["type"], "image");
+        let unseen = wire_messages(&[user], false);
+        assert_eq!(
+            unseen[0]["content"],
+            json!([{"type": "text", "text": format!("what is this?{}", crate::openai_wire::NO_IMAGES)}])
+        );
     }
 
     #[test]

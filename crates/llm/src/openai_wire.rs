@@ -128,7 +128,11 @@ impl Serialize for WireMessage<'_> {
             }
             Role::User => {
                 map.serialize_entry("role", "user")?;
-                map.serialize_entry("content", &UserContent(&message.content))?;
+                if self.images {
+                    map.serialize_entry("content", &UserContent(&message.content))?;
+                } else {
+                    map.serialize_entry("content", &text_without_images(&message.content))?;
+                }
             }
             Role::Tool => {
                 map.serialize_entry("role", "tool")?;
@@ -165,6 +169,22 @@ impl Serialize for WireMessage<'_> {
 
 /// Said in place of a tool result's image to a model without images.
 pub(crate) const NO_IMAGES: &str = "\n[image not shown: the current model cannot see images]";
+
+/// A user message's parts as text for a model without images: each image
+/// becomes a line saying it was not shown (a resumed session whose model
+/// changed, an attachment sent anyway), so the request is still valid and
+/// the model knows there was one.
+pub(crate) fn text_without_images(parts: &[ContentPart]) -> String {
+    let mut text = String::new();
+    for part in parts {
+        match part {
+            ContentPart::Text { text: t } => text.push_str(t),
+            ContentPart::Image { .. } => text.push_str(NO_IMAGES),
+            _ => {}
+        }
+    }
+    text
+}
 
 /// Plain text stays a string (every server accepts that); images make it a
 /// list of parts.

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use axon_protocol::Attachment;
+use axon_protocol::{Attachment, ContentPart, Message};
 use axon_tools::{Opened, PreparedImage, Workspace};
 
 /// The most of one attached file put into a prompt.
@@ -76,3 +76,19 @@ fn image_of(reader: impl Read, len: u64, name: &str) -> Result<PreparedImage, St
 }
 
 pub use axon_protocol::attachment::quote;
+
+/// The one line telling the user that `message`'s images go to `model`,
+/// which takes text only; `None` when there are none or it takes them.
+/// The wire sends each as a line saying it was not shown, so the model can
+/// say so too.
+pub(crate) fn unseen_images(model: &str, message: &Message) -> Option<String> {
+    let count = message.content.iter().filter(|p| matches!(p, ContentPart::Image { .. })).count();
+    if count == 0 || axon_llm::takes_images(model) {
+        return None;
+    }
+    let what = if count == 1 { "the image is" } else { "the images are" };
+    Some(format!(
+        "{model} takes text only: {what} not sent (the model is told); switch to a model that \
+         takes images to show it"
+    ))
+}

@@ -443,6 +443,10 @@ impl Task {
                 }
             }
         }
+        let model = &self.agent.provider().info().model;
+        if let Some(warning) = crate::attach::unseen_images(model, &message) {
+            self.events.emit(AgentEvent::Warning { message: warning });
+        }
         Ok(message)
     }
 

@@ -146,3 +146,47 @@ fn a_resumed_session_whose_image_is_gone_tells_the_model_and_warns() {
         assert!(request.contains("it is no longer available: its copy"), "{request}");
     });
 }
+
+/// An image given to a model that takes text only is not sent: the user
+/// is told in one line, the model in the prompt.
+#[test]
+fn an_image_for_a_text_only_model_is_not_sent_and_the_user_is_told() {
+    runtime().block_on(async {
+        let rig = Rig::new(vec![Reply::text("I cannot see it.")]).await;
+        let config = rig.home.path().join("config.toml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, text.replace("model = \"scripted\"", "model = \"deepseek-chat\""))
+            .unwrap();
+        let (session, mut events) = rig.open(rig.config()).await;
+        opened(&mut events);
+        let image = axon_protocol::Attachment::Image {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        session.submit(axon_protocol::Op::UserTurn {
+            text: "what is this?".into(),
+            attachments: vec![image],
+        });
+        let seen = until_turn_end(&session, &mut events, |_| None).await;
+        session.shutdown().await;
+        let warning = seen.iter().find_map(|e| match e {
+            AgentEvent::Warning { message } if message.contains("takes text only") => Some(message),
+            _ => None,
+        });
+        assert_eq!(
+            warning.map(String::as_str),
+            Some(
+                "deepseek-chat takes text only: the image is not sent (the model is told); switch \
+                 to a model that takes images to show it"
+            ),
+            "{seen:?}"
+        );
+        let request = rig.server.requests()[0].to_string();
+        assert!(!request.contains("iVBORw0KGgo="), "{request}");
+        assert!(
+            request
+                .contains("what is this?\\n[image not shown: the current model cannot see images]"),
+            "{request}"
+        );
+    });
+}
