@@ -29,9 +29,22 @@ fn message() -> impl Strategy<Value = Message> {
         any::<bool>(),
         prop::option::of(0i64..4_000_000_000_000),
         prop::option::of(text()),
+        // Images go to the session's image folder and come back from it.
+        prop::collection::vec(
+            (
+                prop_oneof![Just("image/png"), Just("image/jpeg"), Just("image/webp")],
+                prop::collection::vec(any::<u8>(), 0..48),
+            ),
+            0..2,
+        ),
     )
-        .prop_map(|(role, texts, calls, is_error, timestamp_ms, thinking)| {
+        .prop_map(|(role, texts, calls, is_error, timestamp_ms, thinking, images)| {
+            use base64::Engine as _;
             let mut content: Vec<ContentPart> = texts.into_iter().map(ContentPart::text).collect();
+            content.extend(images.into_iter().map(|(media_type, bytes)| ContentPart::Image {
+                media_type: media_type.to_string(),
+                data: base64::engine::general_purpose::STANDARD.encode(bytes),
+            }));
             if let Some(thinking) = thinking {
                 content
                     .push(ContentPart::Thinking { text: thinking, signature: Some("sig".into()) });
