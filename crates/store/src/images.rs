@@ -105,10 +105,12 @@ pub(crate) fn externalize(record: &mut Value, session: &Path) {
     }
 }
 
-/// Writes `bytes` to `path` unless an image of that hash and size is
-/// there already.
+/// Writes `bytes` to `path` unless they are there already: a copy that was
+/// damaged since is written again, so naming the image anew heals it.
 fn store_blob(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) {
+    let same_size =
+        std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64);
+    if same_size && std::fs::read(path).is_ok_and(|there| there == bytes) {
         return Ok(());
     }
     let Some(dir) = path.parent() else {

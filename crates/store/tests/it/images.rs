@@ -152,12 +152,21 @@ fn a_missing_or_altered_image_is_a_note_and_a_warning() {
     assert!(session.warnings[0].contains("line 3: image "), "{:?}", session.warnings);
     assert!(session.warnings[0].contains("the model is told it is missing"));
 
+    // Named again (the same image read once more), the copy is mended.
+    let mut writer = store.append_to(&session, Redactor::default()).unwrap();
+    let mut again = Message::user("once more");
+    again.content.push(image_part(&bytes));
+    writer.append(&Record::message(again)).unwrap();
+    assert_eq!(std::fs::read(&blob).unwrap(), bytes);
+    let mended = load(&path).unwrap();
+    assert_eq!(images_of(&mended).len(), 2, "{:?}", mended.warnings);
+
     std::fs::remove_file(&blob).unwrap();
     let session = load(&path).unwrap();
     let result = session.messages().nth(1).unwrap().text();
     assert!(result.contains("cannot be read"), "{result}");
     assert!(result.contains(&blob.display().to_string()), "{result}");
-    assert_eq!(session.warnings.len(), 1);
+    assert_eq!(session.warnings.len(), 2, "both lines naming it: {:?}", session.warnings);
     // Exports still work from what was loaded.
     assert!(to_markdown(&session).contains("no longer available"));
 }
