@@ -34,9 +34,11 @@ export function init(input, zone, changed) {
   onChange = changed;
   input.addEventListener('paste', (e) => {
     const files = [...(e.clipboardData?.files ?? [])];
-    if (!files.length) return;
-    // A paste of text and an image (from some apps) keeps the text.
-    if (!e.clipboardData.types.includes('text/plain')) e.preventDefault();
+    // Text that comes with a picture of itself (a spreadsheet's cells, a
+    // document's lines) is a text paste: only a paste of files alone (a
+    // screenshot, a copied image) attaches.
+    if (!files.length || e.clipboardData.types.includes('text/plain')) return;
+    e.preventDefault();
     addFiles(files);
   });
   const carriesFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes('Files');

@@ -281,9 +281,9 @@ test("the MCP servers' line counts the states and lists each server; one needing
 });
 
 /** A paste on the prompt box, or a drop on the composer, of `files`, as the browser dispatches them. */
-function give(kind: "paste" | "drop", files: File[]): Event {
+function give(kind: "paste" | "drop", files: File[], types = ["Files"]): Event {
   const event = new window.Event(kind, { bubbles: true, cancelable: true });
-  const transfer = { files, types: ["Files"], dropEffect: "none" };
+  const transfer = { files, types, dropEffect: "none" };
   Object.defineProperty(event, kind === "paste" ? "clipboardData" : "dataTransfer", { value: transfer });
   (kind === "paste" ? $("textarea.prompt") : $("footer"))!.dispatchEvent(event);
   return event;
@@ -302,6 +302,10 @@ test("a pasted or dropped image is read and sent to the host; its chip shows the
   assert.equal(pasted.defaultPrevented, true, "an image paste is the panel's");
   await until("the pasted image was sent", () => sent.length > before);
   assert.deepEqual(sent.slice(before), [{ type: "attach_image", name: "shot.png", mimeType: "image/png", data: PNG_BYTES.toString("base64") }]);
+  // Text that comes with a picture of itself (a spreadsheet's cells) is a text paste.
+  const text = give("paste", [new window.File([PNG_BYTES], "cells.png", { type: "image/png" })], ["text/plain", "text/html", "Files"]);
+  assert.equal(text.defaultPrevented, false, "the text is pasted");
+  // (Nor is its picture sent: the next message sent is the dropped image's, checked below.)
 
   // Dropped: a text file refused (said, not sent), the image sent.
   const dropped = give("drop", [new window.File(["hello"], "notes.txt", { type: "text/plain" }), new window.File([PNG_BYTES], "b.gif", { type: "image/gif" })]);

@@ -69,9 +69,11 @@ export class Composer {
   acceptImages(zone: HTMLElement): void {
     this.input.addEventListener("paste", (e) => {
       const files = [...(e.clipboardData?.files ?? [])];
-      if (!files.length) return;
-      // A paste of text with an image (some apps send both) keeps the text.
-      if (!e.clipboardData?.types.includes("text/plain")) e.preventDefault();
+      // Text that comes with a picture of itself (a spreadsheet's cells, a
+      // document's lines) is a text paste: only a paste of files alone (a
+      // screenshot, a copied image) attaches.
+      if (!files.length || e.clipboardData?.types.includes("text/plain")) return;
+      e.preventDefault();
       void this.addFiles(files);
     });
     const carriesFiles = (e: DragEvent) => [...(e.dataTransfer?.types ?? [])].includes("Files");

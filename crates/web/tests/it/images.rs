@@ -29,9 +29,10 @@ fn png(width: u32, height: u32) -> String {
 const HELPERS: &str = "
 window.file = (name, type, b64) =>
   new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name, { type });
-window.give = (kind, files) => {
+window.give = (kind, files, text) => {
   const dt = new DataTransfer();
   for (const f of files) dt.items.add(f);
+  if (text) dt.setData('text/plain', text);
   if (kind === 'paste') {
     document.querySelector('#prompt').dispatchEvent(
       new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
@@ -141,6 +142,18 @@ fn a_dropped_image_can_be_removed_and_other_files_are_refused_with_a_message() {
         )
         .unwrap();
     assert!(said.as_str().unwrap().contains("a prompt carries at most"), "{said}");
+    // Text that comes with a picture of itself (a spreadsheet's cells) is
+    // a text paste, left to the browser.
+    let pasted = browser
+        .execute(
+            "const box = document.querySelector('#prompt'); let prevented = null; \
+             box.addEventListener('paste', (e) => { prevented = e.defaultPrevented; }, { once: true }); \
+             give('paste', [file('cells.png', 'image/png', arguments[0])], 'a\\tb'); return prevented",
+            json!([image]),
+        )
+        .unwrap();
+    assert_eq!(pasted, json!(false), "the text paste is the browser's");
+    // (Nor is its picture attached: exactly the two dropped below are.)
     // Two dropped at once; the first removed again.
     browser
         .execute(
