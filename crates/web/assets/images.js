@@ -137,6 +137,7 @@ export function any() {
  * attachments. `restore()` puts them back when the send failed.
  */
 export function take(text) {
+  if (!attached.length) return { attachments: [], restore() {} };
   const images = attached;
   attached = [];
   render();

@@ -2,11 +2,11 @@
 //
 // Guarantees: Enter sends and Shift+Enter adds a line; a prompt is sent as
 // one `user_turn` whose attachments are exactly the `@mentions` that name
-// known workspace files and the images pasted or dropped (images.js); a
-// failed send puts the text and the images back; the user's message is NOT drawn here (it appears
-// from the runtime's `prompt` event when its turn starts, in every tab
-// alike, so a prompt queued behind a running turn shows after it); a
-// failed send puts the text back. ArrowUp/ArrowDown on the first/last line
+// known workspace files and the images pasted or dropped (images.js); the
+// user's message is NOT drawn here (it appears from the runtime's `prompt`
+// event when its turn starts, in every tab alike, so a prompt queued
+// behind a running turn shows after it); a failed send puts the text and
+// the images back. ArrowUp/ArrowDown on the first/last line
 // recall the last 100 prompts, kept per workspace in localStorage.
 
 import { byId } from './dom.js';
