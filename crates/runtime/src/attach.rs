@@ -2,7 +2,10 @@
 //! attachment can name nothing outside it), bounded, and quoted so the
 //! model sees where each starts and ends. An image file (PNG, JPEG, GIF,
 //! WebP by its bytes) is attached as the image, checked and scaled by
-//! `axon_tools::prepare_image` as `read_file` does.
+//! `axon_tools::prepare_image` as `read_file` does; so is an image a front
+//! end sends as data (pasted or dropped in a panel, an ACP image block), so
+//! no front end can hand the model a corrupt image, another type under an
+//! image's name, or one past the APIs' limits.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -73,6 +76,23 @@ fn image_of(reader: impl Read, len: u64, name: &str) -> Result<PreparedImage, St
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read {name}: {e}"))?;
     axon_tools::prepare_image(&bytes, name).map_err(|e| e.to_string())
+}
+
+/// An image a front end sent as base64 `data` (declared `media_type`), as
+/// the model is sent it: its bytes decide its type, and it is scaled to
+/// the APIs' limits like an attached file.
+pub fn sent_image(media_type: &str, data: &str) -> Result<PreparedImage, String> {
+    use base64::Engine as _;
+    let name = format!("the attached {media_type} image");
+    // Base64 is 4/3 of its bytes: refuse what cannot fit before decoding.
+    let len = data.len() as u64 / 4 * 3;
+    if len > axon_tools::MAX_IMAGE_FILE_BYTES {
+        return Err(axon_tools::image_too_large(&name, len).to_string());
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| format!("cannot attach {name}: its data is not base64 ({e})"))?;
+    axon_tools::prepare_image(&bytes, &name).map_err(|e| e.to_string())
 }
 
 pub use axon_protocol::attachment::quote;

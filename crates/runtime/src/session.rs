@@ -436,10 +436,10 @@ impl Task {
                     message.content.push(ContentPart::text(crate::attach::quote(name, &text)));
                 }
                 Attachment::Image { media_type, data } => {
-                    message.content.push(ContentPart::Image {
-                        media_type: media_type.clone(),
-                        data: data.clone(),
-                    })
+                    let image = crate::attach::sent_image(media_type, data)?;
+                    message
+                        .content
+                        .push(ContentPart::Image { media_type: image.media_type, data: image.data })
                 }
             }
         }

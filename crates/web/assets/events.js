@@ -19,6 +19,7 @@ import * as sidebar from './sidebar.js';
 import * as input from './input.js';
 import * as history from './history.js';
 import * as attention from './attention.js';
+import * as images from './images.js';
 
 /** `event: reset` — the server replays the session from its start next. */
 export function onReset() {
@@ -58,7 +59,8 @@ export function onEvent(ev, live = false) {
       break;
     case 'prompt':
       // Right after its turn's turn_started: the turn before it has ended.
-      if (typeof ev.text === 'string') transcript.user(ev.text, ev.attachments);
+      // The images this page sent with it show in the message itself.
+      if (typeof ev.text === 'string') transcript.user(ev.text, ev.attachments, images.sentWith(ev.text));
       break;
     case 'mode_changed':
       header.modeChanged(ev);

@@ -81,14 +81,15 @@ function quotedFrom(text, at) {
 }
 
 /**
- * A user message as the user sent it: {text, names}. The runtime keeps the
- * user's text first and each attachment after it (a quoted text part, an
- * image part); quotes run into the text are found too.
+ * A user message as the user sent it: {text, names, images}. The runtime
+ * keeps the user's text first and each attachment after it (a quoted text
+ * part, an image part); quotes run into the text are found too.
  */
 export function userOf(message) {
   let text = '';
   let first = true;
   const names = [];
+  const images = [];
   for (const p of parts(message)) {
     if (p.type === 'text') {
       const t = String(p.text ?? '');
@@ -99,6 +100,7 @@ export function userOf(message) {
       else text += t;
     } else if ((p.type === 'image' || p.type === 'audio') && typeof p.media_type === 'string') {
       names.push(p.media_type || p.type);
+      if (p.type === 'image' && typeof p.data === 'string') images.push({ media_type: p.media_type, data: p.data });
     }
   }
   // Quotes run into the user's text: peel them off its end.
@@ -110,7 +112,7 @@ export function userOf(message) {
       break;
     }
   }
-  return { text, names };
+  return { text, names, images };
 }
 
 /**
@@ -150,9 +152,9 @@ export function steps(messages) {
 
 function drawMessage(m, results, lazy) {
   if (m.role === 'user') {
-    const { text, names } = userOf(m);
+    const { text, names, images } = userOf(m);
     if (text.startsWith(TEXT_RESULTS_HEADER)) return;
-    if (text || names.length) transcript.user(text, names);
+    if (text || names.length) transcript.user(text, names, images);
   } else if (m.role === 'assistant') {
     transcript.assistantDone(textOf(m), thinkingOf(m), lazy);
     const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];

@@ -1,11 +1,12 @@
-// input.js — the prompt box: send, stop, history, mentions.
+// input.js — the prompt box: send, stop, history, mentions, images.
 //
 // Guarantees: Enter sends and Shift+Enter adds a line; a prompt is sent as
 // one `user_turn` whose attachments are exactly the `@mentions` that name
-// known workspace files; the user's message is NOT drawn here (it appears
-// from the runtime's `prompt` event when its turn starts, in every tab
-// alike, so a prompt queued behind a running turn shows after it); a
-// failed send puts the text back. ArrowUp/ArrowDown on the first/last line
+// known workspace files and the images pasted or dropped (images.js); the
+// user's message is NOT drawn here (it appears from the runtime's `prompt`
+// event when its turn starts, in every tab alike, so a prompt queued
+// behind a running turn shows after it); a failed send puts the text and
+// the images back. ArrowUp/ArrowDown on the first/last line
 // recall the last 100 prompts, kept per workspace in localStorage.
 
 import { byId } from './dom.js';
@@ -14,6 +15,7 @@ import { sendOp } from './api.js';
 import * as complete from './complete.js';
 import * as commands from './commands.js';
 import * as attention from './attention.js';
+import * as images from './images.js';
 
 const HISTORY_MAX = 100;
 
@@ -32,6 +34,7 @@ export function init() {
     syncSend();
   });
   ta.addEventListener('keydown', onKey);
+  images.init(ta, document.querySelector('.composer-box'), syncSend);
   byId('send').addEventListener('click', () => submit());
   byId('stop').addEventListener('click', () => stop());
   window.addEventListener('resize', autosize);
@@ -53,7 +56,7 @@ export function focus() {
 }
 
 function syncSend() {
-  byId('send').disabled = sending || !ta.value.trim();
+  byId('send').disabled = sending || (!ta.value.trim() && !images.any());
 }
 
 // Grows with its text up to 40% of the window, then scrolls.
@@ -140,29 +143,34 @@ async function mentions(text) {
 /** Sends the prompt (or runs its `/command`). */
 export async function submit() {
   const text = ta.value;
-  if (!text.trim() || sending) return;
+  if ((!text.trim() && !images.any()) || sending) return;
   complete.close();
   sending = true;
   syncSend();
   let ok;
   try {
-    if (/^\/\S/.test(text.trimStart())) {
+    if (/^\/\S/.test(text.trimStart()) && !images.any()) {
       ok = await commands.run(text.trim());
     } else {
       const attachments = await mentions(text);
+      const pictures = images.take(text);
+      attachments.push(...pictures.attachments);
       const op = { op: 'user_turn', text };
       if (attachments.length) op.attachments = attachments;
       ta.value = '';
       autosize();
       attention.askToNotify();
       ok = await sendOp(op);
-      if (!ok && !ta.value) ta.value = text;
+      if (!ok) {
+        pictures.restore();
+        if (!ta.value) ta.value = text;
+      }
     }
   } finally {
     sending = false;
   }
   if (ok) {
-    remember(text);
+    if (text.trim()) remember(text);
     if (ta.value === text) ta.value = '';
   }
   nav = null;

@@ -15,6 +15,7 @@
 
 import { h, icon, byId, clamp } from './dom.js';
 import { renderMarkdown } from './markdown.js';
+import { thumbnails } from './images.js';
 
 const STICK_PX = 48;
 
@@ -347,17 +348,20 @@ export function turnCompleted(stopReason) {
 // ---- other items -------------------------------------------------------------
 
 /**
- * A user's prompt: its text, and a chip per attachment named in `names`
- * (a file's path, a text's name, an image's media type).
+ * A user's prompt: its text, a chip per attachment named in `names` (a
+ * file's path, a text's name, an image's media type), and the `images`
+ * ({media_type, data}) themselves when known, as thumbnails.
  */
-export function user(text, names = []) {
+export function user(text, names = [], images = []) {
   const body = h('div', { class: 'body', text: String(text) });
   const chips = (Array.isArray(names) ? names : [])
     .filter((n) => typeof n === 'string' && n)
     .map((n) => h('span', { class: 'chip', title: n },
       icon(/^(image|audio)\//.test(n) ? 'image' : 'file'), h('span', { text: n })));
+  const shown = thumbnails(images);
   const bubble = clamp(body, String(text), 14, 'bubble');
   add(h('article', { class: 'msg user' }, String(text) ? bubble : null,
+    shown.length ? h('div', { class: 'prompt-images' }, shown) : null,
     chips.length ? h('div', { class: 'attachments' }, chips) : null));
   // A new request is new activity: the view goes to it and follows.
   stick = true;

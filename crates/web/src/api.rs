@@ -189,3 +189,16 @@ pub(crate) async fn blocking<T: Send + 'static>(
 ) -> Result<T, String> {
     tokio::task::spawn_blocking(work).await.map_err(|e| format!("the work failed: {e}"))?
 }
+
+#[cfg(test)]
+mod tests {
+    /// The page refuses an image before sending it by the same limit.
+    #[test]
+    fn the_page_knows_the_operation_limit() {
+        let page = include_str!("../assets/images.js");
+        let expected =
+            format!("export const MAX_OP = {} * 1024 * 1024;", super::MAX_OP / (1024 * 1024));
+        assert!(page.contains(&expected), "assets/images.js must say `{expected}`");
+        assert_eq!(super::MAX_OP % (1024 * 1024), 0);
+    }
+}

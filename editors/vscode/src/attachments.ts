@@ -1,7 +1,8 @@
 // attachments.ts — what goes with the next prompt besides its text: an
-// editor selection ("Add selection to chat") or a workspace file (an `@`
-// mention), held by the host as chips of the composer, and turned into ACP
-// content blocks on send. Pure: no vscode, no I/O.
+// editor selection ("Add selection to chat"), a workspace file (an `@`
+// mention) or an image pasted or dropped into the prompt box, held by the
+// host as chips of the composer, and turned into ACP content blocks on
+// send. Pure: no vscode, no I/O.
 //
 // Guarantees: a selection goes as an embedded `resource` (its text, and a
 // `file://` URI with the line range as `#L<start>-<end>`, 1-based), which
@@ -12,22 +13,31 @@
 // however often it is mentioned; a selection is refused above
 // MAX_SELECTION_CHARS with a message saying what to do instead. The list
 // of workspace files a mention offers is filtered here, bounded
-// (MAX_MATCHES), best matches first.
+// (MAX_MATCHES), best matches first. An image goes as an ACP `image` block
+// (base64 data and its MIME type), as images.ts allows it, and all of one
+// prompt's at most MAX_PROMPT_IMAGES_CHARS of base64 (under axon's longest
+// ACP line); anything else is refused with a message saying why.
 
 import { pathToFileURL } from "node:url";
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AttachmentChip, WorkspaceFile } from "./messages";
+import { imageRefusal, megabytes, MAX_PROMPT_IMAGES_CHARS } from "./images";
 
 /** The largest selection attached as text (axon's own cap for an attached file: 256 KiB). */
 export const MAX_SELECTION_CHARS = 256 * 1024;
 /** The most files a mention's list shows. */
 export const MAX_MATCHES = 30;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** An image pasted or dropped into a panel: its file name, MIME type and base64 data. */
+export type Image = { name: string; mimeType: string; data: string };
 
 export type Selection = { path: string; label: string; startLine: number; endLine: number; text: string };
 
 export type Attachment =
   | ({ kind: "selection"; id: string } & Selection)
-  | { kind: "file"; id: string; path: string; label: string };
+  | { kind: "file"; id: string; path: string; label: string }
+  | ({ kind: "image"; id: string } & Image);
 
 /** `a.ts:3-5`, or `a.ts:3` for one line. */
 export function selectionLabel(label: string, startLine: number, endLine: number): string {
@@ -55,6 +65,19 @@ export class PendingAttachments {
     this.items.push({ kind: "file", id: `a${this.next++}`, path, label });
   }
 
+  /** Adds an image; an error message (nothing added) when it is not one axon takes or too large. */
+  addImage(image: Image): string | null {
+    if (!BASE64.test(image.data) || image.data.length % 4 !== 0) return `Cannot attach ${image.name}: its data is not base64.`;
+    const refusal = imageRefusal(image.name, image.mimeType, (image.data.length / 4) * 3);
+    if (refusal) return refusal;
+    const used = this.items.reduce((n, a) => n + (a.kind === "image" ? a.data.length : 0), 0);
+    if (used + image.data.length > MAX_PROMPT_IMAGES_CHARS) {
+      return `Cannot attach ${image.name}: one prompt carries at most ${megabytes((MAX_PROMPT_IMAGES_CHARS / 4) * 3)} of images; send these first.`;
+    }
+    this.items.push({ kind: "image", id: `a${this.next++}`, ...image });
+    return null;
+  }
+
   remove(id: string): boolean {
     const before = this.items.length;
     this.items = this.items.filter((a) => a.id !== id);
@@ -73,23 +96,32 @@ export class PendingAttachments {
   }
 
   chips(): AttachmentChip[] {
-    return this.items.map((a) =>
-      a.kind === "selection"
-        ? { id: a.id, kind: a.kind, label: selectionLabel(a.label, a.startLine, a.endLine), title: `${a.path}, lines ${a.startLine}-${a.endLine}` }
-        : { id: a.id, kind: a.kind, label: a.label, title: a.path },
-    );
+    return this.items.map((a) => {
+      switch (a.kind) {
+        case "selection":
+          return { id: a.id, kind: a.kind, label: selectionLabel(a.label, a.startLine, a.endLine), title: `${a.path}, lines ${a.startLine}-${a.endLine}` };
+        case "file":
+          return { id: a.id, kind: a.kind, label: a.label, title: a.path };
+        case "image":
+          return { id: a.id, kind: a.kind, label: a.name, title: `${a.name} (${a.mimeType})`, image: { mimeType: a.mimeType, data: a.data } };
+      }
+    });
   }
 }
 
 /** The chip label of an attachment, as the sent message shows it. */
 export function attachmentLabel(a: Attachment): string {
-  return a.kind === "selection" ? selectionLabel(a.label, a.startLine, a.endLine) : a.label;
+  return a.kind === "selection" ? selectionLabel(a.label, a.startLine, a.endLine) : a.kind === "image" ? a.name : a.label;
 }
 
 /** A prompt's content blocks: its text, then each attachment. */
 export function promptBlocks(text: string, attachments: readonly Attachment[]): acp.ContentBlock[] {
   const blocks: acp.ContentBlock[] = [{ type: "text", text }];
   for (const a of attachments) {
+    if (a.kind === "image") {
+      blocks.push({ type: "image", mimeType: a.mimeType, data: a.data });
+      continue;
+    }
     const uri = pathToFileURL(a.path).href;
     if (a.kind === "selection") {
       blocks.push({ type: "resource", resource: { uri: `${uri}#L${a.startLine}-${a.endLine}`, mimeType: "text/plain", text: a.text } });

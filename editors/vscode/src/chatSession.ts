@@ -40,7 +40,10 @@
 // - the composer's attachments (a selection, `@` mentioned files) are held
 //   here, shown as chips in every panel, and taken by the next prompt,
 //   which sends them as ACP content blocks (attachments.ts); a mentioned
-//   file must lie inside a workspace folder and be a file;
+//   file must lie inside a workspace folder and be a file; a pasted or
+//   dropped image is attached only when axon advertised
+//   `promptCapabilities.image` (else a notice says why), and the user's
+//   message shows the images it sent;
 // - axon's MCP servers' states (`_axon/mcp_servers`, mcp.ts) are shown for
 //   the live session only, also when the list came just before the
 //   session became live here;
@@ -55,7 +58,7 @@ import { AgentProcess, type AgentCommand } from "./agentProcess";
 import { insideRoots, readTextFile, writeTextFile, type FileAccess } from "./fileAccess";
 import { mapUpdate, modelEvents } from "./mapping";
 import { mcpEvent, type McpServersNotification } from "./mcp";
-import { matchFiles, PendingAttachments, promptBlocks, attachmentLabel, type Selection } from "./attachments";
+import { matchFiles, PendingAttachments, promptBlocks, attachmentLabel, type Image, type Selection } from "./attachments";
 import type { AgentEvent, HostMessage, ProposedChange, WebviewMessage, WorkspaceFile } from "./messages";
 import { PermissionQuestions } from "./permissions";
 
@@ -120,6 +123,8 @@ export class ChatSession {
   private readonly mcpServers = new Map<string, McpServersNotification>();
   /** The workspace files as listed when the last mention started. */
   private workspaceFiles: WorkspaceFile[] = [];
+  /** Whether the running axon said its prompts take images (`promptCapabilities.image`). */
+  private takesImages = false;
 
   constructor(private readonly options: ChatSessionOptions) {
     this.permissions = new PermissionQuestions((event) => this.emit(event));
@@ -139,6 +144,11 @@ export class ChatSession {
         return this.findFiles(message.query, answer);
       case "attach_file": {
         const error = await this.attachFile(message.path);
+        if (error) this.emit({ type: "notice", level: "warning", message: error });
+        return;
+      }
+      case "attach_image": {
+        const error = await this.attachImage(message);
         if (error) this.emit({ type: "notice", level: "warning", message: error });
         return;
       }
@@ -232,6 +242,7 @@ export class ChatSession {
             clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false, _meta: { axon: { mcpServers: true } } },
             clientInfo: { name: "axon-vscode", title: "axon for VS Code", version: "0.1.0" },
           });
+          this.takesImages = init.agentCapabilities?.promptCapabilities?.image === true;
           if (resume && init.agentCapabilities?.loadSession) {
             const loaded = await this.load(process, resume);
             if (loaded) return loaded;
@@ -348,7 +359,11 @@ export class ChatSession {
       await this.clearing;
       const attachments = this.pending.take();
       if (attachments.length) this.postAttachments();
-      this.record(attachments.length ? { type: "user_message", content: text, attachments: attachments.map(attachmentLabel) } : { type: "user_message", content: text });
+      const sent: Extract<HostMessage, { type: "user_message" }> = { type: "user_message", content: text };
+      if (attachments.length) sent.attachments = attachments.map(attachmentLabel);
+      const images = attachments.flatMap((a) => (a.kind === "image" ? [{ mimeType: a.mimeType, data: a.data }] : []));
+      if (images.length) sent.images = images;
+      this.record(sent);
       this.emit({ type: "turn_start" });
       try {
         const { process, sessionId } = await this.ensureStarted();
@@ -422,6 +437,26 @@ export class ChatSession {
     this.pending.addFile(real, await this.relativeLabel(real));
     this.postAttachments();
     return null;
+  }
+
+  /**
+   * Adds an image pasted or dropped into a panel to the next prompt: only
+   * when axon takes images, and as attachments.ts allows; an error message
+   * (nothing added) otherwise.
+   */
+  async attachImage(image: Image): Promise<string | null> {
+    // axon says whether it takes images when it starts (a failure to start is shown already).
+    const started = await this.ensureStarted().then(
+      () => true,
+      () => false,
+    );
+    if (!started) return null;
+    if (!this.takesImages) {
+      return `Not attached: ${image.name} is an image, and axon's model does not take images (axon did not offer image prompts); switch to a model that does.`;
+    }
+    const error = this.pending.addImage(image);
+    if (!error) this.postAttachments();
+    return error;
   }
 
   /** `file` relative to the workspace folder that holds it (`/` separators), else the path itself. */

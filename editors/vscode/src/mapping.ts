@@ -111,6 +111,8 @@ export function mapUpdate(update: SessionUpdate): AgentEvent[] {
     case "agent_thought_chunk":
       return [{ type: "thought", content: blockText(update.content) }];
     case "user_message_chunk":
+      // A resumed chat's image is shown as the image.
+      if (update.content.type === "image") return [{ type: "user_image", mimeType: update.content.mimeType, data: update.content.data }];
       return [{ type: "user_text", content: blockText(update.content) }];
     case "tool_call":
       return [

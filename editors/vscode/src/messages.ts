@@ -19,7 +19,11 @@
 // chat", files mentioned with `@`) are held by the host: `find_files` asks
 // for the workspace files matching a mention (answered by `file_matches`),
 // `attach_file` and `remove_attachment` change the chips, and every panel
-// is sent the chips (`attachments`) after each change.
+// is sent the chips (`attachments`) after each change. `attach_image` is
+// an image pasted or dropped into the prompt box (base64, checked by the
+// host again), attached only if axon said it takes images; a sent
+// `user_message` carries its images so the user's message shows them, and
+// `user_image` is one of a resumed chat's user messages' images.
 
 /** One line of a rendered diff: added, removed or unchanged context. */
 export type DiffLine = { op: "+" | "-" | " "; text: string };
@@ -52,6 +56,7 @@ export type AgentEvent =
   | { type: "token"; content: string }
   | { type: "thought"; content: string }
   | { type: "user_text"; content: string }
+  | { type: "user_image"; mimeType: string; data: string }
   | {
       type: "action";
       id: string;
@@ -89,8 +94,11 @@ export type AgentEvent =
   | { type: "notice"; level: "info" | "warning" | "error"; message: string }
   | { type: "error"; message: string };
 
-/** A chip in the composer: something attached to the next prompt (a selection, a mentioned file). */
-export type AttachmentChip = { id: string; kind: "selection" | "file"; label: string; title: string };
+/** An image as it travels: base64 data and its MIME type. */
+export type ImageData = { mimeType: string; data: string };
+
+/** A chip in the composer: something attached to the next prompt (a selection, a mentioned file, an image with its thumbnail). */
+export type AttachmentChip = { id: string; kind: "selection" | "file" | "image"; label: string; title: string; image?: ImageData };
 
 /** A workspace file an `@` mention may pick: its absolute path and its path relative to its folder. */
 export type WorkspaceFile = { path: string; label: string };
@@ -99,7 +107,7 @@ export type WorkspaceFile = { path: string; label: string };
 export type HostMessage =
   | { type: "agent_event"; event: AgentEvent }
   /** The user's prompt as sent, with the labels of what went with it. */
-  | { type: "user_message"; content: string; attachments?: string[] }
+  | { type: "user_message"; content: string; attachments?: string[]; images?: ImageData[] }
   | { type: "clear_chat" }
   /** The composer's chips now (after each change; none once a prompt took them). */
   | { type: "attachments"; items: AttachmentChip[] }
@@ -120,11 +128,12 @@ export type WebviewMessage =
   | { type: "resume_session"; sessionId: string }
   | { type: "find_files"; query: string }
   | { type: "attach_file"; path: string }
+  | { type: "attach_image"; name: string; mimeType: string; data: string }
   | { type: "remove_attachment"; id: string }
   | { type: "ready" };
 
 /** The message types a webview may send, to reject anything else. */
-const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "set_model", "permission_response", "open_diff", "open_location", "list_sessions", "resume_session", "find_files", "attach_file", "remove_attachment", "ready"]);
+const WEBVIEW_TYPES = new Set(["user_message", "clear_chat", "cancel", "set_mode", "set_model", "permission_response", "open_diff", "open_location", "list_sessions", "resume_session", "find_files", "attach_file", "attach_image", "remove_attachment", "ready"]);
 
 /** `value` as a WebviewMessage when it is one, else null (a webview is not trusted blindly). */
 export function parseWebviewMessage(value: unknown): WebviewMessage | null {
@@ -150,6 +159,10 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | null {
       return typeof m.query === "string" && m.query.length <= 1000 ? { type: "find_files", query: m.query } : null;
     case "attach_file":
       return typeof m.path === "string" ? { type: "attach_file", path: m.path } : null;
+    case "attach_image":
+      return typeof m.name === "string" && typeof m.mimeType === "string" && typeof m.data === "string"
+        ? { type: "attach_image", name: m.name.slice(0, 200), mimeType: m.mimeType, data: m.data }
+        : null;
     case "remove_attachment":
       return typeof m.id === "string" ? { type: "remove_attachment", id: m.id } : null;
     case "open_location": {

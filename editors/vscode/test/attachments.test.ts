@@ -1,11 +1,13 @@
 // attachments.test.ts — the composer's attachments (src/attachments.ts),
 // pure: the chips, the ACP content blocks a prompt carries (what `axon acp`
 // takes: an embedded text `resource` for a selection, a `resource_link` for
-// a file), the `@` mention's file matching and the excludes it applies.
+// a file, an `image` block for a pasted or dropped image), the `@`
+// mention's file matching and the excludes it applies.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { excludeGlob, matchFiles, MAX_SELECTION_CHARS, PendingAttachments, promptBlocks } from "../src/attachments";
+import { imageRefusal, MAX_IMAGE_BYTES, MAX_PROMPT_IMAGES_CHARS } from "../src/images";
 
 const selection = { path: "/w/src/a b.ts", label: "src/a b.ts", startLine: 3, endLine: 5, text: "three\nfour\nfive\n" };
 
@@ -62,4 +64,37 @@ test("the mention list's excludes: .git and node_modules, and the settings' swit
     excludeGlob({ "**/.svn": true, "**/off": false, "**/*.{js,map}": true }, { "**/target": true, "**/.git": true }),
     "{**/.git,**/node_modules,**/.svn,**/target}",
   );
+});
+
+/** The 8-byte PNG signature and a little more, base64 (the host checks type and size; axon the bytes). */
+const PNG = Buffer.from("\x89PNG\r\n\x1a\n0000", "latin1").toString("base64");
+
+test("an image becomes a chip with its thumbnail and goes as an ACP image block", () => {
+  const pending = new PendingAttachments();
+  pending.addFile("/w/README.md", "README.md");
+  assert.equal(pending.addImage({ name: "shot.png", mimeType: "image/png", data: PNG }), null);
+  assert.deepEqual(pending.chips().at(-1), { id: "a2", kind: "image", label: "shot.png", title: "shot.png (image/png)", image: { mimeType: "image/png", data: PNG } });
+  assert.deepEqual(promptBlocks("what is this?", pending.take()), [
+    { type: "text", text: "what is this?" },
+    { type: "resource_link", name: "README.md", uri: "file:///w/README.md" },
+    { type: "image", mimeType: "image/png", data: PNG },
+  ]);
+});
+
+test("other types, data that is not base64 and images past the limits are refused, saying why", () => {
+  const pending = new PendingAttachments();
+  const svg = pending.addImage({ name: "logo.svg", mimeType: "image/svg+xml", data: PNG });
+  assert.match(svg ?? "", /Cannot attach logo\.svg: only PNG, JPEG, GIF and WebP images can be attached \(this is image\/svg\+xml\)/);
+  assert.match(pending.addImage({ name: "x.png", mimeType: "image/png", data: "not base64!" }) ?? "", /x\.png: its data is not base64/);
+  // One image past axon's limit: refused before it is read (the panel asks) and when sent (the host checks).
+  assert.match(imageRefusal("big.jpg", "image/jpeg", MAX_IMAGE_BYTES + 1) ?? "", /big\.jpg: the image is 20\.0 MB, over the 20\.0 MB limit/);
+  assert.equal(imageRefusal("ok.webp", "image/webp", MAX_IMAGE_BYTES), null);
+  assert.match(pending.addImage({ name: "big.png", mimeType: "image/png", data: "A".repeat(Math.ceil((MAX_IMAGE_BYTES + 1) / 3) * 4) }) ?? "", /big\.png: the image is 20\.0 MB, over the 20\.0 MB limit/);
+  // Together past what one prompt carries: 16 MiB of base64 each, three fit exactly.
+  const part = "A".repeat(16 * 1024 * 1024);
+  assert.equal(part.length * 3, MAX_PROMPT_IMAGES_CHARS);
+  const refusals = [0, 1, 2, 3].map((i) => pending.addImage({ name: `p${i}.png`, mimeType: "image/png", data: part }));
+  assert.deepEqual(refusals.slice(0, 3), [null, null, null]);
+  assert.match(refusals[3] ?? "", /Cannot attach p3\.png: one prompt carries at most 36\.0 MB of images/);
+  assert.equal(pending.size, 3, "nothing refused was attached");
 });

@@ -608,3 +608,39 @@ test("MCP servers: axon reports each server's state to the panel (_axon/mcp_serv
     assert.ok(lists.every((l) => l.type === "mcp_servers" && l.servers.length === 2), JSON.stringify(lists));
   });
 });
+
+/** A whole 1×1 PNG, base64. */
+const DOT_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+test("images: a pasted image goes as an ACP image block the model sees, and the user's message carries it", async () => {
+  await withAxon([{ text: "A dot." }], async ({ chat, ui, model }) => {
+    await chat.handle({ type: "ready" });
+    await chat.handle({ type: "attach_image", name: "dot.png", mimeType: "image/png", data: DOT_PNG });
+    const chips = ui.messages.filter((m): m is Extract<HostMessage, { type: "attachments" }> => m.type === "attachments");
+    assert.deepEqual(chips.at(-1)?.items, [{ id: "a1", kind: "image", label: "dot.png", title: "dot.png (image/png)", image: { mimeType: "image/png", data: DOT_PNG } }]);
+    await chat.handle({ type: "user_message", content: "What is this?" });
+    assert.deepEqual(ui.messages.find((m) => m.type === "user_message"), {
+      type: "user_message",
+      content: "What is this?",
+      attachments: ["dot.png"],
+      images: [{ mimeType: "image/png", data: DOT_PNG }],
+    });
+    assert.equal(answerText(ui.events), "A dot.");
+    const request = JSON.stringify(model.requests[0]);
+    assert.ok(request.includes(`data:image/png;base64,${DOT_PNG}`), `the model was sent the image: ${request}`);
+    assert.ok(request.includes("What is this?"), request);
+  });
+});
+
+test("images: with a model that takes none (axon offers no image prompts), an image is not attached and the panel says why", async () => {
+  await withAxon([{ text: "Text only." }], async ({ chat, ui, model, home }) => {
+    fs.writeFileSync(path.join(home, "config.toml"), `model = "gpt-3.5-turbo"\n`);
+    await chat.handle({ type: "ready" });
+    await chat.handle({ type: "attach_image", name: "dot.png", mimeType: "image/png", data: DOT_PNG });
+    const notices = ui.events.filter((e) => e.type === "notice").map((e) => (e.type === "notice" ? e.message : ""));
+    assert.ok(notices.some((n) => n.includes("dot.png") && n.includes("does not take images")), JSON.stringify(notices));
+    assert.equal(ui.messages.filter((m) => m.type === "attachments").length, 0, "no chip");
+    await chat.handle({ type: "user_message", content: "Hello" });
+    assert.ok(!JSON.stringify(model.requests[0]).includes("image"), "no image went");
+  });
+});

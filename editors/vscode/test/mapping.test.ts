@@ -15,6 +15,8 @@ test("message, thought and user chunks become token, thought and user_text", () 
   assert.deepEqual(mapUpdate({ sessionUpdate: "agent_message_chunk", content: text("Hel") }), [{ type: "token", content: "Hel" }]);
   assert.deepEqual(mapUpdate({ sessionUpdate: "agent_thought_chunk", content: text("hmm") }), [{ type: "thought", content: "hmm" }]);
   assert.deepEqual(mapUpdate({ sessionUpdate: "user_message_chunk", content: text("hi") }), [{ type: "user_text", content: "hi" }]);
+  // A resumed chat's image is shown as the image.
+  assert.deepEqual(mapUpdate({ sessionUpdate: "user_message_chunk", content: { type: "image", data: "AAAA", mimeType: "image/png" } }), [{ type: "user_image", mimeType: "image/png", data: "AAAA" }]);
   // Non-text blocks are described, never passed on as markup.
   assert.deepEqual(mapUpdate({ sessionUpdate: "agent_message_chunk", content: { type: "image", data: "AAAA", mimeType: "image/png" } }), [{ type: "token", content: "(image)" }]);
 });
@@ -149,6 +151,8 @@ test("only well-formed webview messages are accepted", () => {
   assert.deepEqual(parseWebviewMessage({ type: "set_mode", mode: "plan" }), { type: "set_mode", mode: "plan" });
   assert.deepEqual(parseWebviewMessage({ type: "cancel", extra: 1 }), { type: "cancel" });
   assert.equal(parseWebviewMessage({ type: "user_message", content: 3 }), null);
+  assert.deepEqual(parseWebviewMessage({ type: "attach_image", name: "a.png", mimeType: "image/png", data: "AAAA", extra: 1 }), { type: "attach_image", name: "a.png", mimeType: "image/png", data: "AAAA" });
+  assert.equal(parseWebviewMessage({ type: "attach_image", name: "a.png", mimeType: "image/png" }), null);
   assert.equal(parseWebviewMessage({ type: "agent_event", event: {} }), null);
   assert.equal(parseWebviewMessage({ type: "permission_response", requestId: "p", optionId: 5 }), null);
   assert.equal(parseWebviewMessage("cancel"), null);

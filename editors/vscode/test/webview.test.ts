@@ -279,3 +279,60 @@ test("the MCP servers' line counts the states and lists each server; one needing
   host({ type: "clear_chat" });
   assert.equal(panel.hidden, true);
 });
+
+/** A paste on the prompt box, or a drop on the composer, of `files`, as the browser dispatches them. */
+function give(kind: "paste" | "drop", files: File[], types = ["Files"]): Event {
+  const event = new window.Event(kind, { bubbles: true, cancelable: true });
+  const transfer = { files, types, dropEffect: "none" };
+  Object.defineProperty(event, kind === "paste" ? "clipboardData" : "dataTransfer", { value: transfer });
+  (kind === "paste" ? $("textarea.prompt") : $("footer"))!.dispatchEvent(event);
+  return event;
+}
+/** Waits (a turn of the event loop at a time) until `check` holds. */
+async function until(what: string, check: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 1));
+  assert.ok(check(), what);
+}
+const PNG_BYTES = Buffer.from("\x89PNG\r\n\x1a\n0000", "latin1");
+
+test("a pasted or dropped image is read and sent to the host; its chip shows the thumbnail; other files are refused in the transcript", async () => {
+  host({ type: "clear_chat" });
+  const before = sent.length;
+  const pasted = give("paste", [new window.File([PNG_BYTES], "shot.png", { type: "image/png" })]);
+  assert.equal(pasted.defaultPrevented, true, "an image paste is the panel's");
+  await until("the pasted image was sent", () => sent.length > before);
+  assert.deepEqual(sent.slice(before), [{ type: "attach_image", name: "shot.png", mimeType: "image/png", data: PNG_BYTES.toString("base64") }]);
+  // Text that comes with a picture of itself (a spreadsheet's cells) is a text paste.
+  const text = give("paste", [new window.File([PNG_BYTES], "cells.png", { type: "image/png" })], ["text/plain", "text/html", "Files"]);
+  assert.equal(text.defaultPrevented, false, "the text is pasted");
+  // (Nor is its picture sent: the next message sent is the dropped image's, checked below.)
+
+  // Dropped: a text file refused (said, not sent), the image sent.
+  const dropped = give("drop", [new window.File(["hello"], "notes.txt", { type: "text/plain" }), new window.File([PNG_BYTES], "b.gif", { type: "image/gif" })]);
+  assert.equal(dropped.defaultPrevented, true, "the browser does not open the file");
+  await until("the dropped image was sent", () => sent.length > before + 1);
+  assert.deepEqual(sent.slice(before + 1), [{ type: "attach_image", name: "b.gif", mimeType: "image/gif", data: PNG_BYTES.toString("base64") }]);
+  const refusal = [...document.querySelectorAll(".line.notice")].at(-1)?.textContent ?? "";
+  assert.match(refusal, /Cannot attach notes\.txt: only PNG, JPEG, GIF and WebP images can be attached \(this is text\/plain\)/);
+
+  // The host's chip shows the image; a prompt of the image alone may go.
+  const data = PNG_BYTES.toString("base64");
+  host({ type: "attachments", items: [{ id: "a1", kind: "image", label: "shot.png", title: "shot.png (image/png)", image: { mimeType: "image/png", data } }] });
+  assert.equal($(".attachments .chip.image img.chip-image")?.getAttribute("src"), `data:image/png;base64,${data}`);
+  host({ type: "agent_event", event: { type: "turn_end", stopReason: "end_turn" } });
+  const input = $("textarea.prompt") as HTMLTextAreaElement;
+  input.value = "";
+  input.dispatchEvent(new window.KeyboardEvent("keydown", { key: "Enter" }));
+  assert.deepEqual(sent.at(-1), { type: "user_message", content: "" });
+
+  // The user's message shows the images it sent; one that is not an image type is not drawn.
+  host({ type: "user_message", content: "what is this?", attachments: ["shot.png", "x"], images: [{ mimeType: "image/png", data }, { mimeType: "text/html", data }] });
+  const message = [...document.querySelectorAll(".message.user")].at(-1) as HTMLElement;
+  assert.deepEqual([...message.querySelectorAll("img.sent-image")].map((i) => i.getAttribute("src")), [`data:image/png;base64,${data}`]);
+  // A resumed chat's user message shows its image with its text.
+  host({ type: "agent_event", event: { type: "user_text", content: "and this?" } });
+  host({ type: "agent_event", event: { type: "user_image", mimeType: "image/jpeg", data } });
+  const replayed = [...document.querySelectorAll(".message.user.replayed")].at(-1) as HTMLElement;
+  assert.equal(replayed.textContent, "and this?");
+  assert.equal(replayed.querySelector("img.sent-image")?.getAttribute("src"), `data:image/jpeg;base64,${data}`);
+});

@@ -9,7 +9,9 @@
 // so a reloaded or second panel shows the same chat; Send and Stop follow
 // the host's turn_start / turn_end only (never the page's own guess), so
 // Send is enabled exactly when the host accepts a prompt; the composer's
-// chips and `@` mention list are composer.ts's; the plan's
+// chips, `@` mention list and pasted or dropped images are composer.ts's
+// (a refused file is said in the transcript); the user's message shows
+// the images it sent; the plan's
 // Approve / Edit / Reject answer the agent's question about running it (a
 // question on a `switch_mode` card, axon's "Run this plan?") with the
 // options it offered: Approve the allow option, Reject and Edit the reject
@@ -21,7 +23,7 @@
 
 import type { AgentEvent, HostMessage, WebviewMessage } from "../src/messages";
 import { ToolCard, type CardLinks } from "./cards";
-import { Composer } from "./composer";
+import { Composer, imageElement } from "./composer";
 import { h } from "./dom";
 import { createMarkdownRenderer } from "./markdown";
 
@@ -53,14 +55,16 @@ function money(cost: { amount: number; currency: string }): string {
 }
 const input = h("textarea", { class: "prompt", rows: "3", placeholder: "Ask axon… (Enter to send, Shift+Enter for a new line)" }) as HTMLTextAreaElement;
 const sendButton = h("button", { type: "button", class: "send", text: "Send" });
-const composer = new Composer(input, send);
+const composer = new Composer(input, send, (message) => line("notice warning", message));
+const footer = h("footer", {}, composer.chips, composer.mentions, input, h("div", { class: "composer-row" }, usageLine, sendButton));
+composer.acceptImages(footer);
 document.getElementById("app")!.append(
   h("header", {}, modeSelect, modelSelect, sessionsButton, newChatButton, stopButton),
   sessionsList,
   mcpPanel,
   transcript,
   planPanel,
-  h("footer", {}, composer.chips, composer.mentions, input, h("div", { class: "composer-row" }, usageLine, sendButton)),
+  footer,
 );
 
 // What is being streamed, and the cards by tool call id.
@@ -232,8 +236,18 @@ function onEvent(event: AgentEvent): void {
         replayedUser = h("div", { class: "message user replayed" });
         transcript.append(replayedUser);
       }
-      replayedUser.textContent += event.content;
+      replayedUser.append(event.content);
       return scrollToEnd();
+    case "user_image": {
+      if (!replayedUser) {
+        endBlocks();
+        replayedUser = h("div", { class: "message user replayed" });
+        transcript.append(replayedUser);
+      }
+      const image = imageElement(event.mimeType, event.data, "attached image", "sent-image");
+      if (image) replayedUser.append(image);
+      return scrollToEnd();
+    }
     case "action": {
       endBlocks();
       const card = new ToolCard(event, cardLinks);
@@ -310,8 +324,15 @@ window.addEventListener("message", (e: MessageEvent<HostMessage>) => {
       return onEvent(message.event);
     case "user_message": {
       endBlocks();
+      const images = (message.images ?? []).map((image) => imageElement(image.mimeType, image.data, "attached image", "sent-image"));
       const sent = message.attachments?.length
-        ? h("div", { class: "message user" }, h("div", { class: "user-text", text: message.content }), h("div", { class: "sent-attachments" }, ...message.attachments.map((label) => h("span", { class: "chip", text: label }))))
+        ? h(
+            "div",
+            { class: "message user" },
+            h("div", { class: "user-text", text: message.content }),
+            images.some(Boolean) ? h("div", { class: "sent-images" }, ...images) : null,
+            h("div", { class: "sent-attachments" }, ...message.attachments.map((label) => h("span", { class: "chip", text: label }))),
+          )
         : h("div", { class: "message user", text: message.content });
       transcript.append(sent);
       return scrollToEnd();
@@ -342,7 +363,7 @@ window.addEventListener("message", (e: MessageEvent<HostMessage>) => {
 
 function submit(): void {
   const content = input.value.trim();
-  if (!content || sendButton.hasAttribute("disabled")) return;
+  if ((!content && !composer.attached) || sendButton.hasAttribute("disabled")) return;
   input.value = "";
   send({ type: "user_message", content });
 }
