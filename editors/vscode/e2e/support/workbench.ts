@@ -2,7 +2,8 @@
 // folder, its own axon state (AXON_HOME: config, sessions, trust) and
 // scripted model, opened in its own browser context on the run's shared
 // code-server and Chromium (support/server.ts). A test that needs another
-// .vsix or no `axon.path` gets a code-server of its own.
+// .vsix or no `axon.path` gets a code-server of its own. A new test file
+// needs nothing else: `Workbench.run(name, options, body)` in each test.
 //
 // Guarantees:
 // - a test's files (workspace, AXON_HOME, the axon.env the launcher reads)
@@ -263,10 +264,10 @@ export class Workbench {
   }
 
   /**
-   * Closes the window, waits until the test's axon has ended (the closed
+   * Closes the window and waits until the test's axon has ended (the closed
    * window's extension host stops it; what is left after a while is ended
-   * by its marker), then closes a dedicated code-server and removes the
-   * test's folder.
+   * by its marker; a dedicated code-server is closed first, with all under
+   * it), then removes the test's folder.
    */
   async close(): Promise<void> {
     await this.context.close().catch(() => {});
