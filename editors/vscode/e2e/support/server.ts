@@ -22,8 +22,8 @@
 //   AXON_E2E_SUITE when e2e/run set one for its exit trap), so `close()`
 //   ends the group and then any marked process that left it (axon leads its
 //   own group), and waits until none is left; a closed window's extension
-//   host ends a few seconds after it (--reconnection-grace-time), so a
-//   test's axon does not outlive its test;
+//   host ends with it (that of a window that vanished, after
+//   --reconnection-grace-time), so a test's axon does not outlive its test;
 // - the shared server and Chromium are closed after the last test (a
 //   top-level `after`: the root's when all files run in one process, the
 //   file's otherwise; a plain script calls `closeShared`);
@@ -53,11 +53,14 @@ const LAUNCHER = path.join(E2E, "support/axon-launcher");
 export const PATIENCE_MS = 90_000;
 
 /**
- * How long (s) code-server keeps a closed window's extension host (and so
- * its axon) for a reconnection that will not come; VS Code's default is 3
- * hours. Nothing here drops a connection it means to keep (loopback).
+ * How long (s) code-server keeps the extension host (and so the axon) of a
+ * window whose connection dropped without a goodbye (a crashed page), for
+ * a reconnection; VS Code's default is 3 hours. A window closed or reloaded
+ * says goodbye, and its extension host ends at once. Long enough for a
+ * real reconnection on a starved machine, short enough that a crashed
+ * test's processes do not stay for the rest of the run.
  */
-const GRACE_SECONDS = 2;
+const GRACE_SECONDS = 60;
 
 export type ServerOptions = {
   /** The .vsix to install. */
