@@ -4,7 +4,7 @@
 // test/*.test.ts to out/test/ (node packages left external, loaded from
 // node_modules; `vscode` is test/support/vscode.ts, a stand-in), and with
 // --e2e each e2e/*.test.ts to e2e/out/ (its packages, playwright-core, from
-// e2e/node_modules), with --bench e2e/bench.ts (bench/vscode.sh). Nothing is fetched; everything comes from node_modules.
+// e2e/node_modules; e2e/support in a chunk they share), with --bench e2e/bench.ts (bench/vscode.sh). Nothing is fetched; everything comes from node_modules.
 
 import * as esbuild from "esbuild";
 import { readdirSync } from "node:fs";
@@ -69,5 +69,8 @@ if (e2e || bench) {
     target: "node20",
     packages: "external",
     sourcemap: true,
+    // One copy of e2e/support in a shared chunk: the test files run in one
+    // process (e2e/run) and share its code-server and Chromium.
+    splitting: true,
   });
 }

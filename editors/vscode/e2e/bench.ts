@@ -22,7 +22,8 @@ import * as path from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentProcess } from "../src/agentProcess";
 import { ScriptedModel } from "../test/support/scriptedModel";
-import { markedProcesses, Workbench } from "./support/workbench";
+import { closeShared } from "./support/server";
+import { markedProcesses, parentPid, Workbench } from "./support/workbench";
 
 const TURNS = Number(process.env.TURNS ?? 100);
 const out = process.argv[2] ?? "vscode-bench.json";
@@ -133,9 +134,10 @@ async function inVsCode() {
       // New chat every 25 turns would hide growth; the chat keeps all turns, as a user's would.
     }
     await panel.locator("button.send:not([disabled])").waitFor();
-    const marked = markedProcesses(bench.marker);
-    const host = marked.find((pid) => /extensionHost|--type=extensionHost/.test(cmdline(pid)));
-    const axon = marked.find((pid) => /\bacp\b/.test(cmdline(pid)) && cmdline(pid).includes(path.basename(process.env.AXON_BIN ?? "axon")));
+    // The window's axon carries its marker; its parent is the window's extension host.
+    const axon = markedProcesses(bench.marker).find((pid) => /\bacp\b/.test(cmdline(pid)) && cmdline(pid).includes(path.basename(process.env.AXON_BIN ?? "axon")));
+    const parent = axon === undefined ? 0 : parentPid(axon);
+    const host = parent && /extensionHost|--type=extensionHost/.test(cmdline(parent)) ? parent : undefined;
     return {
       activation: { pageDrawnMs: pageDrawn, sessionUpMs: sessionUp },
       firstToken: times,
@@ -147,7 +149,8 @@ async function inVsCode() {
   }
 }
 
-const editor = await inVsCode();
+// The shared code-server and Chromium are this script's to close, however it went.
+const editor = await inVsCode().finally(closeShared);
 const plain = await direct();
 const summary = (xs: number[]) => ({ p50: percentile(xs, 50), p90: percentile(xs, 90), p99: percentile(xs, 99), n: xs.length });
 const result = {

@@ -3,7 +3,9 @@
 // the axon under test), installed with no `axon.path` setting and no axon
 // on PATH, the chat answers, and the axon that runs is the bundled one
 // (its executable is bin/axon in the installed extension). Checks the
-// webview console for errors.
+// webview console for errors. Another .vsix and no `axon.path`: the test
+// gets a code-server of its own (support/workbench.ts), in the run's shared
+// Chromium.
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";

@@ -5,7 +5,9 @@
 // the workspace's files as you type and the chosen one goes with the
 // prompt, read by axon; the MCP servers' line shows axon's servers (its own
 // MCP server ready, a missing one an error). Each checks the webview
-// console for errors.
+// console for errors. Each test is its own window (workspace folder, axon
+// state with its own config.toml, scripted model) on the run's shared
+// code-server and Chromium (support/workbench.ts), so they run in any order.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";

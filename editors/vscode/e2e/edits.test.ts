@@ -2,7 +2,9 @@
 // is looked at in VS Code's diff editor ("Open diff") before it is allowed,
 // lands in the editor's buffer (and on disk, saved) and is undone by Undo; a
 // denied write changes nothing; read-only mode refuses a write without
-// asking. Each checks the webview console for errors.
+// asking. Each checks the webview console for errors. Each test is its own
+// window (workspace folder, axon state, scripted model) on the run's shared
+// code-server and Chromium (support/workbench.ts), so they run in any order.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";

