@@ -159,10 +159,15 @@ fn an_image_for_a_text_only_model_is_not_sent_and_the_user_is_told() {
             .unwrap();
         let (session, mut events) = rig.open(rig.config()).await;
         opened(&mut events);
-        let image = axon_protocol::Attachment::Image {
-            media_type: "image/png".into(),
-            data: "iVBORw0KGgo=".into(),
-        };
+        // A real image: the runtime checks what a front end sends.
+        let mut png = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::ImageRgb8(image::RgbImage::new(3, 3))
+            .write_to(&mut png, image::ImageFormat::Png)
+            .unwrap();
+        let data =
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, png.into_inner());
+        let image =
+            axon_protocol::Attachment::Image { media_type: "image/png".into(), data: data.clone() };
         session.submit(axon_protocol::Op::UserTurn {
             text: "what is this?".into(),
             attachments: vec![image],
@@ -182,7 +187,7 @@ fn an_image_for_a_text_only_model_is_not_sent_and_the_user_is_told() {
             "{seen:?}"
         );
         let request = rig.server.requests()[0].to_string();
-        assert!(!request.contains("iVBORw0KGgo="), "{request}");
+        assert!(!request.contains(&data), "{request}");
         assert!(
             request
                 .contains("what is this?\\n[image not shown: the current model cannot see images]"),
