@@ -6,8 +6,9 @@
 # installed unless the archive matches its .sha256 (a truncated or damaged
 # download stops here with one line), the machine is Linux on x86-64 or
 # aarch64 with glibc 2.28 or later, and the archive holds axon and nova-sync;
-# then both are copied into BINDIR (replacing older ones) and `axon --version`
-# runs. Every failure is one line on stderr saying what and what to do.
+# then both are copied into BINDIR (replacing older ones), the archive's
+# lib/axon/ (llama.cpp, one library per CPU generation) into BINDIR/../lib/axon
+# (where axon looks, relative to itself), and `axon --version` runs. Every failure is one line on stderr saying what and what to do.
 set -euo pipefail
 
 fail() { echo "install.sh: $*" >&2; exit 1; }
@@ -58,12 +59,21 @@ for b in axon nova-sync; do
 done
 
 mkdir -p "$bindir"
+if [ -d "$src/lib/axon" ]; then
+  libdir=$(cd "$bindir/.." && pwd)/lib/axon
+  mkdir -p "$libdir.new"
+  cp "$src"/lib/axon/* "$libdir.new/"
+  rm -rf "$libdir.old"
+  if [ -d "$libdir" ]; then mv "$libdir" "$libdir.old"; fi
+  mv "$libdir.new" "$libdir"
+  rm -rf "$libdir.old"
+fi
 for b in axon nova-sync; do
   install -m 0755 "$src/$b" "$bindir/$b.new"
   mv -f "$bindir/$b.new" "$bindir/$b"
 done
 "$bindir/axon" --version >/dev/null || fail "$bindir/axon does not run here; report it with the output of: $bindir/axon --version"
-echo "installed axon and nova-sync into $bindir"
+echo "installed axon and nova-sync into $bindir${libdir:+, its libraries into $libdir}"
 case ":$PATH:" in
   *":$bindir:"*) ;;
   *) echo "add $bindir to PATH, e.g.: echo 'export PATH=\"$bindir:\$PATH\"' >> ~/.profile" ;;

@@ -55,8 +55,12 @@ fn main() {
 
     // The features llama.cpp's code may execute: (ggml option, the name
     // `is_x86_feature_detected!` knows it by).
+    // With `cpu-variants`, llama.cpp's CPU code is in one library per CPU
+    // generation, chosen at run time (src/variants.rs); what is linked in
+    // runs on any CPU of the architecture.
+    let variants = env::var_os("CARGO_FEATURE_CPU_VARIANTS").is_some();
     let mut needs: Vec<&str> = Vec::new();
-    if arch == "x86_64" && !native {
+    if arch == "x86_64" && !native && !variants {
         for (option, feature) in [
             ("GGML_SSE42", "sse4.2"),
             ("GGML_AVX", "avx"),
@@ -79,6 +83,7 @@ fn main() {
         }
     }
     let variant = match (arch.as_str(), native) {
+        _ if variants => "variants".to_string(),
         (_, true) => "native".to_string(),
         ("x86_64", false) if needs.contains(&"avx512f") => "x86-64-v4".to_string(),
         ("x86_64", false) if ["avx2", "fma", "f16c", "bmi2"].iter().all(|f| needs.contains(f)) => {

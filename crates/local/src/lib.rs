@@ -20,6 +20,8 @@
 pub mod cpu;
 pub mod grammar;
 pub mod template;
+#[cfg(feature = "cpu-variants")]
+pub mod variants;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -86,6 +88,10 @@ pub enum LocalError {
         "this CPU lacks {missing}, which this build of the local model needs (it was compiled for {variant}). Use a provider over HTTP (`axon run --provider deepseek`, or Ollama/llama-server with `--provider ollama`), or build axon on this machine for its own CPU: `CFLAGS=-march=native CXXFLAGS=-march=native GGML_NATIVE=ON cargo build --release`"
     )]
     Cpu { variant: String, missing: String },
+    #[error(
+        "the local model cannot start: {detail}. Install axon again from its package (the archive, wheel or npm package carries lib/axon/ beside the binary), or use a provider over HTTP (`axon run --provider deepseek`)"
+    )]
+    Variants { detail: String },
     #[error("the local model's worker thread could not start: {0}")]
     Thread(String),
 }

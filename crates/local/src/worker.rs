@@ -113,6 +113,9 @@ pub(crate) fn start(config: &LocalConfig) -> Result<Loaded, LocalError> {
         });
     }
     let backend = backend()?;
+    // After the backend, whose set-up turns llama.cpp's logging off first.
+    #[cfg(feature = "cpu-variants")]
+    crate::variants::load()?;
     let params = LlamaModelParams::default().with_n_gpu_layers(config.gpu_layers);
     let model = LlamaModel::load_from_file(backend, &path, &params)
         .map_err(|e| load_error(e.to_string(), &architecture_of(&path)))?;

@@ -148,7 +148,7 @@ pub fn cpu_summary() -> String {
 /// build without it).
 pub fn cpu_supported() -> bool {
     #[cfg(feature = "local-model")]
-    return axon_local::cpu::missing().is_empty();
+    return axon_local::cpu::supported();
     #[cfg(not(feature = "local-model"))]
     return false;
 }

@@ -3,7 +3,8 @@
 // package`. With `--target PLATFORM` (vsce's platform-specific package,
 // e.g. linux-x64) the axon binary named by AXON_BUNDLE_BIN goes in as
 // bin/axon (bin/axon.exe for win32-*), executable, for users with no axon
-// of their own (src/axonBinary.ts looks there last).
+// of their own (src/axonBinary.ts looks there last), with the lib/axon/
+// folder beside it when it has one (a release build's llama.cpp).
 //
 //   node scripts/package.mjs [--target PLATFORM] [--out FILE] [--no-build]
 //   (npm run package -- --target linux-x64)
@@ -57,6 +58,12 @@ try {
     const name = target.startsWith("win32") ? "axon.exe" : "axon";
     fs.copyFileSync(bundle, path.join(bin, name));
     fs.chmodSync(path.join(bin, name), 0o755);
+    // A release axon (scripts/dist) loads llama.cpp from lib/axon/ beside
+    // itself: one library per CPU generation. A debug build has none.
+    const libs = path.join(path.dirname(bundle), "lib", "axon");
+    if (fs.statSync(libs, { throwIfNoEntry: false })?.isDirectory()) {
+      fs.cpSync(libs, path.join(bin, "lib", "axon"), { recursive: true });
+    }
   }
   const vsce = path.join(root, "node_modules", "@vscode", "vsce", "vsce");
   run(process.execPath, [vsce, "package", "--no-dependencies", "--skip-license", "--out", out, ...(target ? ["--target", target] : [])]);

@@ -4,3 +4,5 @@
 //! change process-wide state (environment, current directory).
 
 mod smollm2;
+#[cfg(feature = "cpu-variants")]
+mod variants;
