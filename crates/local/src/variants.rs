@@ -1,5 +1,5 @@
 //! llama.cpp's CPU code chosen for the running CPU, at run time
-//! (`--features cpu-variants`, what `scripts/dist` ships).
+//! (`--features cpu-variants`, `scripts/dist --cpu-variants`).
 //!
 //! llama.cpp is built once per CPU generation (`GGML_CPU_ALL_VARIANTS`):
 //! one `libggml-cpu-<variant>.so` each, from plain x86-64 to Sapphire
