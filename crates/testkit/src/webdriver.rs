@@ -202,6 +202,27 @@ impl Browser {
         std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
+    /// A PNG of the viewport at `path` once animations settled: a picture
+    /// taken mid fade-in shows a half-drawn page; animations that loop for
+    /// ever (spinners) are not waited for.
+    pub fn settled_screenshot(&self, path: &Path, patience: Duration) -> Result<(), String> {
+        self.wait_for(
+            "document.getAnimations().every(a => a.effect && a.effect.getTiming().iterations === Infinity)",
+            patience,
+        )?;
+        self.screenshot(path)
+    }
+
+    /// The console's script errors and Content Security Policy violations
+    /// since the last call; a page that works has none.
+    pub fn console_problems(&self) -> Result<Vec<String>, String> {
+        Ok(self
+            .console()?
+            .into_iter()
+            .filter(|line| line.starts_with("SEVERE") || line.contains("Content Security Policy"))
+            .collect())
+    }
+
     /// The browser console's messages since the last call (errors, CSP
     /// violations), as `LEVEL message` lines.
     pub fn console(&self) -> Result<Vec<String>, String> {

@@ -92,25 +92,14 @@ impl Drop for Panel {
 
 /// No script error and no CSP violation was logged.
 pub fn console_is_clean(browser: &Browser) {
-    let problems: Vec<String> = browser
-        .console()
-        .unwrap()
-        .into_iter()
-        .filter(|line| line.starts_with("SEVERE") || line.contains("Content Security Policy"))
-        .collect();
+    let problems = browser.console_problems().unwrap();
     assert!(problems.is_empty(), "the console has problems: {problems:#?}");
 }
 
 /// A screenshot into `target/web-screenshots/NAME.png` (looked at by a
-/// person, not committed), once animations settled.
+/// person, not committed).
 pub fn shot(browser: &Browser, name: &str) {
-    browser
-        .wait_for(
-            "document.getAnimations().every(a => a.effect && a.effect.getTiming().iterations === Infinity)",
-            PATIENCE,
-        )
-        .unwrap();
     let dir =
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/web-screenshots");
-    browser.screenshot(&dir.join(format!("{name}.png"))).unwrap();
+    browser.settled_screenshot(&dir.join(format!("{name}.png")), PATIENCE).unwrap();
 }

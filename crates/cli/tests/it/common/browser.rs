@@ -25,25 +25,12 @@ pub fn send(browser: &Browser, text: &str) {
 
 /// A screenshot into `target/web-screenshots/NAME.png`.
 pub fn shot(browser: &Browser, name: &str) {
-    // A picture taken mid fade-in shows a half-drawn page; spinners loop
-    // for ever and are not waited for.
-    browser
-        .wait_for(
-            "document.getAnimations().every(a => a.effect && a.effect.getTiming().iterations === Infinity)",
-            PATIENCE,
-        )
-        .unwrap();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/web-screenshots");
-    browser.screenshot(&dir.join(format!("{name}.png"))).unwrap();
+    browser.settled_screenshot(&dir.join(format!("{name}.png")), PATIENCE).unwrap();
 }
 
 /// No script error and no CSP violation was logged.
 pub fn console_is_clean(browser: &Browser) {
-    let problems: Vec<String> = browser
-        .console()
-        .unwrap()
-        .into_iter()
-        .filter(|line| line.starts_with("SEVERE") || line.contains("Content Security Policy"))
-        .collect();
+    let problems = browser.console_problems().unwrap();
     assert!(problems.is_empty(), "the console has problems: {problems:#?}");
 }
