@@ -25,161 +25,67 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// A variant's name (as in its file name) and the features its code runs.
-type Variant = (&'static str, &'static [&'static str]);
+/// A variant: its name (as in its file name), the variant whose features
+/// it builds on, and the features it adds, as ggml/src/CMakeLists.txt's
+/// `ggml_add_cpu_backend_variant` list has them.
+pub type Variant = (&'static str, Option<&'static str>, &'static [&'static str]);
 
-/// x86-64's variants, best first, with what each one's compiler flags use
-/// (ggml/src/CMakeLists.txt's `ggml_add_cpu_backend_variant` list).
+/// x86-64's variants, best first.
 #[cfg(target_arch = "x86_64")]
+#[rustfmt::skip]
 pub const VARIANTS: &[Variant] = &[
-    (
-        "sapphirerapids",
-        &[
-            "avx512f",
-            "avx512cd",
-            "avx512vl",
-            "avx512dq",
-            "avx512bw",
-            "avx512vbmi",
-            "avx512vnni",
-            "avx512bf16",
-            "avx2",
-            "fma",
-            "f16c",
-            "bmi2",
-            "avx",
-            "sse4.2",
-            "amx",
-        ],
-    ),
-    (
-        "zen4",
-        &[
-            "avx512f",
-            "avx512cd",
-            "avx512vl",
-            "avx512dq",
-            "avx512bw",
-            "avx512vbmi",
-            "avx512vnni",
-            "avx512bf16",
-            "avx2",
-            "fma",
-            "f16c",
-            "bmi2",
-            "avx",
-            "sse4.2",
-        ],
-    ),
-    (
-        "cooperlake",
-        &[
-            "avx512f",
-            "avx512cd",
-            "avx512vl",
-            "avx512dq",
-            "avx512bw",
-            "avx512vnni",
-            "avx512bf16",
-            "avx2",
-            "fma",
-            "f16c",
-            "bmi2",
-            "avx",
-            "sse4.2",
-        ],
-    ),
-    (
-        "icelake",
-        &[
-            "avx512f",
-            "avx512cd",
-            "avx512vl",
-            "avx512dq",
-            "avx512bw",
-            "avx512vbmi",
-            "avx512vnni",
-            "avx2",
-            "fma",
-            "f16c",
-            "bmi2",
-            "avx",
-            "sse4.2",
-        ],
-    ),
-    (
-        "cascadelake",
-        &[
-            "avx512f",
-            "avx512cd",
-            "avx512vl",
-            "avx512dq",
-            "avx512bw",
-            "avx512vnni",
-            "avx2",
-            "fma",
-            "f16c",
-            "bmi2",
-            "avx",
-            "sse4.2",
-        ],
-    ),
-    (
-        "cannonlake",
-        &[
-            "avx512f",
-            "avx512cd",
-            "avx512vl",
-            "avx512dq",
-            "avx512bw",
-            "avx512vbmi",
-            "avx2",
-            "fma",
-            "f16c",
-            "bmi2",
-            "avx",
-            "sse4.2",
-        ],
-    ),
-    (
-        "skylakex",
-        &[
-            "avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw", "avx2", "fma", "f16c",
-            "bmi2", "avx", "sse4.2",
-        ],
-    ),
-    ("alderlake", &["avxvnni", "avx2", "fma", "f16c", "bmi2", "avx", "sse4.2"]),
-    ("haswell", &["avx2", "fma", "f16c", "bmi2", "avx", "sse4.2"]),
-    ("piledriver", &["fma", "f16c", "avx", "sse4.2"]),
-    ("ivybridge", &["f16c", "avx", "sse4.2"]),
-    ("sandybridge", &["avx", "sse4.2"]),
-    ("sse42", &["sse4.2"]),
-    ("x64", &[]),
+    ("sapphirerapids", Some("zen4"), &["amx"]),
+    ("zen4", Some("icelake"), &["avx512bf16"]),
+    ("cooperlake", Some("cascadelake"), &["avx512bf16"]),
+    ("icelake", Some("cascadelake"), &["avx512vbmi"]),
+    ("cascadelake", Some("skylakex"), &["avx512vnni"]),
+    ("cannonlake", Some("skylakex"), &["avx512vbmi"]),
+    // GGML_AVX512 is -mavx512f -mavx512cd -mavx512vl -mavx512dq -mavx512bw.
+    ("skylakex", Some("haswell"), &["avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw"]),
+    ("alderlake", Some("haswell"), &["avxvnni"]),
+    ("haswell", Some("piledriver"), &["avx2", "bmi2"]),
+    ("piledriver", Some("ivybridge"), &["fma"]),
+    ("ivybridge", Some("sandybridge"), &["f16c"]),
+    ("sandybridge", Some("sse42"), &["avx"]),
+    ("sse42", Some("x64"), &["sse4.2"]),
+    ("x64", None, &[]),
 ];
 
 /// aarch64's variants, best first (Linux; Apple and Android have others).
 #[cfg(target_arch = "aarch64")]
+#[rustfmt::skip]
 pub const VARIANTS: &[Variant] = &[
-    ("armv9.2_2", &["dotprod", "fp16", "sve", "i8mm", "sve2", "sme"]),
-    ("armv9.2_1", &["dotprod", "fp16", "sve", "i8mm", "sme"]),
-    ("armv8.6_2", &["dotprod", "fp16", "sve", "i8mm", "sve2"]),
-    ("armv8.6_1", &["dotprod", "fp16", "sve", "i8mm"]),
-    ("armv8.2_3", &["dotprod", "fp16", "sve"]),
-    ("armv8.2_2", &["dotprod", "fp16"]),
-    ("armv8.2_1", &["dotprod"]),
-    ("armv8.0_1", &[]),
+    ("armv9.2_2", Some("armv8.6_2"), &["sme"]),
+    ("armv9.2_1", Some("armv8.6_1"), &["sme"]),
+    ("armv8.6_2", Some("armv8.6_1"), &["sve2"]),
+    ("armv8.6_1", Some("armv8.2_3"), &["i8mm"]),
+    ("armv8.2_3", Some("armv8.2_2"), &["sve"]),
+    ("armv8.2_2", Some("armv8.2_1"), &["fp16"]),
+    ("armv8.2_1", Some("armv8.0_1"), &["dotprod"]),
+    ("armv8.0_1", None, &[]),
 ];
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub const VARIANTS: &[Variant] = &[];
+
+/// Every feature a variant's code runs: its base's first, then its own (so
+/// AMX is asked about only after AVX-512 was found).
+pub fn needs(name: &str) -> Vec<&'static str> {
+    let Some((_, base, own)) = VARIANTS.iter().find(|(n, _, _)| *n == name) else {
+        return Vec::new();
+    };
+    let mut all = base.map(needs).unwrap_or_default();
+    all.extend_from_slice(own);
+    all
+}
 
 /// The variants whose features `has` grants and whose library `present`
 /// finds, best first.
 pub fn fitting(has: impl Fn(&str) -> bool, present: impl Fn(&str) -> bool) -> Vec<&'static str> {
     VARIANTS
         .iter()
-        .filter(|(name, needs)| needs.iter().all(|f| has(f)) && present(name))
-        .map(|(name, _)| *name)
+        .map(|(name, _, _)| *name)
+        .filter(|name| needs(name).iter().all(|f| has(f)) && present(name))
         .collect()
 }
 
@@ -217,7 +123,7 @@ pub fn search_dirs() -> Vec<PathBuf> {
 pub fn found_dir() -> Option<PathBuf> {
     search_dirs()
         .into_iter()
-        .find(|dir| VARIANTS.iter().any(|(name, _)| dir.join(file_name(name)).is_file()))
+        .find(|dir| VARIANTS.iter().any(|(name, _, _)| dir.join(file_name(name)).is_file()))
 }
 
 /// The variant this CPU would get, without loading it.

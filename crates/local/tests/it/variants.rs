@@ -6,13 +6,13 @@
 
 use std::collections::BTreeSet;
 
-use axon_local::variants::{VARIANTS, choose, file_name, found_dir, load, would_choose};
+use axon_local::variants::{VARIANTS, choose, file_name, found_dir, load, needs, would_choose};
 use proptest::prelude::*;
 
 /// Every feature some variant needs.
 fn all_features() -> Vec<&'static str> {
     let set: BTreeSet<&'static str> =
-        VARIANTS.iter().flat_map(|(_, needs)| needs.iter().copied()).collect();
+        VARIANTS.iter().flat_map(|(name, _, _)| needs(name)).collect();
     set.into_iter().collect()
 }
 
@@ -29,11 +29,11 @@ proptest! {
     ) {
         let features = all_features();
         let has = |f: &str| features.iter().position(|x| *x == f).is_some_and(|i| has_mask[i]);
-        let present = |name: &str| VARIANTS.iter().position(|(n, _)| *n == name).is_some_and(|i| present_mask[i]);
-        let fits = |(name, needs): &(&str, &[&str])| needs.iter().all(|f| has(f)) && present(name);
+        let present = |name: &str| VARIANTS.iter().position(|(n, _, _)| *n == name).is_some_and(|i| present_mask[i]);
+        let fits = |(name, _, _): &(&str, Option<&str>, &[&str])| needs(name).iter().all(|f| has(f)) && present(name);
         match choose(has, present) {
             Some(chosen) => {
-                let at = VARIANTS.iter().position(|(n, _)| *n == chosen).unwrap();
+                let at = VARIANTS.iter().position(|(n, _, _)| *n == chosen).unwrap();
                 prop_assert!(fits(&VARIANTS[at]), "{chosen} does not fit");
                 prop_assert!(!VARIANTS[..at].iter().any(fits), "a better variant than {chosen} fitted");
             }
@@ -57,9 +57,30 @@ fn amx_is_chosen_only_with_the_kernels_grant_and_plain_x86_64_always_fits() {
     assert_eq!(choose(avx2, |name| name != "haswell"), Some("piledriver"));
 }
 
+/// The table as ggml's CMake list spells two of them out in full.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_variant_needs_its_bases_features_and_its_own() {
+    let zen4 = "sse4.2 avx f16c fma avx2 bmi2 avx512f avx512cd avx512vl avx512dq avx512bw \
+                avx512vnni avx512vbmi avx512bf16";
+    assert_eq!(
+        needs("zen4").iter().copied().collect::<BTreeSet<_>>(),
+        zen4.split_whitespace().collect::<BTreeSet<_>>()
+    );
+    assert_eq!(needs("sapphirerapids").last(), Some(&"amx"));
+    assert!(needs("x64").is_empty());
+    // Every base named exists, and comes later (a worse variant).
+    for (at, (name, base, _)) in VARIANTS.iter().enumerate() {
+        if let Some(base) = base {
+            let base_at = VARIANTS.iter().position(|(n, _, _)| n == base);
+            assert!(base_at.is_some_and(|b| b > at), "{name}'s base {base}");
+        }
+    }
+}
+
 #[test]
 fn every_variant_has_a_distinct_library_name() {
-    let names: BTreeSet<String> = VARIANTS.iter().map(|(n, _)| file_name(n)).collect();
+    let names: BTreeSet<String> = VARIANTS.iter().map(|(n, _, _)| file_name(n)).collect();
     assert_eq!(names.len(), VARIANTS.len());
     assert!(names.iter().all(|n| n.starts_with("libggml-cpu-") && n.ends_with(".so")));
 }
@@ -69,7 +90,7 @@ fn every_variant_has_a_distinct_library_name() {
 #[test]
 fn this_build_has_every_variant_and_this_cpu_loads_one() {
     let dir = found_dir().expect("the build's variants folder");
-    for (name, _) in VARIANTS {
+    for (name, _, _) in VARIANTS {
         assert!(dir.join(file_name(name)).is_file(), "{name} missing from {}", dir.display());
     }
     let chosen = would_choose().expect("some variant fits every CPU");
