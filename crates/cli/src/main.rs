@@ -180,6 +180,8 @@ fn main() -> ExitCode {
     // What a command or server detaches (`setsid`, a daemon) is re-parented
     // to axon instead of init, so it can be killed when axon leaves.
     let _ = axon_runtime::process::become_subreaper();
+    // Before any command can start: see start_guardian_early.
+    axon_runtime::process::start_guardian_early();
     // Commands run as the user; they must not read the keys out of
     // /proc/<axon>/environ.
     let _ = axon_runtime::process::hide_environment();

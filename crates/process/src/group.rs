@@ -154,6 +154,17 @@ pub fn release_group(pgid: u32) {
     crate::orphans::group_ended(pgid);
 }
 
+/// Starts the guardian now rather than at the first command. Started
+/// lazily, it was spawned while that command already ran: an axon killed
+/// in between (as `kill -9` right after the first command started) left
+/// the guardian with an empty list and the command's grandchildren alive.
+/// Started first, only the instant between a command's spawn and its line
+/// remains.
+pub fn start_guardian_early() {
+    let mut state = GUARDIAN_STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    state.get_or_insert_with(start_guardian);
+}
+
 fn tell_guardian(line: &str) {
     let mut state = GUARDIAN_STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let guardian = state.get_or_insert_with(start_guardian);

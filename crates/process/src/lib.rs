@@ -30,7 +30,7 @@ pub use capture::{Capture, Captured, Keep};
 pub use env_policy::EnvPolicy;
 pub use group::{
     GroupChild, StdGroupChild, become_subreaper, die_with_parent, die_with_parent_std, guard_group,
-    hide_environment, kill_process_group, release_group,
+    hide_environment, kill_process_group, release_group, start_guardian_early,
 };
 pub use orphans::kill_orphans;
 pub use scratch::private_temp;

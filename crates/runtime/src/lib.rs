@@ -104,7 +104,9 @@ pub mod mcp {
 /// What a binary does for the children of its whole process: adopt the
 /// orphans, keep secrets out of `/proc`, and kill what is left at exit.
 pub mod process {
-    pub use axon_process::{EnvPolicy, become_subreaper, hide_environment, kill_all};
+    pub use axon_process::{
+        EnvPolicy, become_subreaper, hide_environment, kill_all, start_guardian_early,
+    };
 }
 
 /// The local model store (`axon models`).
