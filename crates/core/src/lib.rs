@@ -46,6 +46,7 @@ pub mod subagents;
 mod todo;
 pub mod tokens;
 mod tool_source;
+mod vocab;
 
 pub use agent::{Agent, RunOutcome};
 pub use approval::{

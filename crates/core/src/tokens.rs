@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use axon_protocol::{ContentPart, Message, ToolSpec};
 use tiktoken_rs::CoreBPE;
 
+use crate::vocab::Vocabulary;
+
 /// Tokens every message costs beyond its text (role, separators).
 const PER_MESSAGE: u64 = 4;
 /// What an image or audio part is counted as: providers bill them by size,
@@ -63,12 +65,16 @@ impl TokenCounter {
     }
 
     /// Counts with the model family's tokenizer from now on, building its
-    /// vocabulary if no counter in this process has yet (tiktoken keeps
-    /// one of each). Counts made before are estimates: whoever keeps them
+    /// vocabulary if no counter in this process has yet (one encoder per
+    /// vocabulary per process; if its packed file does not unpack, counts
+    /// stay estimates). Counts made before are estimates: whoever keeps them
     /// counts again (the history does, in `count_exactly_past`).
     pub fn load(&self) {
-        let openai = self.openai;
-        self.bpe.get_or_init(|| load(openai));
+        if self.bpe.get().is_none()
+            && let Some(bpe) = vocabulary(self.openai).shared()
+        {
+            let _ = self.bpe.set(bpe);
+        }
     }
 
     /// Whether this counter counts with the tokenizer (it has been loaded).
@@ -231,9 +237,9 @@ impl Kind {
     }
 }
 
-/// The process-wide vocabulary (tiktoken keeps one of each).
-fn load(openai: bool) -> &'static CoreBPE {
-    if openai { tiktoken_rs::o200k_base_singleton() } else { tiktoken_rs::cl100k_base_singleton() }
+/// The model family's vocabulary.
+fn vocabulary(openai: bool) -> Vocabulary {
+    if openai { Vocabulary::O200k } else { Vocabulary::Cl100k }
 }
 
 /// Models that use OpenAI's o200k encoding.
