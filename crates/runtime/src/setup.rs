@@ -388,12 +388,17 @@ async fn agent_step(
         skills: guidance.skill_infos(),
         context_tokens: 0,
         sandbox: grounds.has_shell().then_some(grounds.sandbox.info),
+        usage: axon_protocol::Usage::default(),
+        cost_usd: None,
     };
     let mut history = None;
     let mut journal = None;
     let mut plan = None;
     if let Some(opened) = opened {
         session_info.session_id = Some(opened.journal.id());
+        // The budget and the totals go on from what it spent before.
+        meter.restore(&opened.calls);
+        (session_info.usage, session_info.cost_usd) = meter.totals();
         if let Some((messages, tokens)) = opened.resumed {
             history = config.replay_history.then(|| crate::replay::shown(messages.clone()));
             agent.replace_history(messages, tokens);

@@ -96,28 +96,19 @@ pub struct Status {
     pub model: String,
     pub tokens: u64,
     pub window: u64,
-    /// US dollars the turns so far cost; `None` until a turn's cost is
-    /// known, and for good once a turn that used tokens had none (its
-    /// model has no known price).
+    /// US dollars the session cost so far (a resumed session's earlier
+    /// runs included), as the runtime last said; `None` when unknown.
     pub cost_usd: Option<f64>,
-    pub cost_unknown: bool,
     pub session: String,
     pub servers: BTreeMap<String, ServerStatus>,
 }
 
 impl Status {
-    /// Counts a finished turn's cost.
-    pub fn add_cost(&mut self, usage: &axon_protocol::Usage, cost_usd: Option<f64>) {
-        match cost_usd {
-            Some(cost) => self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost),
-            None if usage.total() > 0 => self.cost_unknown = true,
-            None => {}
-        }
-    }
-
-    /// The cost so far, when every turn's is known.
+    /// The session's cost so far, as the last `session_started` or
+    /// `turn_completed` said; `None` when a call's model had no known
+    /// price, or nothing was spent yet.
     pub fn cost(&self) -> Option<f64> {
-        self.cost_usd.filter(|_| !self.cost_unknown)
+        self.cost_usd
     }
 }
 

@@ -634,6 +634,8 @@ fn a_turn_cancelled_by_the_session_keeps_its_partial_answer() {
         usage: Usage::default(),
         context_tokens: 20_500,
         cost_usd: None,
+        session_usage: Usage::default(),
+        session_cost_usd: None,
     });
     assert!(!app.is_busy());
     let stopped = screen(&mut app, 60, 12);
@@ -651,6 +653,8 @@ fn a_turn_that_ends_normally_leaves_no_note() {
         usage: Usage::default(),
         context_tokens: 900,
         cost_usd: None,
+        session_usage: Usage::default(),
+        session_cost_usd: None,
     });
     assert!(!app.is_busy());
     assert_eq!(app.status.tokens, 900);
@@ -658,29 +662,37 @@ fn a_turn_that_ends_normally_leaves_no_note() {
 }
 
 #[test]
-fn the_status_line_shows_the_cost_so_far_only_while_every_turn_was_priced() {
+fn the_status_line_shows_the_sessions_cost_as_the_runtime_counts_it() {
     let mut app = app();
+    // A resumed session: its earlier runs' spending comes with it.
+    let mut resumed = session(Some("s1"));
+    resumed.usage = Usage { input_tokens: 5_000, output_tokens: 400, ..Usage::default() };
+    resumed.cost_usd = Some(0.0456);
+    app.on_agent_event(AgentEvent::SessionStarted { session: resumed });
+    assert!(screen(&mut app, 120, 6).contains("$0.0456"), "{}", screen(&mut app, 120, 6));
     let used = Usage { input_tokens: 1_000, output_tokens: 100, ..Usage::default() };
-    for (turn, cost) in [(1, 0.01), (2, 0.0023)] {
-        app.turn_started();
-        app.on_agent_event(AgentEvent::TurnCompleted {
-            turn,
-            stop_reason: StopReason::EndTurn,
-            usage: used,
-            context_tokens: 900,
-            cost_usd: Some(cost),
-        });
-    }
-    assert!(screen(&mut app, 120, 6).contains("$0.0123"), "{}", screen(&mut app, 120, 6));
     app.turn_started();
     app.on_agent_event(AgentEvent::TurnCompleted {
-        turn: 3,
+        turn: 1,
+        stop_reason: StopReason::EndTurn,
+        usage: used,
+        context_tokens: 900,
+        cost_usd: Some(0.01),
+        session_usage: Usage { input_tokens: 6_000, output_tokens: 500, ..Usage::default() },
+        session_cost_usd: Some(0.0556),
+    });
+    assert!(screen(&mut app, 120, 6).contains("$0.0556"), "{}", screen(&mut app, 120, 6));
+    app.turn_started();
+    app.on_agent_event(AgentEvent::TurnCompleted {
+        turn: 2,
         stop_reason: StopReason::EndTurn,
         usage: used,
         context_tokens: 900,
         cost_usd: None,
+        session_usage: Usage { input_tokens: 7_000, output_tokens: 600, ..Usage::default() },
+        session_cost_usd: None,
     });
-    assert!(!screen(&mut app, 120, 6).contains('$'), "an unpriced turn makes the total unknown");
+    assert!(!screen(&mut app, 120, 6).contains('$'), "an unpriced call makes the total unknown");
 }
 
 #[test]
@@ -740,6 +752,8 @@ fn session(id: Option<&str>) -> SessionInfo {
             enforced: true,
             detail: "Landlock and seccomp".into(),
         }),
+        usage: Usage::default(),
+        cost_usd: None,
     }
 }
 
