@@ -495,7 +495,11 @@ fn start_telemetry(
         emitter.emit(AgentEvent::Warning { message: format!("telemetry: {problem}") });
     }
     let prices = axon_llm::Prices::new(config.config.file.prices.clone());
-    match crate::telemetry::Telemetry::start(&config.telemetry, prices) {
+    // Weak: the telemetry is itself held by a watch on this emitter, and
+    // a strong one would keep the session's event stream open for good.
+    let weak = emitter.downgrade();
+    let warn = Arc::new(move |message| weak.emit(AgentEvent::Warning { message }));
+    match crate::telemetry::Telemetry::start(&config.telemetry, prices, warn) {
         Ok(telemetry) => telemetry,
         Err(e) => {
             emitter.emit(AgentEvent::Warning { message: format!("telemetry: {e}") });
