@@ -15,6 +15,7 @@
 
 mod config;
 mod http;
+mod probe;
 mod record;
 
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
 pub use config::{Destination, HEADER_VARIABLES, TelemetryConfig, TelemetryFile};
+pub use probe::{PROBE_TIMEOUT, probe};
 
 use record::{Instruments, Recorder};
 
