@@ -22,9 +22,11 @@ mod confirm;
 mod deny;
 mod edit;
 mod events;
+mod images;
 mod welcome;
 
 pub use confirm::Confirm;
+pub use images::PendingImage;
 
 /// The user's answer to a tool's approval prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +50,12 @@ pub enum Action {
     Submit {
         text: String,
         mode: Mode,
+        /// The images attached to the input ([`App::attach_image`]).
+        images: Vec<axon_protocol::Attachment>,
     },
+    /// Ctrl+V: attach the system clipboard's image (the front end reads it
+    /// and calls [`App::attach_image`], or says why it cannot).
+    PasteImage,
     /// Stop the running turn (its partial answer stays).
     Cancel,
     Quit,
@@ -130,6 +137,9 @@ pub struct App {
     pub theme: Theme,
     pub transcript: Transcript,
     pub input: Input,
+    /// Images attached to the input, sent with the next prompt;
+    /// Backspace on an empty input takes the last one off.
+    pub images: Vec<PendingImage>,
     pub mode: Mode,
     pub status: Status,
     /// The session as it last described itself (`SessionStarted`, kept
@@ -172,6 +182,7 @@ impl App {
             theme,
             transcript: Transcript::new(theme),
             input: Input::new(),
+            images: Vec::new(),
             mode: Mode::React,
             status: Status::default(),
             info: None,
@@ -519,7 +530,8 @@ impl App {
         self.hint = None;
         self.scroll = 0;
         self.transcript.push(Entry::User(text.clone()));
-        Some(Action::Submit { text, mode: self.mode })
+        let images = self.take_images();
+        Some(Action::Submit { text, mode: self.mode, images })
     }
 
     /// Commands the UI answers itself; the rest go to the front end.
@@ -549,7 +561,8 @@ impl App {
                     return None;
                 }
                 self.transcript.push(Entry::User(argument.clone()));
-                Some(Action::Submit { text: argument, mode: Mode::Plan })
+                let images = self.take_images();
+                Some(Action::Submit { text: argument, mode: Mode::Plan, images })
             }
             // Answered at once by the session, even mid-turn.
             "ps" => Some(Action::Command { name, argument }),
@@ -585,7 +598,8 @@ fn help() -> String {
         "Keys: Enter sends · Alt-Enter, Ctrl-J or \\ then Enter adds a line · Up/Down history · \
          Tab completes (/commands, @files) · Esc stops the running turn · Ctrl-C twice quits · \
          Shift-Tab switches ReAct/Plan · PageUp/PageDown scroll · Ctrl-O expands tool output · \
-         Ctrl-T shows reasoning\nCommands:",
+         Ctrl-T shows reasoning · Ctrl-V attaches the clipboard's image (a pasted image path \
+         attaches that image; Backspace on an empty input takes the last off)\nCommands:",
     );
     for (name, arg, what) in COMMANDS {
         let usage = if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") };

@@ -50,7 +50,10 @@ fn a_streamed_markdown_answer() {
     let mut app = app();
     typed(&mut app, "explain main");
     let action = app.on_key(key(KeyCode::Enter));
-    assert_eq!(action, Some(Action::Submit { text: "explain main".into(), mode: Mode::React }));
+    assert_eq!(
+        action,
+        Some(Action::Submit { text: "explain main".into(), mode: Mode::React, images: vec![] })
+    );
     app.turn_started();
     stream(
         &mut app,
@@ -802,4 +805,41 @@ fn protocol_levels_become_notice_levels() {
     assert_eq!(Level::from(axon_protocol::Level::Info), Level::Info);
     assert_eq!(Level::from(axon_protocol::Level::Warning), Level::Warning);
     assert_eq!(Level::from(axon_protocol::Level::Error), Level::Error);
+}
+
+#[test]
+fn an_attached_image_is_a_chip_that_goes_with_the_prompt_or_comes_off() {
+    let mut app = app();
+    let image = |data: &str| axon_protocol::Attachment::Image {
+        media_type: "image/png".into(),
+        data: data.into(),
+    };
+    // Ctrl+V asks the front end for the clipboard's image.
+    assert_eq!(app.on_key(ctrl('v')), Some(Action::PasteImage));
+    assert!(app.takes_attachments());
+    app.attach_image("shot.png".into(), image("AAAA"));
+    app.attach_image("clipboard image".into(), image("BBBB"));
+    let shown = screen(&mut app, 80, 8);
+    assert!(shown.contains("[image shot.png] [image clipboard image]"), "{shown}");
+    // Backspace on the empty input takes the last one off, and then
+    // edits the text as usual once something is typed.
+    app.on_key(key(KeyCode::Backspace));
+    let shown = screen(&mut app, 80, 8);
+    assert!(shown.contains("[image shot.png]") && !shown.contains("clipboard image"), "{shown}");
+    typed(&mut app, "what is this?x");
+    app.on_key(key(KeyCode::Backspace));
+    assert_eq!(app.images.len(), 1, "a typed character was deleted, not the image");
+    let action = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        action,
+        Some(Action::Submit {
+            text: "what is this?".into(),
+            mode: Mode::React,
+            images: vec![image("AAAA")]
+        })
+    );
+    assert!(app.images.is_empty());
+    let shown = screen(&mut app, 80, 8);
+    assert!(!shown.contains("[image"), "{shown}");
+    assert!(shown.contains("attached: shot.png"), "{shown}");
 }
