@@ -165,6 +165,8 @@ mod tests {
             }],
             context_tokens: 0,
             sandbox: None,
+            usage: Default::default(),
+            cost_usd: None,
         }
     }
 

@@ -170,8 +170,14 @@ impl EventForwarder {
                 self.ask_permission(call, asked, rule.as_ref());
                 return;
             }
-            AgentEvent::TurnCompleted { stop_reason, context_tokens, usage, cost_usd, .. } => {
-                self.turn_completed(*stop_reason, *context_tokens, usage, *cost_usd);
+            AgentEvent::TurnCompleted {
+                stop_reason,
+                context_tokens,
+                usage,
+                session_cost_usd,
+                ..
+            } => {
+                self.turn_completed(*stop_reason, *context_tokens, usage, *session_cost_usd);
                 return;
             }
             _ => {}
@@ -208,21 +214,20 @@ impl EventForwarder {
         stop_reason: StopReason,
         context_tokens: u64,
         usage: &Usage,
-        cost_usd: Option<f64>,
+        // The session's, as the runtime counts it (a resumed session's
+        // earlier runs included).
+        cost: Option<f64>,
     ) {
-        let (window, proposed, error, cost) = {
+        let (window, proposed, error) = {
             let mut state = self.acp.state();
-            match cost_usd {
-                Some(cost) => state.cost_usd = Some(state.cost_usd.unwrap_or(0.0) + cost),
-                None if usage.total() > 0 => state.unpriced = true,
-                None => {}
+            if let Some(info) = state.info.as_mut() {
+                info.cost_usd = cost;
             }
-            let cost = state.cost_usd.filter(|_| !state.unpriced);
             state.in_turn = false;
             // The runtime forgot the turn's questions; so do we.
             state.questions.clear();
             let window = state.info.as_ref().map_or(0, |i| i.context_window);
-            (window, std::mem::take(&mut state.proposed), state.error.take(), cost)
+            (window, std::mem::take(&mut state.proposed), state.error.take())
         };
         if window > 0 {
             self.send(context_usage(context_tokens, window, cost));

@@ -66,10 +66,6 @@ pub(crate) struct State {
     pub(crate) error: Option<String>,
     /// A plan was proposed during the running turn.
     pub(crate) proposed: bool,
-    /// US dollars the session's turns cost so far, while every turn that
-    /// used tokens had a known cost (`unpriced` once one did not).
-    pub(crate) cost_usd: Option<f64>,
-    pub(crate) unpriced: bool,
     /// Text streamed during the running turn (an answer not streamed is
     /// sent whole).
     pub(crate) streamed: bool,
@@ -138,6 +134,14 @@ impl AcpSession {
     pub(crate) fn announced(&self) {
         self.state().announced = true;
         self.send_mcp_servers();
+        // A loaded session's spending so far, before anything is said: the
+        // editor's meter goes on from it rather than from zero.
+        let spent = self.state().info.as_ref().filter(|i| i.usage.total() > 0).map(|info| {
+            crate::updates::context_usage(info.context_tokens, info.context_window, info.cost_usd)
+        });
+        if let Some(update) = spent {
+            self.notify(update);
+        }
     }
 
     /// `_axon/mcp_servers`: the session's MCP servers and their states, the

@@ -191,11 +191,27 @@ impl Renderer {
             AgentEvent::Subagent { agent, event, .. } => {
                 self.subagent_step(&mut state, agent, *event);
             }
-            // Only a known cost: an unpriced model's turn says nothing.
-            AgentEvent::TurnCompleted { usage, cost_usd: Some(cost), .. } => {
+            // Only a known cost: an unpriced model's turn says nothing. A
+            // session that spent before this turn (a resumed one) says its
+            // total too.
+            AgentEvent::TurnCompleted {
+                usage,
+                cost_usd: Some(cost),
+                session_usage,
+                session_cost_usd,
+                ..
+            } => {
                 self.end_stdout_line(&mut state);
                 let tokens = format!("{} in, {} out", usage.input_tokens, usage.output_tokens);
-                eprintln!("{}", self.dim(&format!("axon: cost ${cost:.4} ({tokens} tokens)")));
+                let mut line = format!("axon: cost ${cost:.4} ({tokens} tokens)");
+                if let Some(total) = session_cost_usd.filter(|_| session_usage != usage) {
+                    let tokens = format!(
+                        "{} in, {} out",
+                        session_usage.input_tokens, session_usage.output_tokens
+                    );
+                    line.push_str(&format!("; session ${total:.4} ({tokens} tokens)"));
+                }
+                eprintln!("{}", self.dim(&line));
             }
             _ => {}
         }

@@ -50,6 +50,12 @@ impl Spend {
         self.0.lock().unwrap_or_else(PoisonError::into_inner).add(cost);
     }
 
+    /// Starts the count again from `cost`: a resumed session's earlier
+    /// spending, or a new conversation's nothing.
+    pub fn set(&self, cost: Cost) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = cost;
+    }
+
     pub fn get(&self) -> Cost {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -216,6 +216,14 @@ pub struct SessionInfo {
     /// The sandbox `shell` commands run in; absent without a `shell` tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxInfo>,
+    /// Tokens the session's model calls used so far: a resumed session's
+    /// earlier runs included (zero for a new one).
+    #[serde(default)]
+    pub usage: Usage,
+    /// What those calls cost so far, in US dollars; absent when a call's
+    /// model has no known price (or there was none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// Importance of an informational message.
@@ -296,6 +304,14 @@ pub enum AgentEvent {
         /// known price (or the turn made none).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// The session's tokens so far, this turn and a resumed session's
+        /// earlier runs included: what front ends show as its total.
+        #[serde(default)]
+        session_usage: Usage,
+        /// The session's cost so far, the same way; absent when a call's
+        /// model has no known price.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_cost_usd: Option<f64>,
     },
     /// A piece of the answer as it streams in.
     Token {

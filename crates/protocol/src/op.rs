@@ -31,7 +31,7 @@ pub enum ApprovalMode {
 }
 
 /// Something sent along with a prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Attachment {
     /// A file of the workspace, read and quoted into the prompt.

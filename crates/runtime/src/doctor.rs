@@ -6,7 +6,8 @@
 //!   workspace's the user trusted) and stops them; it never starts an
 //!   untrusted workspace server, loads a model or calls a provider.
 //! - Bounded: every server gets at most `mcp_wait` (they start in the
-//!   background, together), the sandbox self-test is one short command.
+//!   background, together), the sandbox self-test is one short command,
+//!   each OTLP endpoint one empty export within `telemetry::PROBE_TIMEOUT`.
 //! - Every [`Finding`] that is not [`Status::Ok`] carries the fix, and a
 //!   [`Status::Problem`] is only what stops axon's main job (a task in this
 //!   folder with the configured provider) from running at all.
@@ -38,7 +39,7 @@ pub enum Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// What was checked: `cpu`, `config`, `provider`, `models`, `sandbox`,
-    /// `web`, `mcp`, `folders`.
+    /// `web`, `telemetry`, `mcp`, `folders`.
     pub area: &'static str,
     pub status: Status,
     pub text: String,
@@ -87,6 +88,8 @@ pub async fn diagnose(workspace: &Path, overrides: &Overrides, mcp_wait: Duratio
     found.push(cpu(local));
     found.extend(sandbox(&config, &root, &dirs));
     found.extend(web(&config.file.web));
+    let otel = crate::telemetry::TelemetryConfig::from_env(&config.file.telemetry);
+    found.extend(telemetry(&otel, config.file.telemetry.enabled == Some(false)).await);
     found.extend(mcp(config, &root, &dirs, mcp_wait).await);
     found
 }
@@ -272,6 +275,66 @@ pub(crate) fn web(web: &crate::web_config::WebFile) -> Vec<Finding> {
                 policy.private_hosts.join(", ")
             ),
         ));
+    }
+    found
+}
+
+/// Whether usage and cost go out over OTLP, where, and whether each
+/// endpoint answers; `off` is the user's `[telemetry] enabled = false`.
+/// An endpoint that cannot be reached is a warning, never a problem:
+/// telemetry is not needed for the main job.
+pub async fn telemetry(config: &crate::telemetry::TelemetryConfig, off: bool) -> Vec<Finding> {
+    const FIX: &str = "start an OTLP/HTTP collector there (port 4318 by default), point \
+                       OTEL_EXPORTER_OTLP_ENDPOINT at one, or unset it to export nothing (axon \
+                       works without it)";
+    let mut found: Vec<Finding> = config
+        .problems
+        .iter()
+        .map(|problem| Finding::with("telemetry", Status::Warning, problem.clone(), ""))
+        .collect();
+    if !config.exports() {
+        found.push(Finding::ok(
+            "telemetry",
+            if off {
+                "OpenTelemetry export is off (`[telemetry] enabled = false`)"
+            } else {
+                "OpenTelemetry export is off (OTEL_EXPORTER_OTLP_ENDPOINT is not set)"
+            },
+        ));
+        return found;
+    }
+    let signals = [("metrics", &config.metrics), ("traces", &config.traces)];
+    let probes = signals.iter().filter_map(|(signal, to)| {
+        let to = to.as_ref()?;
+        Some(async move { (*signal, to, crate::telemetry::probe(to).await) })
+    });
+    for (signal, to, answer) in futures_util::future::join_all(probes).await {
+        let url = &to.url;
+        found.push(match answer {
+            Ok(status) if (200..300).contains(&status) => Finding::ok(
+                "telemetry",
+                format!("{signal} go to {url} (OTLP/HTTP; it answered {status})"),
+            ),
+            Ok(status @ (401 | 403)) => Finding::with(
+                "telemetry",
+                Status::Warning,
+                format!("{signal} go to {url}, which refuses them ({status})"),
+                "set the credentials it expects in OTEL_EXPORTER_OTLP_HEADERS (e.g. \
+                 Authorization=Bearer%20TOKEN)",
+            ),
+            Ok(status) => Finding::with(
+                "telemetry",
+                Status::Warning,
+                format!("{signal} go to {url}, which answered {status} to an empty export"),
+                FIX,
+            ),
+            Err(why) => Finding::with(
+                "telemetry",
+                Status::Warning,
+                format!("{signal} go to {url}, which cannot be reached: {why}"),
+                FIX,
+            ),
+        });
     }
     found
 }

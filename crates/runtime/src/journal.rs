@@ -158,6 +158,9 @@ pub struct Opened {
     pub resumed: Option<(Vec<Message>, Vec<Option<u64>>)>,
     /// The session's current plan.
     pub plan: Option<Plan>,
+    /// The model calls it recorded before, each with the model that made
+    /// it: what the session spent so far (empty for a new one).
+    pub calls: Vec<(String, Usage)>,
 }
 
 /// Where sessions are kept and what they must not contain.
@@ -203,6 +206,7 @@ impl Sessions {
             journal: Arc::new(SessionJournal::new(writer, self.events.clone(), 0)),
             resumed: None,
             plan: None,
+            calls: Vec::new(),
         }))
     }
 
@@ -273,6 +277,7 @@ impl Sessions {
             journal,
             resumed: Some(session.history_with_tokens()),
             plan: session.plan().cloned(),
+            calls: session.calls().into_iter().map(|(m, usage)| (m.to_string(), usage)).collect(),
         }))
     }
 }

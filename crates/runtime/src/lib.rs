@@ -34,6 +34,7 @@ pub mod mcp_host;
 pub mod mentions;
 mod meter;
 mod model_switch;
+pub mod paste;
 mod plan;
 mod project;
 mod replay;

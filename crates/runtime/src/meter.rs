@@ -4,6 +4,11 @@
 //! session's spending, which the budget (`max_budget_usd`) is checked
 //! against before each request.
 //!
+//! The session's spending is the whole session's: resumed, it starts from
+//! what its file recorded before (each call priced at today's prices,
+//! like `axon sessions show`), so the totals every front end shows and the
+//! budget go on from there; a new conversation starts from nothing.
+//!
 //! Guarantees: every model call the session makes is counted here once,
 //! the agent's and its subagents' (through the turn's event sink) and MCP
 //! sampling's (`mcp_host.rs`); a call whose model has no known price makes
@@ -29,6 +34,8 @@ pub(crate) struct Tally {
 pub(crate) struct Meter {
     prices: Prices,
     spend: Arc<Spend>,
+    /// The tokens the session's calls used, beside `spend`'s cost.
+    used: Mutex<Usage>,
     limit_usd: Option<f64>,
 }
 
@@ -39,6 +46,7 @@ impl Meter {
         Meter {
             prices: Prices::new(file.prices.clone()),
             spend: Arc::new(Spend::default()),
+            used: Mutex::new(Usage::default()),
             limit_usd: limit_usd.or(file.max_budget_usd),
         }
     }
@@ -66,11 +74,34 @@ impl Meter {
     pub(crate) fn count(&self, turn: Option<&Mutex<Tally>>, model: Option<&str>, usage: &Usage) {
         let cost = model.and_then(|model| self.prices.cost(model, usage));
         self.spend.add(cost);
+        self.used.lock().unwrap_or_else(PoisonError::into_inner).add(usage);
         if let Some(turn) = turn {
             let mut tally = turn.lock().unwrap_or_else(PoisonError::into_inner);
             tally.usage.add(usage);
             tally.cost.add(cost);
         }
+    }
+}
+
+impl Meter {
+    /// The session's spending starts again from `calls` (a resumed
+    /// session's recorded ones, each with its model; none for a new
+    /// conversation).
+    pub(crate) fn restore(&self, calls: &[(String, Usage)]) {
+        let mut cost = Cost::default();
+        let mut used = Usage::default();
+        for (model, usage) in calls {
+            cost.add(self.prices.cost(model, usage));
+            used.add(usage);
+        }
+        self.spend.set(cost);
+        *self.used.lock().unwrap_or_else(PoisonError::into_inner) = used;
+    }
+
+    /// The session's tokens and cost so far (`None` when a call's model
+    /// has no known price, or there was no call).
+    pub(crate) fn totals(&self) -> (Usage, Option<f64>) {
+        (*self.used.lock().unwrap_or_else(PoisonError::into_inner), self.spend.get().known())
     }
 }
 

@@ -322,12 +322,16 @@ impl Task {
         self.sync_info();
         let context_tokens = self.agent.context_tokens();
         self.info.context_tokens = context_tokens;
+        let (session_usage, session_cost_usd) = self.meter.totals();
+        (self.info.usage, self.info.cost_usd) = (session_usage, session_cost_usd);
         self.events.emit(AgentEvent::TurnCompleted {
             turn,
             stop_reason,
             usage,
             context_tokens,
             cost_usd,
+            session_usage,
+            session_cost_usd,
         });
     }
 
@@ -528,6 +532,8 @@ impl Task {
         self.plans.revisions = 0;
         self.info.session_id = None;
         self.info.context_tokens = self.agent.context_tokens();
+        self.meter.restore(&[]);
+        (self.info.usage, self.info.cost_usd) = self.meter.totals();
         self.events.emit(AgentEvent::History { messages: Vec::new() });
         self.events.emit(AgentEvent::SessionStarted { session: self.info.clone() });
         self.events.emit(AgentEvent::Info {
@@ -561,6 +567,8 @@ impl Task {
         self.plans.revisions = 0;
         self.info.session_id = Some(id.clone());
         self.info.context_tokens = self.agent.context_tokens();
+        self.meter.restore(&opened.calls);
+        (self.info.usage, self.info.cost_usd) = self.meter.totals();
         self.events.emit(AgentEvent::History { messages: crate::replay::shown(history) });
         self.events.emit(AgentEvent::SessionStarted { session: self.info.clone() });
         self.plans.waiting = None;

@@ -388,12 +388,17 @@ async fn agent_step(
         skills: guidance.skill_infos(),
         context_tokens: 0,
         sandbox: grounds.has_shell().then_some(grounds.sandbox.info),
+        usage: axon_protocol::Usage::default(),
+        cost_usd: None,
     };
     let mut history = None;
     let mut journal = None;
     let mut plan = None;
     if let Some(opened) = opened {
         session_info.session_id = Some(opened.journal.id());
+        // The budget and the totals go on from what it spent before.
+        meter.restore(&opened.calls);
+        (session_info.usage, session_info.cost_usd) = meter.totals();
         if let Some((messages, tokens)) = opened.resumed {
             history = config.replay_history.then(|| crate::replay::shown(messages.clone()));
             agent.replace_history(messages, tokens);
@@ -490,7 +495,11 @@ fn start_telemetry(
         emitter.emit(AgentEvent::Warning { message: format!("telemetry: {problem}") });
     }
     let prices = axon_llm::Prices::new(config.config.file.prices.clone());
-    match crate::telemetry::Telemetry::start(&config.telemetry, prices) {
+    // Weak: the telemetry is itself held by a watch on this emitter, and
+    // a strong one would keep the session's event stream open for good.
+    let weak = emitter.downgrade();
+    let warn = Arc::new(move |message| weak.emit(AgentEvent::Warning { message }));
+    match crate::telemetry::Telemetry::start(&config.telemetry, prices, warn) {
         Ok(telemetry) => telemetry,
         Err(e) => {
             emitter.emit(AgentEvent::Warning { message: format!("telemetry: {e}") });

@@ -22,9 +22,11 @@ mod confirm;
 mod deny;
 mod edit;
 mod events;
+mod images;
 mod welcome;
 
 pub use confirm::Confirm;
+pub use images::PendingImage;
 
 /// The user's answer to a tool's approval prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +50,12 @@ pub enum Action {
     Submit {
         text: String,
         mode: Mode,
+        /// The images attached to the input ([`App::attach_image`]).
+        images: Vec<axon_protocol::Attachment>,
     },
+    /// Ctrl+V: attach the system clipboard's image (the front end reads it
+    /// and calls [`App::attach_image`], or says why it cannot).
+    PasteImage,
     /// Stop the running turn (its partial answer stays).
     Cancel,
     Quit,
@@ -96,28 +103,19 @@ pub struct Status {
     pub model: String,
     pub tokens: u64,
     pub window: u64,
-    /// US dollars the turns so far cost; `None` until a turn's cost is
-    /// known, and for good once a turn that used tokens had none (its
-    /// model has no known price).
+    /// US dollars the session cost so far (a resumed session's earlier
+    /// runs included), as the runtime last said; `None` when unknown.
     pub cost_usd: Option<f64>,
-    pub cost_unknown: bool,
     pub session: String,
     pub servers: BTreeMap<String, ServerStatus>,
 }
 
 impl Status {
-    /// Counts a finished turn's cost.
-    pub fn add_cost(&mut self, usage: &axon_protocol::Usage, cost_usd: Option<f64>) {
-        match cost_usd {
-            Some(cost) => self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost),
-            None if usage.total() > 0 => self.cost_unknown = true,
-            None => {}
-        }
-    }
-
-    /// The cost so far, when every turn's is known.
+    /// The session's cost so far, as the last `session_started` or
+    /// `turn_completed` said; `None` when a call's model had no known
+    /// price, or nothing was spent yet.
     pub fn cost(&self) -> Option<f64> {
-        self.cost_usd.filter(|_| !self.cost_unknown)
+        self.cost_usd
     }
 }
 
@@ -139,6 +137,9 @@ pub struct App {
     pub theme: Theme,
     pub transcript: Transcript,
     pub input: Input,
+    /// Images attached to the input, sent with the next prompt;
+    /// Backspace on an empty input takes the last one off.
+    pub images: Vec<PendingImage>,
     pub mode: Mode,
     pub status: Status,
     /// The session as it last described itself (`SessionStarted`, kept
@@ -181,6 +182,7 @@ impl App {
             theme,
             transcript: Transcript::new(theme),
             input: Input::new(),
+            images: Vec::new(),
             mode: Mode::React,
             status: Status::default(),
             info: None,
@@ -528,7 +530,8 @@ impl App {
         self.hint = None;
         self.scroll = 0;
         self.transcript.push(Entry::User(text.clone()));
-        Some(Action::Submit { text, mode: self.mode })
+        let images = self.take_images();
+        Some(Action::Submit { text, mode: self.mode, images })
     }
 
     /// Commands the UI answers itself; the rest go to the front end.
@@ -558,7 +561,8 @@ impl App {
                     return None;
                 }
                 self.transcript.push(Entry::User(argument.clone()));
-                Some(Action::Submit { text: argument, mode: Mode::Plan })
+                let images = self.take_images();
+                Some(Action::Submit { text: argument, mode: Mode::Plan, images })
             }
             // Answered at once by the session, even mid-turn.
             "ps" => Some(Action::Command { name, argument }),
@@ -594,7 +598,8 @@ fn help() -> String {
         "Keys: Enter sends · Alt-Enter, Ctrl-J or \\ then Enter adds a line · Up/Down history · \
          Tab completes (/commands, @files) · Esc stops the running turn · Ctrl-C twice quits · \
          Shift-Tab switches ReAct/Plan · PageUp/PageDown scroll · Ctrl-O expands tool output · \
-         Ctrl-T shows reasoning\nCommands:",
+         Ctrl-T shows reasoning · Ctrl-V attaches the clipboard's image (a pasted image path \
+         attaches that image; Backspace on an empty input takes the last off)\nCommands:",
     );
     for (name, arg, what) in COMMANDS {
         let usage = if arg.is_empty() { name.to_string() } else { format!("{name} {arg}") };

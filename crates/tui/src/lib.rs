@@ -29,7 +29,8 @@ mod view;
 mod wrap;
 
 pub use app::{
-    ANSWER_GUARD, Action, Answer, App, Confirm, Mode, PlanDecision, PlanPanel, ServerStatus, Status,
+    ANSWER_GUARD, Action, Answer, App, Confirm, Mode, PendingImage, PlanDecision, PlanPanel,
+    ServerStatus, Status,
 };
 pub use card::{CardState, ToolCard, key_arguments};
 pub use complete::{COMMANDS, Completion, mentions};

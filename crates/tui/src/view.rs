@@ -30,11 +30,13 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     };
     let working = usize::from(app.busy.is_some());
     let hint = usize::from(app.hint.is_some());
-    let [transcript, working_area, plan_area, input_area, hint_area, status_area] =
+    let chips = usize::from(!app.images.is_empty());
+    let [transcript, working_area, plan_area, chips_area, input_area, hint_area, status_area] =
         Layout::vertical([
             Constraint::Min(1),
             Constraint::Length(to_u16(working)),
             Constraint::Length(to_u16(plan_height)),
+            Constraint::Length(to_u16(chips)),
             Constraint::Length(to_u16(input_height)),
             Constraint::Length(to_u16(hint)),
             Constraint::Length(1),
@@ -48,6 +50,9 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
         (Some(lines), Some(form), _) => draw_form(frame, app, &form.server, lines, plan_area),
         (_, _, Some(panel)) => draw_plan(frame, app, panel, plan_area),
         _ => {}
+    }
+    if chips == 1 {
+        draw_images(frame, app, chips_area);
     }
     draw_input(frame, app, input_area, &rows, cursor);
     if let Some(hint) = &app.hint {
@@ -171,6 +176,26 @@ fn draw_plan(frame: &mut Frame<'_>, app: &App, panel: &PlanPanel, area: Rect) {
         Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()).block(block),
         area,
     );
+}
+
+/// The images attached to the input, one chip each, and how to take one
+/// off.
+fn draw_images(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let theme = app.theme;
+    let mut spans = Vec::new();
+    for image in &app.images {
+        spans.push(Span::styled(format!("[image {}]", image.name), theme.accent()));
+        spans.push(Span::raw(" "));
+    }
+    spans.push(Span::styled("Backspace removes the last", theme.dim()));
+    let width = usize::from(area.width);
+    let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
+    let line = if text.chars().count() > width {
+        Line::from(Span::styled(truncate(&text, width), theme.accent()))
+    } else {
+        Line::from(spans)
+    };
+    frame.render_widget(Paragraph::new(line), area);
 }
 
 fn draw_input(

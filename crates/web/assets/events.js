@@ -69,7 +69,7 @@ export function onEvent(ev, live = false) {
       transcript.turnCompleted(ev.stop_reason);
       cards.settle();
       setRunning(false);
-      header.addCost(ev);
+      header.setCost(ev.session_cost_usd);
       header.setContext(ev.context_tokens);
       // The session file is synced before turn_completed is sent.
       sidebar.refreshSoon(100);

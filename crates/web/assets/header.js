@@ -74,6 +74,7 @@ export function setSession(info) {
   state.model = String(info.model ?? '');
   state.contextWindow = Number(info.context_window) || 0;
   state.contextTokens = Number(info.context_tokens) || 0;
+  state.cost.usd = typeof info.cost_usd === 'number' ? info.cost_usd : null;
   state.mode = info.mode === 'plan' ? 'plan' : 'react';
   state.approval = ['ask', 'auto', 'read_only'].includes(info.approval) ? info.approval : 'ask';
   const servers = new Map();
@@ -146,11 +147,13 @@ export function addUsage(usage) {
   renderContext();
 }
 
-/** `turn_completed`: adds the turn's `cost_usd`, when it has one. */
-export function addCost(ev) {
-  const used = (Number(ev.usage?.input_tokens) || 0) + (Number(ev.usage?.output_tokens) || 0);
-  if (typeof ev.cost_usd === 'number') state.cost.usd = (state.cost.usd ?? 0) + ev.cost_usd;
-  else if (used > 0) state.cost.unknown = true;
+/**
+ * `turn_completed` (`session_cost_usd`) / `session_started` (`cost_usd`): the
+ * session's cost so far as the runtime counts it, a resumed session's
+ * earlier runs included; absent when a call's model has no known price.
+ */
+export function setCost(usd) {
+  state.cost.usd = typeof usd === 'number' ? usd : null;
   renderContext();
 }
 
@@ -163,7 +166,7 @@ function renderContext() {
   meter.dataset.window = String(win);
   meter.dataset.level = ratio > 0.9 ? 'high' : ratio > 0.7 ? 'mid' : 'low';
   meter.setAttribute('aria-valuenow', String(Math.round(ratio * 100)));
-  const cost = state.cost.usd !== null && !state.cost.unknown ? ` · $${state.cost.usd.toFixed(4)}` : '';
+  const cost = state.cost.usd !== null ? ` · $${state.cost.usd.toFixed(4)}` : '';
   byId('context-text').textContent = (win ? `${formatTokens(used)} / ${formatTokens(win)}` : formatTokens(used)) + cost;
   byId('context-fill').style.width = `${(ratio * 100).toFixed(1)}%`;
   const spent = state.usage.input + state.usage.output;

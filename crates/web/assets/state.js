@@ -23,8 +23,8 @@ export const state = {
   running: false,
   /** Tokens of every model call since the page's last reset. */
   usage: { input: 0, output: 0 },
-  /** US dollars the turns seen cost; unknown for good once a turn that used tokens had no cost. */
-  cost: { usd: null, unknown: false },
+  /** The session's cost so far (US dollars), or null when unknown. */
+  cost: { usd: null },
 };
 
 export function reset() {
@@ -40,6 +40,7 @@ export function reset() {
   state.servers = new Map();
   state.running = false;
   state.usage = { input: 0, output: 0 };
+  state.cost = { usd: null };
 }
 
 /**

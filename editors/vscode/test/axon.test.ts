@@ -460,6 +460,26 @@ test("a reopened chat resumes the last session: its history is replayed and the 
   });
 });
 
+test("a resumed session's cost goes on from what it spent: the panel hears it before anything is said", async () => {
+  await withAxon([{ text: "First answer." }], async ({ chat, ui, home, started, reopen }) => {
+    // The preset's model, priced: each scripted call (12 input, 7 output
+    // tokens) costs $0.026.
+    fs.writeFileSync(path.join(home, "config.toml"), '[prices."gpt-4.1"]\ninput = 1000.0\noutput = 2000.0\n');
+    await chat.handle({ type: "user_message", content: "First question" });
+    const spent = await ui.until("the turn's usage with its cost", (e) => e.type === "usage" && e.cost !== undefined);
+    assert.ok(spent.type === "usage" && Math.abs(spent.cost!.amount - 0.026) < 1e-9, JSON.stringify(spent));
+    const last = started.at(-1)!.sessionId;
+
+    const again = await reopen({ resumeSessionId: last });
+    await again.chat.handle({ type: "ready" });
+    const resumed = await again.ui.until("the resumed session's usage", (e) => e.type === "usage");
+    assert.ok(
+      resumed.type === "usage" && resumed.cost !== undefined && Math.abs(resumed.cost.amount - 0.026) < 1e-9,
+      JSON.stringify(again.ui.events),
+    );
+  });
+});
+
 test("a session that cannot be resumed gives a new one and says why", async () => {
   await withAxon([{ text: "Fresh." }], async ({ chat, started, reopen }) => {
     await chat.handle({ type: "ready" });

@@ -166,7 +166,7 @@ async fn ui(
             key = keys.next() => match key {
                 Some(Ok(Event::Key(key))) => app.on_key(key),
                 Some(Ok(Event::Paste(text))) => {
-                    app.on_paste(&text);
+                    paste(app, &text, local.workspace.root()).await;
                     None
                 }
                 Some(Ok(Event::FocusGained)) => {
@@ -213,15 +213,20 @@ async fn ui(
                 return Ok(());
             }
             Action::Cancel => session.submit(Op::Cancel),
-            Action::Submit { text, mode: wanted } => {
+            Action::Submit { text, mode: wanted, images } => {
                 if wanted != mode {
                     mode = wanted;
                     session.submit(Op::SetMode { mode });
                 }
                 app.turn_started();
-                let attachments = axon_runtime::mentions::mentioned(&text, &app.files);
+                let mut attachments = axon_runtime::mentions::mentioned(&text, &app.files);
+                attachments.extend(images);
                 session.submit(Op::UserTurn { text, attachments });
             }
+            Action::PasteImage => match axon_runtime::paste::clipboard_image().await {
+                Ok(image) => app.attach_image("clipboard image".to_string(), image),
+                Err(e) => app.notice(Level::Warning, e),
+            },
             Action::Approve { call_id, answer } => {
                 let decision = match answer {
                     Answer::Once => ApprovalDecision::Once,
@@ -270,5 +275,28 @@ async fn ui(
                 }
             }
         }
+    }
+}
+
+/// A paste: exactly one image file's path attaches that image (as
+/// `axon run --image` reads it: the user's own file, wherever it is);
+/// anything else is text for the input.
+async fn paste(app: &mut App, text: &str, workspace: &std::path::Path) {
+    let image = app
+        .takes_attachments()
+        .then(|| axon_runtime::paste::pasted_image_path(text, workspace))
+        .flatten();
+    let Some(path) = image else {
+        app.on_paste(text);
+        return;
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned());
+    let read = tokio::task::spawn_blocking(move || axon_runtime::user_image(&path)).await;
+    match read {
+        Ok(Ok(image)) => app.attach_image(name, image),
+        Ok(Err(e)) => app.notice(Level::Warning, e),
+        Err(e) => app.notice(Level::Warning, format!("cannot attach {name}: {e}")),
     }
 }

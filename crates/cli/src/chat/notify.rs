@@ -157,6 +157,8 @@ mod tests {
             usage: axon_protocol::Usage::default(),
             context_tokens: 0,
             cost_usd: None,
+            session_usage: axon_protocol::Usage::default(),
+            session_cost_usd: None,
         };
         assert_eq!(notifier.on_event(&done), None, "in focus");
         notifier.focus(false);
@@ -167,6 +169,8 @@ mod tests {
             usage: axon_protocol::Usage::default(),
             context_tokens: 0,
             cost_usd: None,
+            session_usage: axon_protocol::Usage::default(),
+            session_cost_usd: None,
         };
         assert_eq!(notifier.on_event(&cancelled), None);
         let mut off = Notifier::new(Signal::Off);

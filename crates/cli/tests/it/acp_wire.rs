@@ -666,4 +666,18 @@ fn the_usage_update_carries_the_session_s_cost_so_far() {
     assert_eq!(costs.len(), 2, "{costs:?}");
     assert!((costs[0].0 - 0.026).abs() < 1e-9 && (costs[1].0 - 0.052).abs() < 1e-9, "{costs:?}");
     assert!(costs.iter().all(|(_, currency)| currency == "USD"));
+    drop(raw);
+
+    // Loaded again by another editor: before anything is said, its meter
+    // hears what the session spent so far, not zero.
+    let mut raw = Raw::start(&s);
+    let cwd = s.workspace.path().canonicalize().unwrap();
+    let loaded =
+        raw.request("session/load", json!({"sessionId": session, "cwd": cwd, "mcpServers": []}));
+    assert!(loaded.get("result").is_some(), "{loaded}");
+    let update = raw.until("the loaded session's usage_update", |m| {
+        m["params"]["update"]["sessionUpdate"] == "usage_update"
+    });
+    let amount = update["params"]["update"]["cost"]["amount"].as_f64().unwrap();
+    assert!((amount - 0.052).abs() < 1e-9, "{update}");
 }

@@ -20,8 +20,13 @@ fn quote(path: &Path) -> String {
 
 /// Starts `axon` in a tmux session of its own, 100×30.
 fn start(setup: &common::Setup) -> Tmux {
+    start_with(setup, "PATH=\"$PATH\"")
+}
+
+/// [`start`] with `env` (`NAME=value …`, PATH among them) for axon.
+fn start_with(setup: &common::Setup, env: &str) -> Tmux {
     let command = format!(
-        "cd {} && env -i PATH=\"$PATH\" TERM=xterm-256color AXON_HOME={} AXON_PROVIDER=openai \
+        "cd {} && env -i {env} TERM=xterm-256color AXON_HOME={} AXON_PROVIDER=openai \
          AXON_BASE_URL={} OPENAI_API_KEY=sk-test-0000000000 {}",
         quote(setup.workspace.path()),
         quote(setup.home.path()),
@@ -370,4 +375,170 @@ fn an_unfocused_terminal_gets_a_desktop_notification_when_a_call_waits() {
     wait_until_gone(&tmux);
     let seen = String::from_utf8_lossy(&std::fs::read(&raw).unwrap_or_default()).to_string();
     assert_eq!(seen.matches("\x1b]9;").count(), 1, "{seen:?}");
+}
+
+/// A PNG of `width`×`height` for the image tests.
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(width, height, |x, y| image::Rgb([x as u8, y as u8, 9]));
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(img).write_to(&mut png, image::ImageFormat::Png).unwrap();
+    png.into_inner()
+}
+
+/// The images the model was sent in the user messages of `request`, as
+/// `(width, height)`.
+fn images_sent(request: &serde_json::Value) -> Vec<(u32, u32)> {
+    use base64::Engine as _;
+    let mut found = Vec::new();
+    for message in request["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user") {
+        for part in message["content"].as_array().into_iter().flatten() {
+            let Some(url) = part["image_url"]["url"].as_str() else { continue };
+            let data = url.strip_prefix("data:image/png;base64,").expect(url);
+            let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+            let image = image::load_from_memory(&bytes).unwrap();
+            found.push((image.width(), image.height()));
+        }
+    }
+    found
+}
+
+/// Pastes `text` into the pane as a terminal does (bracketed, since axon
+/// asks for it).
+fn paste(tmux: &Tmux, text: &str) {
+    assert!(tmux.run(&["set-buffer", "-b", "pasted", "--", text]).status.success());
+    assert!(tmux.run(&["paste-buffer", "-p", "-d", "-b", "pasted", "-t", "axon"]).status.success());
+}
+
+/// A pasted path to an image file, outside the workspace, with the
+/// backslash-escaped spaces a terminal's drop gives, becomes an image
+/// attachment (a chip above the input) that reaches the model; a pasted
+/// path to anything else, and other text, is pasted as text.
+#[test]
+fn a_pasted_image_path_is_attached_and_reaches_the_model() {
+    let setup = common::setup(vec![Reply::text("A small gradient.")]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let shot = elsewhere.path().join("my shot.png");
+    std::fs::write(&shot, png(40, 20)).unwrap();
+    let notes = elsewhere.path().join("notes.txt");
+    std::fs::write(&notes, "words\n").unwrap();
+    let tmux = start(&setup);
+    paste(&tmux, &shot.display().to_string().replace(' ', "\\ "));
+    tmux.wait_for(&["[image my shot.png]", "Backspace removes the last"]);
+    // Backspace on the empty input takes it off; pasted again as a quoted
+    // path, it is back.
+    tmux.keys(&["BSpace"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while tmux.screen().contains("[image my shot.png]") {
+        assert!(Instant::now() < deadline, "{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    paste(&tmux, &format!("'{}'", shot.display()));
+    tmux.wait_for(&["[image my shot.png]"]);
+    // Not an image: the path is text in the input.
+    paste(&tmux, &format!("{} ", notes.display()));
+    tmux.wait_for(&["notes.txt"]);
+    tmux.keys(&["C-u"]);
+    tmux.keys(&["what is this?", "Enter"]);
+    tmux.wait_for(&["attached: my shot.png", "A small gradient."]);
+    let requests = setup.server.requests();
+    assert_eq!(images_sent(&requests[0]), [(40, 20)], "{}", requests[0]);
+    let sent = requests[0].to_string();
+    assert!(!sent.contains("notes.txt"), "the text paste was cleared: {sent}");
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}
+
+/// Kills a child the test started when dropped (Xvfb, xclip).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A real X server (Xvfb) on a display it picks itself; its number.
+fn xvfb() -> (Killed, String) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new("Xvfb")
+        .args(["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "320x240x24"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("Xvfb is needed for this test (scripts/peers installs the xvfb package)");
+    let mut line = String::new();
+    let stdout = child.stdout.take().unwrap();
+    std::io::BufReader::new(stdout).read_line(&mut line).unwrap();
+    let display = format!(":{}", line.trim());
+    assert!(display.len() > 1, "Xvfb said no display number");
+    (Killed(child), display)
+}
+
+/// Ctrl+V reads the clipboard's image through xclip on a real X server:
+/// with nothing on the clipboard it says so; with a PNG put there by
+/// `xclip -i`, the image is attached and the model receives it.
+#[test]
+fn ctrl_v_attaches_the_clipboard_image_from_a_real_x_server() {
+    let setup = common::setup(vec![Reply::text("A clipboard gradient.")]);
+    let (_xvfb, display) = xvfb();
+    let tmux = start_with(&setup, &format!("PATH=\"$PATH\" DISPLAY={display}"));
+    tmux.keys(&["C-v"]);
+    tmux.wait_for(&["no image on the clipboard"]);
+
+    let file = tempfile::tempdir().unwrap();
+    let shot = file.path().join("shot.png");
+    std::fs::write(&shot, png(30, 10)).unwrap();
+    // -quiet: xclip serves the selection in the foreground (no daemon left
+    // behind), until the test kills it.
+    let _xclip = Killed(
+        std::process::Command::new("xclip")
+            .args(["-quiet", "-selection", "clipboard", "-t", "image/png", "-i"])
+            .arg(&shot)
+            .env("DISPLAY", &display)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("xclip is needed for this test (scripts/peers installs it)"),
+    );
+    // xclip owns the selection once it answers a read.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let read = std::process::Command::new("xclip")
+            .args(["-selection", "clipboard", "-t", "image/png", "-o"])
+            .env("DISPLAY", &display)
+            .output()
+            .unwrap();
+        if read.status.success() && read.stdout.starts_with(b"\x89PNG") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "xclip never served the image");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.keys(&["C-v"]);
+    tmux.wait_for(&["[image clipboard image]"]);
+    tmux.keys(&["describe it", "Enter"]);
+    tmux.wait_for(&["A clipboard gradient."]);
+    let requests = setup.server.requests();
+    assert_eq!(images_sent(&requests[0]), [(30, 10)], "{}", requests[0]);
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}
+
+/// Without a clipboard tool, or without a graphical session, Ctrl+V is one
+/// line saying what to install or do.
+#[test]
+fn ctrl_v_without_a_clipboard_tool_says_what_to_install() {
+    let setup = common::setup(vec![]);
+    let empty = tempfile::tempdir().unwrap();
+    let tmux = start_with(&setup, &format!("PATH={} DISPLAY=:99", quote(empty.path())));
+    tmux.keys(&["C-v"]);
+    tmux.wait_for(&["xclip is not installed", "xclip package"]);
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+    let tmux = start(&setup);
+    tmux.keys(&["C-v"]);
+    tmux.wait_for(&["no graphical session"]);
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
 }

@@ -116,3 +116,88 @@ fn an_untrusted_workspace_server_is_reported_not_started_and_a_broken_one_warned
     assert!(!marker.exists(), "doctor started an untrusted workspace server");
     assert!(out.lines().any(|l| l.starts_with("! mcp") && l.contains("gone")), "{out}");
 }
+
+/// A loopback OTLP/HTTP collector answering every POST with `status`, on
+/// `runtime`; its base URL and the paths it received.
+fn collector(
+    runtime: &tokio::runtime::Runtime,
+    status: u16,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&received);
+    let status = axum::http::StatusCode::from_u16(status).unwrap();
+    let handler = move |uri: axum::http::Uri| {
+        let seen = std::sync::Arc::clone(&seen);
+        async move {
+            seen.lock().unwrap().push(uri.path().to_string());
+            status
+        }
+    };
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().fallback(axum::routing::post(handler));
+    runtime.spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, received)
+}
+
+/// Telemetry is reported (off, or where each signal goes and whether the
+/// endpoint answers); an endpoint that is down or failing is a warning
+/// with the fix, never a failure of the command.
+#[test]
+fn telemetry_is_reported_and_an_unreachable_endpoint_is_a_warning() {
+    let (home, workspace) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let key = ("DEEPSEEK_API_KEY", "sk-0123456789abcdef");
+    let line = |out: &str, mark: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.starts_with(&format!("{mark} telemetry")))
+            .map(String::from)
+            .collect()
+    };
+    let (code, out) = doctor(home.path(), workspace.path(), &[key]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        line(&out, "✓").iter().any(|l| l.contains("OTEL_EXPORTER_OTLP_ENDPOINT is not set")),
+        "{out}"
+    );
+
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let (url, received) = collector(&runtime, 200);
+    let (code, out) =
+        doctor(home.path(), workspace.path(), &[key, ("OTEL_EXPORTER_OTLP_ENDPOINT", &url)]);
+    assert_eq!(code, 0, "{out}");
+    let ok = line(&out, "✓");
+    assert!(ok.iter().any(|l| l.contains(&format!("metrics go to {url}/v1/metrics"))), "{out}");
+    assert!(ok.iter().any(|l| l.contains(&format!("traces go to {url}/v1/traces"))), "{out}");
+    let mut paths = received.lock().unwrap().clone();
+    paths.sort();
+    assert_eq!(paths, ["/v1/metrics", "/v1/traces"], "one empty export to each");
+
+    // A collector that fails: a warning, still ready.
+    let (failing, _) = collector(&runtime, 500);
+    let (code, out) =
+        doctor(home.path(), workspace.path(), &[key, ("OTEL_EXPORTER_OTLP_ENDPOINT", &failing)]);
+    assert_eq!(code, 0, "{out}");
+    assert!(line(&out, "!").iter().any(|l| l.contains("answered 500")), "{out}");
+    assert!(out.trim_end().ends_with("✓ ready"), "{out}");
+
+    // Nothing listens there: a warning with the fix under it, still ready.
+    let closed = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let down = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let (code, out) =
+        doctor(home.path(), workspace.path(), &[key, ("OTEL_EXPORTER_OTLP_ENDPOINT", &down)]);
+    assert_eq!(code, 0, "{out}");
+    let warned = line(&out, "!");
+    assert!(
+        warned
+            .iter()
+            .any(|l| l.contains(&format!("{down}/v1/metrics")) && l.contains("cannot be reached")),
+        "{out}"
+    );
+    assert!(out.contains("fix: start an OTLP/HTTP collector there"), "{out}");
+    assert!(out.trim_end().ends_with("✓ ready"), "{out}");
+    drop(runtime);
+}

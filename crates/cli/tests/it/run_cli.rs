@@ -446,6 +446,54 @@ fn a_priced_model_s_turn_reports_its_cost() {
     assert!(completed.get("cost_usd").is_none(), "{completed}");
 }
 
+/// `axon run --continue` goes on from what the session spent before: its
+/// first event says so, the summary gives the session's total beside the
+/// turn's, and the budget counts the earlier run.
+#[test]
+fn a_continued_session_s_cost_goes_on_from_what_it_spent() {
+    let s = setup(vec![Reply::text("one"), Reply::text("two")]);
+    priced(&s);
+    s.axon()
+        .args(["run", "first"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("axon: cost $0.0260 (12 in, 7 out tokens)\n"));
+    let output = s
+        .axon()
+        .args(["run", "--json", "--continue", "second"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let events = common::events(&output.stdout);
+    let started = events.iter().find(|e| e["type"] == "session_started").unwrap();
+    assert_eq!(started["usage"]["input_tokens"], 12, "{started}");
+    assert!((started["cost_usd"].as_f64().unwrap() - 0.026).abs() < 1e-9, "{started}");
+    let completed = events.iter().find(|e| e["type"] == "turn_completed").unwrap();
+    assert!((completed["cost_usd"].as_f64().unwrap() - 0.026).abs() < 1e-9, "{completed}");
+    assert!((completed["session_cost_usd"].as_f64().unwrap() - 0.052).abs() < 1e-9, "{completed}");
+    assert_eq!(completed["session_usage"]["output_tokens"], 14, "{completed}");
+    // The text summary, and the budget: $0.052 spent is past $0.05.
+    s.axon()
+        .args(["run", "--max-budget-usd", "0.05", "--continue", "third"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("the budget of $0.0500 is spent ($0.0520 so far)"));
+    assert_eq!(s.server.requests().len(), 2, "no request past the budget");
+}
+
+#[test]
+fn a_continued_session_s_summary_gives_the_session_s_total() {
+    let s = setup(vec![Reply::text("one"), Reply::text("two")]);
+    priced(&s);
+    s.axon().args(["run", "first"]).assert().success();
+    s.axon().args(["run", "--continue", "second"]).assert().success().stderr(
+        predicates::str::contains(
+            "axon: cost $0.0260 (12 in, 7 out tokens); session $0.0520 (24 in, 14 out tokens)",
+        ),
+    );
+}
+
 #[test]
 fn the_budget_stops_the_run_before_the_request_that_would_pass_it() {
     let loops: Vec<Reply> = (0..3).map(|_| Reply::tool("glob", json!({"pattern": "*"}))).collect();

@@ -103,5 +103,43 @@ fn grpc_is_a_warning_with_the_fix_and_a_dead_collector_does_not_hold_the_exit() 
         "{stderr}"
     );
     assert_eq!(String::from_utf8_lossy(&output.stdout), "hi\n");
+    // The metrics' export at exit failed: said once, with where and why.
+    let failed: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("axon: warning: telemetry: exporting to"))
+        .collect();
+    assert_eq!(failed.len(), 1, "{stderr}");
+    assert!(failed[0].contains(&format!("{down}/v1/metrics")), "{stderr}");
+    assert!(failed[0].contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{stderr}");
+    drop(s.runtime);
+}
+
+#[test]
+fn a_collector_answering_500_is_one_warning_naming_it() {
+    let s = setup(vec![Reply::text("hi")]);
+    let listener = s.runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().fallback(axum::routing::post(|| async {
+        (axum::http::StatusCode::INTERNAL_SERVER_ERROR, "collector is broken")
+    }));
+    s.runtime.spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let output = s
+        .axon()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
+        .args(["run", "say hi"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Metrics and traces both failed at exit; the user hears of it once.
+    let failed: Vec<&str> =
+        stderr.lines().filter(|l| l.starts_with("axon: warning: telemetry:")).collect();
+    assert_eq!(failed.len(), 1, "{stderr}");
+    assert!(failed[0].contains(&format!("{url}/v1/")), "{stderr}");
+    assert!(failed[0].contains("500") && failed[0].contains("collector is broken"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "hi\n");
     drop(s.runtime);
 }

@@ -542,6 +542,45 @@ fn a_session_of_5000_messages_is_all_there() {
     console_is_clean(&browser);
 }
 
+/// A session resumed from the sidebar shows what it spent before in the
+/// context meter, not $0 (issue 35).
+#[test]
+fn a_resumed_session_s_cost_is_in_the_meter() {
+    use axon_protocol::{Message, Usage};
+    use axon_store::{Record, Redactor, SessionStore};
+    let s = setup(vec![]);
+    // Each recorded call (12 input, 7 output tokens) costs $0.026 here.
+    std::fs::write(
+        s.home.path().join("config.toml"),
+        "model = \"priced-model\"\n[prices.\"priced-model\"]\ninput = 1000.0\noutput = 2000.0\n",
+    )
+    .unwrap();
+    let root = std::fs::canonicalize(s.workspace.path()).unwrap();
+    let store = SessionStore::new(&s.home.path().join("data"));
+    let mut writer =
+        store.create("spent", &root, "openai", "priced-model", Redactor::default()).unwrap();
+    let usage = Usage { input_tokens: 12, output_tokens: 7, ..Usage::default() };
+    for i in 0..2 {
+        writer.append(&Record::message(Message::user(format!("question {i}")))).unwrap();
+        writer.append(&Record::Usage { usage }).unwrap();
+        writer.append(&Record::message(Message::assistant(format!("answer {i}")))).unwrap();
+    }
+    writer.sync().unwrap();
+    let id = writer.id().to_string();
+    drop(writer);
+    let web = Web::start(&s, &[]);
+    let browser = open(&web, 1280, 900, false);
+    resume_from_sidebar(&browser, &id);
+    let shown = browser
+        .wait_for(
+            "document.querySelector('#context-text').textContent.includes('$0.0520') && document.querySelector('#context-text').textContent",
+            PATIENCE,
+        )
+        .unwrap();
+    assert!(shown.as_str().unwrap().contains("$0.0520"), "{shown}");
+    console_is_clean(&browser);
+}
+
 /// The messages and tool cards `#transcript` shows, in order: "user:TEXT",
 /// "assistant:TEXT", "card:ID:TOOL:STATE" (notices left out).
 fn items(browser: &Browser) -> Vec<String> {

@@ -206,6 +206,8 @@ fn samples() -> Vec<AgentEvent> {
                     enforced: true,
                     detail: "Landlock and seccomp".into(),
                 }),
+                usage: Usage::default(),
+                cost_usd: None,
             },
         },
         AgentEvent::SessionStarted {
@@ -223,6 +225,9 @@ fn samples() -> Vec<AgentEvent> {
                 skills: vec![],
                 context_tokens: 0,
                 sandbox: None,
+                // A resumed session: what it spent before comes with it.
+                usage: usage(),
+                cost_usd: Some(0.0456),
             },
         },
         AgentEvent::History {
@@ -360,6 +365,8 @@ fn samples() -> Vec<AgentEvent> {
             usage: usage(),
             context_tokens: 4000,
             cost_usd: None,
+            session_usage: usage(),
+            session_cost_usd: None,
         });
     }
     events.push(AgentEvent::TurnCompleted {
@@ -368,6 +375,8 @@ fn samples() -> Vec<AgentEvent> {
         usage: usage(),
         context_tokens: 4000,
         cost_usd: Some(0.0123),
+        session_usage: Usage { input_tokens: 2400, output_tokens: 160, ..usage() },
+        session_cost_usd: Some(0.0579),
     });
     let previews = [
         Preview::Diff {

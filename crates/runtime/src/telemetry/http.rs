@@ -10,8 +10,13 @@
 //! Guarantees: every request ends within its timeout (the connection's and
 //! the whole exchange's); a response body is read to at most
 //! [`MAX_BODY`]; a runtime that has shut down fails the export, never
-//! panics.
+//! panics; the first export that fails (no answer, or an answer that is
+//! not 2xx) is told to the user once ([`FirstFailure`]), never again in the
+//! session however many follow, and telling it is a channel push that
+//! never waits.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -24,16 +29,74 @@ use opentelemetry_http::{HttpClient, HttpError};
 /// not).
 const MAX_BODY: usize = 64 * 1024;
 
+/// Where the first failed export is told: the session's warnings.
+pub(crate) type Tell = Arc<dyn Fn(String) + Send + Sync>;
+
+/// Tells the user of the session's first failed export, and only that
+/// one: a collector that is down fails every export, every few seconds.
+pub(crate) struct FirstFailure {
+    told: AtomicBool,
+    tell: Tell,
+}
+
+impl FirstFailure {
+    pub(crate) fn new(tell: Tell) -> Arc<Self> {
+        Arc::new(FirstFailure { told: AtomicBool::new(false), tell })
+    }
+
+    /// The export to `url` failed because of `why`.
+    fn failed(&self, url: &str, why: &str) {
+        if self.told.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        (self.tell)(format!(
+            "telemetry: exporting to {url} failed: {why}. axon goes on without it (this is said \
+             once). Start an OTLP/HTTP collector there (it listens on port 4318 by default), \
+             point OTEL_EXPORTER_OTLP_ENDPOINT at one, or unset it to export nothing; `axon \
+             doctor` checks the endpoint"
+        ));
+    }
+}
+
+impl std::fmt::Debug for FirstFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FirstFailure").field("told", &self.told).finish_non_exhaustive()
+    }
+}
+
+/// What went wrong, from an error's causes: reqwest's own message says
+/// only "error sending request for url (…)", repeating the URL named
+/// beside it; the causes under it say "Connection refused" or "operation
+/// timed out".
+pub(crate) fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut said: Vec<String> = Vec::new();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let text = inner.to_string();
+        if !said.iter().any(|s| s.contains(&text)) {
+            said.push(text);
+        }
+        cause = inner.source();
+    }
+    if said.is_empty() { error.to_string() } else { said.join(": ") }
+}
+
 /// The workspace's reqwest client on a tokio runtime.
 #[derive(Debug, Clone)]
 pub(crate) struct TokioReqwest {
     client: reqwest::Client,
     runtime: tokio::runtime::Handle,
+    failures: Arc<FirstFailure>,
 }
 
 impl TokioReqwest {
-    /// A client whose every export ends within `timeout`.
-    pub(crate) fn new(runtime: tokio::runtime::Handle, timeout: Duration) -> Result<Self, String> {
+    /// A client whose every export ends within `timeout`; the first that
+    /// fails is told to `failures`.
+    pub(crate) fn new(
+        runtime: tokio::runtime::Handle,
+        timeout: Duration,
+        failures: Arc<FirstFailure>,
+    ) -> Result<Self, String> {
         // rustls needs a process-wide crypto provider; installing it again
         // (or after the program chose one) fails harmlessly.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -53,13 +116,32 @@ impl TokioReqwest {
                 .build()
                 .map_err(|e| format!("cannot set up the telemetry HTTP client: {e}"))?,
         };
-        Ok(TokioReqwest { client, runtime })
+        Ok(TokioReqwest { client, runtime, failures })
     }
 }
 
 #[async_trait]
 impl HttpClient for TokioReqwest {
     async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
+        let url = request.uri().to_string();
+        let answer = self.exchange(request).await;
+        match &answer {
+            Ok(response) if !response.status().is_success() => {
+                let body = String::from_utf8_lossy(response.body());
+                let body: String = body.trim().chars().take(200).collect();
+                let said = if body.is_empty() { String::new() } else { format!(" ({body})") };
+                self.failures
+                    .failed(&url, &format!("the collector answered {}{said}", response.status()));
+            }
+            Ok(_) => {}
+            Err(e) => self.failures.failed(&url, &with_causes(e.as_ref())),
+        }
+        answer
+    }
+}
+
+impl TokioReqwest {
+    async fn exchange(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
         let request = reqwest::Request::try_from(request)?;
         let client = self.client.clone();
         let exchange = self.runtime.spawn(async move {

@@ -7,13 +7,15 @@
 //!
 //! Guarantees: with no endpoint nothing is built and nothing is sent; a
 //! collector that is down, slow or failing never slows a turn (the SDK
-//! exports from its own threads) and never shows an error mid-session
-//! (the SDK's internal logs are compiled out; a failed export is dropped);
+//! exports from its own threads); its first failed export is one warning
+//! event naming the endpoint, the error and the fix, and the rest are
+//! dropped silently (the SDK's internal logs are compiled out);
 //! [`Telemetry::shutdown`] exports what is left and returns within
 //! [`SHUTDOWN_BOUND`] whatever the collector does.
 
 mod config;
 mod http;
+mod probe;
 mod record;
 
 use std::sync::Arc;
@@ -30,6 +32,7 @@ use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
 pub use config::{Destination, HEADER_VARIABLES, TelemetryConfig, TelemetryFile};
+pub use probe::{PROBE_TIMEOUT, probe};
 
 use record::{Instruments, Recorder};
 
@@ -49,16 +52,19 @@ pub(crate) struct Telemetry {
 impl Telemetry {
     /// The exporters `config` asks for, on the current tokio runtime;
     /// `Ok(None)` when it asks for none (nothing is built).
+    /// `warn` hears the session's first failed export.
     pub(crate) fn start(
         config: &TelemetryConfig,
         prices: Prices,
+        warn: http::Tell,
     ) -> Result<Option<Arc<Self>>, String> {
         if !config.exports() {
             return Ok(None);
         }
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| "telemetry needs the session's tokio runtime".to_string())?;
-        let client = http::TokioReqwest::new(runtime, EXPORT_TIMEOUT)?;
+        let client =
+            http::TokioReqwest::new(runtime, EXPORT_TIMEOUT, http::FirstFailure::new(warn))?;
         let resource = resource(config);
         let meters = match &config.metrics {
             Some(to) => {
@@ -134,9 +140,8 @@ impl Telemetry {
     /// holding the session's end.
     pub(crate) async fn shutdown(&self) {
         self.recorder.close();
-        // Errors (the collector down, a 500) are dropped: there is no one
-        // to tell at the session's end but the user's terminal, which
-        // telemetry must never write to.
+        // Errors are dropped here: a failed export was told once, as a
+        // warning, by the HTTP client itself.
         let mut waits = Vec::new();
         if let Some(tracers) = self.tracers.clone() {
             waits.extend(on_a_thread(move || {

@@ -12,6 +12,7 @@ mod mcp_startup;
 mod model_switch;
 mod notification_hooks;
 mod replay;
+mod resumed_cost;
 mod sandbox_events;
 mod secrets;
 mod session_events;

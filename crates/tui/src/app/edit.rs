@@ -75,9 +75,14 @@ impl App {
             KeyCode::Char('k') if ctrl => self.input.kill_to_end(),
             KeyCode::Char('w') if ctrl => self.input.delete_word(),
             KeyCode::Char('l') if ctrl => self.scroll = 0,
+            KeyCode::Char('v') if ctrl => return Some(Action::PasteImage),
             KeyCode::Char(c) if !ctrl => {
                 let mut buffer = [0; 4];
                 self.input.insert(c.encode_utf8(&mut buffer));
+            }
+            // With nothing typed, Backspace takes the last image off.
+            KeyCode::Backspace if self.input.is_empty() && !self.images.is_empty() => {
+                self.images.pop();
             }
             KeyCode::Backspace if alt || ctrl => self.input.delete_word(),
             KeyCode::Backspace => self.input.backspace(),

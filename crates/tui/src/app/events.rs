@@ -60,9 +60,9 @@ impl App {
             // starting it again here would forget the cards it shows.
             AgentEvent::TurnStarted { .. } if self.is_busy() => {}
             AgentEvent::TurnStarted { .. } => self.turn_started(),
-            AgentEvent::TurnCompleted { stop_reason, context_tokens, usage, cost_usd, .. } => {
+            AgentEvent::TurnCompleted { stop_reason, context_tokens, session_cost_usd, .. } => {
                 self.status.tokens = context_tokens;
-                self.status.add_cost(&usage, cost_usd);
+                self.status.cost_usd = session_cost_usd;
                 if let Some(info) = &mut self.info {
                     info.context_tokens = context_tokens;
                 }
@@ -207,6 +207,7 @@ impl App {
         self.status.window = session.context_window;
         self.status.session = session.session_id.clone().unwrap_or_default();
         self.status.tokens = session.context_tokens;
+        self.status.cost_usd = session.cost_usd;
         self.status.servers = session
             .mcp_servers
             .iter()

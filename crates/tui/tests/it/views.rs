@@ -50,7 +50,10 @@ fn a_streamed_markdown_answer() {
     let mut app = app();
     typed(&mut app, "explain main");
     let action = app.on_key(key(KeyCode::Enter));
-    assert_eq!(action, Some(Action::Submit { text: "explain main".into(), mode: Mode::React }));
+    assert_eq!(
+        action,
+        Some(Action::Submit { text: "explain main".into(), mode: Mode::React, images: vec![] })
+    );
     app.turn_started();
     stream(
         &mut app,
@@ -634,6 +637,8 @@ fn a_turn_cancelled_by_the_session_keeps_its_partial_answer() {
         usage: Usage::default(),
         context_tokens: 20_500,
         cost_usd: None,
+        session_usage: Usage::default(),
+        session_cost_usd: None,
     });
     assert!(!app.is_busy());
     let stopped = screen(&mut app, 60, 12);
@@ -651,6 +656,8 @@ fn a_turn_that_ends_normally_leaves_no_note() {
         usage: Usage::default(),
         context_tokens: 900,
         cost_usd: None,
+        session_usage: Usage::default(),
+        session_cost_usd: None,
     });
     assert!(!app.is_busy());
     assert_eq!(app.status.tokens, 900);
@@ -658,29 +665,37 @@ fn a_turn_that_ends_normally_leaves_no_note() {
 }
 
 #[test]
-fn the_status_line_shows_the_cost_so_far_only_while_every_turn_was_priced() {
+fn the_status_line_shows_the_sessions_cost_as_the_runtime_counts_it() {
     let mut app = app();
+    // A resumed session: its earlier runs' spending comes with it.
+    let mut resumed = session(Some("s1"));
+    resumed.usage = Usage { input_tokens: 5_000, output_tokens: 400, ..Usage::default() };
+    resumed.cost_usd = Some(0.0456);
+    app.on_agent_event(AgentEvent::SessionStarted { session: resumed });
+    assert!(screen(&mut app, 120, 6).contains("$0.0456"), "{}", screen(&mut app, 120, 6));
     let used = Usage { input_tokens: 1_000, output_tokens: 100, ..Usage::default() };
-    for (turn, cost) in [(1, 0.01), (2, 0.0023)] {
-        app.turn_started();
-        app.on_agent_event(AgentEvent::TurnCompleted {
-            turn,
-            stop_reason: StopReason::EndTurn,
-            usage: used,
-            context_tokens: 900,
-            cost_usd: Some(cost),
-        });
-    }
-    assert!(screen(&mut app, 120, 6).contains("$0.0123"), "{}", screen(&mut app, 120, 6));
     app.turn_started();
     app.on_agent_event(AgentEvent::TurnCompleted {
-        turn: 3,
+        turn: 1,
+        stop_reason: StopReason::EndTurn,
+        usage: used,
+        context_tokens: 900,
+        cost_usd: Some(0.01),
+        session_usage: Usage { input_tokens: 6_000, output_tokens: 500, ..Usage::default() },
+        session_cost_usd: Some(0.0556),
+    });
+    assert!(screen(&mut app, 120, 6).contains("$0.0556"), "{}", screen(&mut app, 120, 6));
+    app.turn_started();
+    app.on_agent_event(AgentEvent::TurnCompleted {
+        turn: 2,
         stop_reason: StopReason::EndTurn,
         usage: used,
         context_tokens: 900,
         cost_usd: None,
+        session_usage: Usage { input_tokens: 7_000, output_tokens: 600, ..Usage::default() },
+        session_cost_usd: None,
     });
-    assert!(!screen(&mut app, 120, 6).contains('$'), "an unpriced turn makes the total unknown");
+    assert!(!screen(&mut app, 120, 6).contains('$'), "an unpriced call makes the total unknown");
 }
 
 #[test]
@@ -740,6 +755,8 @@ fn session(id: Option<&str>) -> SessionInfo {
             enforced: true,
             detail: "Landlock and seccomp".into(),
         }),
+        usage: Usage::default(),
+        cost_usd: None,
     }
 }
 
@@ -788,4 +805,41 @@ fn protocol_levels_become_notice_levels() {
     assert_eq!(Level::from(axon_protocol::Level::Info), Level::Info);
     assert_eq!(Level::from(axon_protocol::Level::Warning), Level::Warning);
     assert_eq!(Level::from(axon_protocol::Level::Error), Level::Error);
+}
+
+#[test]
+fn an_attached_image_is_a_chip_that_goes_with_the_prompt_or_comes_off() {
+    let mut app = app();
+    let image = |data: &str| axon_protocol::Attachment::Image {
+        media_type: "image/png".into(),
+        data: data.into(),
+    };
+    // Ctrl+V asks the front end for the clipboard's image.
+    assert_eq!(app.on_key(ctrl('v')), Some(Action::PasteImage));
+    assert!(app.takes_attachments());
+    app.attach_image("shot.png".into(), image("AAAA"));
+    app.attach_image("clipboard image".into(), image("BBBB"));
+    let shown = screen(&mut app, 80, 8);
+    assert!(shown.contains("[image shot.png] [image clipboard image]"), "{shown}");
+    // Backspace on the empty input takes the last one off, and then
+    // edits the text as usual once something is typed.
+    app.on_key(key(KeyCode::Backspace));
+    let shown = screen(&mut app, 80, 8);
+    assert!(shown.contains("[image shot.png]") && !shown.contains("clipboard image"), "{shown}");
+    typed(&mut app, "what is this?x");
+    app.on_key(key(KeyCode::Backspace));
+    assert_eq!(app.images.len(), 1, "a typed character was deleted, not the image");
+    let action = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        action,
+        Some(Action::Submit {
+            text: "what is this?".into(),
+            mode: Mode::React,
+            images: vec![image("AAAA")]
+        })
+    );
+    assert!(app.images.is_empty());
+    let shown = screen(&mut app, 80, 8);
+    assert!(!shown.contains("[image"), "{shown}");
+    assert!(shown.contains("attached: shot.png"), "{shown}");
 }
