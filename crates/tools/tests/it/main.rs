@@ -13,6 +13,7 @@ mod hardening;
 mod images;
 mod multi_edit;
 mod pdf;
+mod pdf_fixture;
 mod placeholders;
 mod preview;
 mod race;

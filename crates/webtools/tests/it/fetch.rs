@@ -10,6 +10,7 @@ use axon_tools::{ToolContext, ToolRegistry, Workspace};
 use axon_webtools::{AddressPolicy, FetchLimits, WebFetchConfig};
 use serde_json::json;
 
+use crate::pdf_fixture::pdf;
 use crate::server::{Reply, Server};
 
 /// Loopback opened by name, as the user's `private_hosts` would.
@@ -87,49 +88,6 @@ async fn text_json_and_markdown_pass_through() {
         assert!(text.contains(kind), "{path}: {text}");
         assert!(text.ends_with(want), "{path}: {text}");
     }
-}
-
-/// A PDF whose pages hold `texts`, written with lopdf.
-fn pdf(texts: &[&str]) -> Vec<u8> {
-    use lopdf::content::{Content, Operation};
-    use lopdf::{Document, Object, Stream, dictionary};
-    let mut doc = Document::with_version("1.5");
-    let pages_id = doc.new_object_id();
-    let font_id = doc.add_object(dictionary! {
-        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
-    });
-    let resources_id = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font_id } });
-    let mut kids = Vec::new();
-    for text in texts {
-        let operations = vec![
-            Operation::new("BT", vec![]),
-            Operation::new("Tf", vec!["F1".into(), 12.into()]),
-            Operation::new("Td", vec![72.into(), 700.into()]),
-            Operation::new("Tj", vec![Object::string_literal(*text)]),
-            Operation::new("ET", vec![]),
-        ];
-        let content = Content { operations }.encode().unwrap();
-        let content_id = doc.add_object(Stream::new(dictionary! {}, content));
-        kids.push(
-            doc.add_object(dictionary! {
-                "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
-            })
-            .into(),
-        );
-    }
-    let count = kids.len() as i64;
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! {
-            "Type" => "Pages", "Kids" => kids, "Count" => count,
-            "Resources" => resources_id, "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
-        }),
-    );
-    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    doc.trailer.set("Root", catalog_id);
-    let mut bytes = Vec::new();
-    doc.save_to(&mut bytes).unwrap();
-    bytes
 }
 
 #[tokio::test]
