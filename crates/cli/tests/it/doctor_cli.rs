@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::telemetry_cli::collector;
 use assert_cmd::cargo::cargo_bin;
 
 fn doctor(home: &Path, workspace: &Path, env: &[(&str, &str)]) -> (i32, String) {
@@ -117,31 +118,6 @@ fn an_untrusted_workspace_server_is_reported_not_started_and_a_broken_one_warned
     assert!(out.lines().any(|l| l.starts_with("! mcp") && l.contains("gone")), "{out}");
 }
 
-/// A loopback OTLP/HTTP collector answering every POST with `status`, on
-/// `runtime`; its base URL and the paths it received.
-fn collector(
-    runtime: &tokio::runtime::Runtime,
-    status: u16,
-) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = std::sync::Arc::clone(&received);
-    let status = axum::http::StatusCode::from_u16(status).unwrap();
-    let handler = move |uri: axum::http::Uri| {
-        let seen = std::sync::Arc::clone(&seen);
-        async move {
-            seen.lock().unwrap().push(uri.path().to_string());
-            status
-        }
-    };
-    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let app = axum::Router::new().fallback(axum::routing::post(handler));
-    runtime.spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (url, received)
-}
-
 /// Telemetry is reported (off, or where each signal goes and whether the
 /// endpoint answers); an endpoint that is down or failing is a warning
 /// with the fix, never a failure of the command.
@@ -164,19 +140,20 @@ fn telemetry_is_reported_and_an_unreachable_endpoint_is_a_warning() {
 
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let (url, received) = collector(&runtime, 200);
+    let (url, received) = collector(&runtime, 200, "");
     let (code, out) =
         doctor(home.path(), workspace.path(), &[key, ("OTEL_EXPORTER_OTLP_ENDPOINT", &url)]);
     assert_eq!(code, 0, "{out}");
     let ok = line(&out, "✓");
     assert!(ok.iter().any(|l| l.contains(&format!("metrics go to {url}/v1/metrics"))), "{out}");
     assert!(ok.iter().any(|l| l.contains(&format!("traces go to {url}/v1/traces"))), "{out}");
-    let mut paths = received.lock().unwrap().clone();
+    let mut paths: Vec<String> =
+        received.lock().unwrap().iter().map(|(path, _, _)| path.clone()).collect();
     paths.sort();
     assert_eq!(paths, ["/v1/metrics", "/v1/traces"], "one empty export to each");
 
     // A collector that fails: a warning, still ready.
-    let (failing, _) = collector(&runtime, 500);
+    let (failing, _) = collector(&runtime, 500, "");
     let (code, out) =
         doctor(home.path(), workspace.path(), &[key, ("OTEL_EXPORTER_OTLP_ENDPOINT", &failing)]);
     assert_eq!(code, 0, "{out}");

@@ -16,18 +16,25 @@ use serde_json::json;
 /// `authorization` header and body.
 type Received = Arc<Mutex<Vec<(String, Option<String>, Vec<u8>)>>>;
 
-/// A collector answering 200 on a free loopback port, on `runtime`.
-fn collector(runtime: &tokio::runtime::Runtime) -> (String, Received) {
+/// A loopback OTLP/HTTP collector on a free port, on `runtime`, answering
+/// every POST with `status` and `body`: its base URL and what it received.
+/// The doctor's tests use it too.
+pub(crate) fn collector(
+    runtime: &tokio::runtime::Runtime,
+    status: u16,
+    body: &'static str,
+) -> (String, Received) {
     let received: Received = Arc::default();
     let seen = Arc::clone(&received);
+    let status = axum::http::StatusCode::from_u16(status).unwrap();
     let handler = move |uri: axum::http::Uri,
                         headers: axum::http::HeaderMap,
-                        body: axum::body::Bytes| {
+                        request: axum::body::Bytes| {
         let seen = Arc::clone(&seen);
         async move {
             let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).map(String::from);
-            seen.lock().unwrap().push((uri.path().to_string(), auth, body.to_vec()));
-            axum::http::StatusCode::OK
+            seen.lock().unwrap().push((uri.path().to_string(), auth, request.to_vec()));
+            (status, body)
         }
     };
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
@@ -46,7 +53,7 @@ fn contains(body: &[u8], text: &str) -> bool {
 #[test]
 fn axon_run_exports_usage_and_spans_and_flushes_them_before_it_exits() {
     let s = setup(vec![Reply::tool("glob", json!({"pattern": "*"})), Reply::text("nothing here")]);
-    let (url, received) = collector(&s.runtime);
+    let (url, received) = collector(&s.runtime, 200, "");
     let output = s
         .axon()
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
@@ -117,14 +124,7 @@ fn grpc_is_a_warning_with_the_fix_and_a_dead_collector_does_not_hold_the_exit() 
 #[test]
 fn a_collector_answering_500_is_one_warning_naming_it() {
     let s = setup(vec![Reply::text("hi")]);
-    let listener = s.runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let app = axum::Router::new().fallback(axum::routing::post(|| async {
-        (axum::http::StatusCode::INTERNAL_SERVER_ERROR, "collector is broken")
-    }));
-    s.runtime.spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let (url, _) = collector(&s.runtime, 500, "collector is broken");
     let output = s
         .axon()
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
