@@ -96,6 +96,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "prompt_tps": new_prompt as f64 / ttft,
         "gen_tps": if generating > 0.0 { (usage.output_tokens.saturating_sub(1)) as f64 / generating } else { 0.0 },
         "peak_rss_mib": peak_kib as f64 / 1024.0,
+        "cpu_variant": axon_local::cpu::summary(),
         "prompt": rendered,
     });
     println!("{report}");
