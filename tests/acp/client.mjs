@@ -350,11 +350,14 @@ class Agent {
     return at;
   }
 
-  /** A text prompt: its result and the updates that came before the result. */
+  /**
+   * A prompt (a text, or an array of content blocks): its result and the
+   * updates that came before the result.
+   */
   async prompt(sessionId, text) {
     const { result, from, at } = await this.call(acp.methods.agent.session.prompt, {
       sessionId,
-      prompt: [{ type: "text", text }],
+      prompt: typeof text === "string" ? [{ type: "text", text }] : text,
     });
     return { result, from, at, updates: this.updates(sessionId, from, at) };
   }
@@ -619,6 +622,66 @@ const scenarios = {
     return { sessionId, agent, turns: [turn], asked, toolCallIds: calls.map((c) => c.id) };
   },
 
+  // An editor's pasted image goes with the prompt as an ACP image block;
+  // a corrupt one is refused with a message and the session goes on.
+  // Script: text "A small gradient."; text "Still here.".
+  // Workspace: shot.png (a PNG, 40x20).
+  async image() {
+    const agent = new Agent("agent");
+    const init = await agent.initialize();
+    assert.equal(init.agentCapabilities.promptCapabilities.image, true, "promptCapabilities.image");
+    const sessionId = await agent.newSession();
+    const data = fs.readFileSync(inWorkspace("shot.png")).toString("base64");
+    const turn = await agent.prompt(sessionId, [
+      { type: "text", text: "What is this?" },
+      { type: "image", mimeType: "image/png", data },
+    ]);
+    assert.equal(turn.result.stopReason, "end_turn");
+    assert.equal(messageText(turn.updates), "A small gradient.");
+    // The same PNG cut short: its header is right, its pixels are missing.
+    const corrupt = fs.readFileSync(inWorkspace("shot.png")).subarray(0, 60).toString("base64");
+    let refused;
+    try {
+      refused = await agent.prompt(sessionId, [
+        { type: "text", text: "And this?" },
+        { type: "image", mimeType: "image/png", data: corrupt },
+      ]);
+    } catch (error) {
+      refused = { error };
+    }
+    const told = refused.error?.message ?? JSON.stringify(refused.updates);
+    assert.match(told, /Cannot read .*image/, `the corrupt image is not refused: ${told}`);
+    const after = await agent.prompt(sessionId, "Are you there?");
+    assert.equal(after.result.stopReason, "end_turn");
+    assert.equal(messageText(after.updates), "Still here.");
+    return { sessionId, agent, turns: [turn, after], told };
+  },
+
+  // /ps in an editor's prompt box (the VS Code panel's too) lists the
+  // session's background commands without a model call.
+  // Script: shell {command: "sleep <marker>", background: true}; text "Started.".
+  async background() {
+    const agent = new Agent("agent");
+    await agent.initialize();
+    const sessionId = await agent.newSession();
+    const commands = await agent.waitFor("available_commands_update", (m) => m.params?.update?.sessionUpdate === "available_commands_update");
+    const names = commands.msg.params.update.availableCommands.map((c) => c.name);
+    assert.ok(names.includes("ps"), `available commands ${JSON.stringify(names)} lack ps`);
+    const asked = [];
+    answerPermissions(agent, "allow_once", asked);
+    const turn = await agent.prompt(sessionId, "Start the server");
+    assert.equal(turn.result.stopReason, "end_turn");
+    const calls = toolCalls(turn.updates);
+    assert.deepEqual(calls.map((c) => [c.kind, c.statuses.at(-1)]), [["execute", "completed"]], "the background shell call");
+    assert.equal(messageText(turn.updates), "Started.");
+    const ps = await agent.prompt(sessionId, "/ps");
+    assert.equal(ps.result.stopReason, "end_turn");
+    const listed = messageText(ps.updates);
+    assert.match(listed, /^Background commands:\n {2}bg1 {2}sleep [0-9.]+ {2}\(running /, listed);
+    assert.match(listed, /shell_kill/, listed);
+    return { sessionId, agent, turns: [turn, ps], asked, listed };
+  },
+
   // Script: write_file {denied.txt: "nope\n"}; text "Understood, not writing.".
   async deny() {
     const agent = new Agent("agent");
@@ -809,6 +872,8 @@ function summary(name, outcome) {
     replay: outcome.replay,
     reads: outcome.reads?.map((r) => r.path),
     writes: outcome.writes?.map((w) => ({ path: w.path, content: w.content })),
+    told: outcome.told,
+    listed: outcome.listed,
   };
 }
 

@@ -108,28 +108,64 @@ pub fn render_pages(
 fn extract(bytes: &[u8], rel: &str) -> Result<Vec<String>, ToolError> {
     // The parser is a third party's, and PDFs are hostile input: a panic
     // in it is this call's failure, not the session's end.
-    let parsed = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem_by_pages(bytes));
+    let parsed = std::panic::catch_unwind(|| texts_of(bytes));
     match parsed {
         Ok(Ok(texts)) => Ok(texts),
-        Ok(Err(e)) => {
-            let why = e.to_string();
-            Err(ToolError::failed(
-                if why.to_lowercase().contains("decrypt") || why.to_lowercase().contains("password")
-                {
-                    format!(
-                        "Cannot read '{rel}': the PDF is encrypted and needs a password ({why}); \
-                     ask the user for a decrypted copy"
-                    )
-                } else {
-                    format!("Cannot read '{rel}': it is not a PDF that can be parsed ({why})")
-                },
-            ))
-        }
+        Ok(Err(Unread::Locked)) => Err(ToolError::failed(format!(
+            "Cannot read '{rel}': the PDF is encrypted and needs a password; ask the user for \
+             a decrypted copy"
+        ))),
+        Ok(Err(Unread::Cipher)) => Err(ToolError::failed(format!(
+            "Cannot read '{rel}': the PDF is encrypted in a way the PDF reader cannot decrypt; \
+             try `qpdf --decrypt` or `pdftotext` through shell if installed"
+        ))),
+        Ok(Err(Unread::Malformed(why))) => Err(ToolError::failed(format!(
+            "Cannot read '{rel}': it is not a PDF that can be parsed ({why})"
+        ))),
         Err(_) => Err(ToolError::failed(format!(
             "Cannot read '{rel}': the PDF reader failed on this file (it may be damaged or use \
              a feature the reader lacks); try `pdftotext` through shell if installed"
         ))),
     }
+}
+
+/// Why a PDF gave no text.
+enum Unread {
+    /// Encrypted, and the empty password does not open it.
+    Locked,
+    /// Encrypted, opened by the empty password, in a scheme lopdf lacks.
+    Cipher,
+    Malformed(String),
+}
+
+/// Every page's text, read from the document lopdf loaded. lopdf decrypts
+/// a PDF that opens with the empty password (most "protected" PDFs: only
+/// the owner's permissions are limited) as it loads it; pdf-extract's
+/// `extract_text_*` functions then decrypt it a second time, into noise
+/// that reads as pages without text. So the pages are read here, from the
+/// document as loaded.
+fn texts_of(bytes: &[u8]) -> Result<Vec<String>, Unread> {
+    let doc =
+        pdf_extract::Document::load_mem(bytes).map_err(|e| Unread::Malformed(e.to_string()))?;
+    if doc.is_encrypted() && doc.encryption_state.is_none() {
+        return Err(if doc.authenticate_password("").is_ok() {
+            Unread::Cipher
+        } else {
+            Unread::Locked
+        });
+    }
+    let mut texts = Vec::new();
+    // Pages are numbered from 1; the first page that cannot be read ends
+    // the document, as in pdf-extract's own reading.
+    for number in 1..=u32::try_from(doc.get_pages().len()).unwrap_or(u32::MAX) {
+        let mut text = String::new();
+        let mut output = pdf_extract::PlainTextOutput::new(&mut text);
+        if pdf_extract::output_doc_page(&doc, &mut output, number).is_err() {
+            break;
+        }
+        texts.push(text);
+    }
+    Ok(texts)
 }
 
 /// `"N"` or `"N-M"` (1-based, inclusive) checked against `total` pages and

@@ -284,3 +284,67 @@ fn obsidians_agent_client_plugin_writes_a_note_after_asking_and_reads_it_back() 
         .collect();
     assert!(tools.contains(&"create_note") && !tools.contains(&"shell"), "{tools:?}");
 }
+
+/// The `(width, height)` of the images the model was sent in the user
+/// messages of `request`.
+fn images_sent(request: &Value) -> Vec<(u32, u32)> {
+    use base64::Engine as _;
+    let mut found = Vec::new();
+    for message in request["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user") {
+        for part in message["content"].as_array().into_iter().flatten() {
+            let Some(url) = part["image_url"]["url"].as_str() else { continue };
+            let data = url.strip_prefix("data:image/png;base64,").expect(url);
+            let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+            let image = image::load_from_memory(&bytes).unwrap();
+            found.push((image.width(), image.height()));
+        }
+    }
+    found
+}
+
+#[test]
+fn an_image_in_a_prompt_reaches_the_model_and_a_corrupt_one_is_refused() {
+    // Issue 35 §3: images in ACP prompts (the VS Code panel's paste and drop).
+    let s = setup(vec![Reply::text("A small gradient."), Reply::text("Still here.")]);
+    let img = image::RgbImage::from_fn(40, 20, |x, y| image::Rgb([x as u8, y as u8, 9]));
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(img).write_to(&mut png, image::ImageFormat::Png).unwrap();
+    std::fs::write(s.workspace.path().join("shot.png"), png.into_inner()).unwrap();
+    let summary = drive(&s, "image");
+    let told = summary["told"].as_str().unwrap_or_default();
+    assert!(told.contains("the PNG data is corrupt or truncated"), "{summary}");
+    assert_eq!(summary["stopReasons"], json!(["end_turn", "end_turn"]), "{summary}");
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 2, "the corrupt image made no model call: {summary}");
+    assert_eq!(images_sent(&requests[0]), [(40, 20)], "{}", requests[0]);
+    assert!(requests[0].to_string().contains("What is this?"), "{}", requests[0]);
+    assert!(!requests[1].to_string().contains("And this?"), "{}", requests[1]);
+}
+
+#[test]
+fn ps_lists_the_background_commands_and_they_end_with_the_agent() {
+    // Issue 35 §5: `/ps` from an editor's prompt box (the VS Code panel's).
+    // The marker is sleep's own argument, unique to this run.
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let marker = format!("1000.{}{:09}", std::process::id(), nanos.subsec_nanos());
+    let s = setup(vec![
+        Reply::tool("shell", json!({"command": format!("sleep {marker}"), "background": true})),
+        Reply::text("Started."),
+    ]);
+    let summary = drive(&s, "background");
+    let listed = summary["listed"].as_str().unwrap_or_default();
+    assert!(listed.contains(&format!("bg1  sleep {marker}  (running")), "{summary}");
+    assert_eq!(s.server.requests().len(), 2, "/ps made no model call: {summary}");
+    // The driver killed the agent (SIGKILL, as an editor does): its
+    // background command went with it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let running = || crate::acp_wire::processes_with(&marker);
+    while !running().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = running();
+    for pid in &left {
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    }
+    assert!(left.is_empty(), "the background command outlived the agent: {left:?}");
+}

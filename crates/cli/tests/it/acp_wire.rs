@@ -209,8 +209,8 @@ fn two_sessions_in_one_process_do_not_share_a_conversation() {
     assert_eq!(b_texts, "second answer");
 }
 
-/// The pids whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
+/// The pids whose command line contains `marker` (the SDK tests use it too).
+pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };

@@ -448,6 +448,25 @@ fn a_pasted_image_path_is_attached_and_reaches_the_model() {
     wait_until_gone(&tmux);
 }
 
+/// An `@shot.png` mention of a workspace image sends the image itself (the
+/// runtime reads it through the jail, scaled to the model's limits).
+#[test]
+fn an_image_mentioned_with_at_reaches_the_model() {
+    let setup = common::setup(vec![Reply::text("A mentioned gradient.")]);
+    std::fs::write(setup.workspace.path().join("shot.png"), png(48, 16)).unwrap();
+    let tmux = start(&setup);
+    // The completion offers it once axon has listed the workspace's files:
+    // then the mention is known.
+    tmux.keys(&["describe @sho"]);
+    tmux.wait_for(&["@shot.png"]);
+    tmux.keys(&["t.png please", "Enter"]);
+    tmux.wait_idle(&["A mentioned gradient."]);
+    let requests = setup.server.requests();
+    assert_eq!(images_sent(&requests[0]), [(48, 16)], "{}", requests[0]);
+    tmux.keys(&["/quit", "Enter"]);
+    wait_until_gone(&tmux);
+}
+
 /// Kills a child the test started when dropped (Xvfb, xclip).
 struct Killed(std::process::Child);
 

@@ -517,8 +517,8 @@ fn the_budget_stops_the_run_before_the_request_that_would_pass_it() {
 }
 
 /// `axon run --image` sends the image with the prompt, scaled by the same
-/// function as read_file (issue 35 §3); a file that is no image is a usage
-/// error before any request.
+/// function as read_file (issue 35 §3); a file that is no image, one of
+/// 200 MB and a corrupt one are usage errors before any request.
 #[test]
 fn run_image_sends_the_scaled_image_with_the_prompt() {
     let s = setup(vec![Reply::text("a wide gradient")]);
@@ -579,6 +579,21 @@ fn run_image_sends_the_scaled_image_with_the_prompt() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("not a PNG, JPEG, GIF or WebP"));
+    // 200 MB (sparse: nothing is written) is refused by its size before it
+    // is read; a PNG cut short is refused by its decoder.
+    let huge = std::fs::File::create(s.workspace.path().join("huge.png")).unwrap();
+    huge.set_len(200 << 20).unwrap();
+    s.axon()
+        .args(["run", "--image", "huge.png", "what is this?"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("over the 20 MB limit"));
+    std::fs::write(s.workspace.path().join("cut.png"), &bytes[..bytes.len() / 2]).unwrap();
+    s.axon()
+        .args(["run", "--image", "cut.png", "what is this?"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("the PNG data is corrupt or truncated"));
     assert_eq!(s.server.requests().len(), 1);
     drop(s.runtime);
 }

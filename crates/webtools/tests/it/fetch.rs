@@ -239,6 +239,23 @@ async fn a_silent_server_times_out() {
     assert!(output.text_content().contains("timed out"), "{}", output.text_content());
 }
 
+// Several threads: the guard below must fire even if the call holds one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_trickles_its_page_times_out() {
+    // A byte every 20 ms is never silent for the read timeout: the
+    // request's total time bounds it.
+    let server = Server::start(|_| Reply::Drip).await;
+    let registry = registry(loopback_open(), Duration::from_millis(800));
+    let call = fetch(&registry, json!({"url": server.url("/drip")}));
+    let output = tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .expect("the fetch of a trickling page never ended");
+    let text = output.text_content();
+    assert!(output.is_error, "{text}");
+    assert!(text.contains("timed out"), "{text}");
+    assert!(text.len() < 1000, "bounded: {text}");
+}
+
 #[tokio::test]
 async fn a_private_literal_address_is_refused_without_the_config() {
     let server = Server::start(|_| Reply::ok("text/plain", "admin panel")).await;

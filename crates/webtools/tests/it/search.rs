@@ -1,6 +1,6 @@
 //! `web_search` against loopback servers speaking each backend's documented
 //! JSON (Brave Search, Tavily, SearXNG), and their failures: a refused key,
-//! a rate limit, garbage, an answer too large.
+//! a rate limit, garbage (for each backend), an answer too large.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -152,6 +152,39 @@ async fn a_refused_key_a_rate_limit_and_garbage_are_clear_bounded_errors() {
     let output = search(&registry, json!({"query": "q"})).await;
     assert!(output.is_error);
     assert!(output.text_content().contains("set BRAVE_API_KEY"), "{}", output.text_content());
+}
+
+#[tokio::test]
+async fn tavily_and_searxng_failures_are_clear_bounded_errors_too() {
+    // Each backend reads its own answer: a refusal, a rate limit and
+    // garbage are judged for Tavily's and SearXNG's as for Brave's.
+    for (backend, key, refused) in [
+        (Backend::Tavily, Some(KEY), "Tavily refused the API key (HTTP 401): check TAVILY_API_KEY"),
+        (Backend::Searxng, None, "HTTP 401"),
+    ] {
+        let status = std::sync::Arc::new(std::sync::atomic::AtomicU16::new(401));
+        let answer = std::sync::Arc::clone(&status);
+        let server =
+            Server::start(move |_| match answer.load(std::sync::atomic::Ordering::SeqCst) {
+                401 => Reply::status(401, &[], r#"{"detail": {"error": "Unauthorized"}}"#),
+                429 => Reply::status(429, &[("Retry-After", "30")], "slow down"),
+                _ => Reply::ok("application/json", r#"{"results": "not a list"}"#),
+            })
+            .await;
+        let registry = registry(backend, &server, key);
+        for (code, want) in [
+            (401, refused),
+            (429, "rate-limiting searches (HTTP 429), retry after 30"),
+            (200, "answered with something that is not its search results"),
+        ] {
+            status.store(code, std::sync::atomic::Ordering::SeqCst);
+            let output = search(&registry, json!({"query": "q"})).await;
+            let text = output.text_content();
+            assert!(output.is_error, "{}: {code}: {text}", backend.name());
+            assert!(text.contains(want), "{}: {code}: {text}", backend.name());
+            assert!(text.len() < 1000, "{}: bounded: {}", backend.name(), text.len());
+        }
+    }
 }
 
 #[tokio::test]

@@ -40,6 +40,9 @@ pub enum Reply {
     },
     /// Headers never sent: the connection stays open until the client leaves.
     Silent,
+    /// Headers at once, then the body a byte at a time, one every 20 ms,
+    /// until the client leaves: never idle long enough for a read timeout.
+    Drip,
 }
 
 impl Reply {
@@ -176,6 +179,16 @@ async fn answer(stream: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
                 let n = left.min(block.len());
                 stream.write_all(&block[..n]).await?;
                 left -= n;
+            }
+        }
+        Reply::Drip => {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\
+                        Content-Length: 1000000\r\nConnection: close\r\n\r\n";
+            stream.write_all(head.as_bytes()).await?;
+            loop {
+                stream.write_all(b"a").await?;
+                stream.flush().await?;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
         }
         Reply::Silent => {
