@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Setup, setup};
+use crate::common::{Setup, images_sent, setup};
 use assert_cmd::cargo::cargo_bin;
 use axon_testkit::Reply;
 use serde_json::{Value, json};
@@ -283,23 +283,6 @@ fn obsidians_agent_client_plugin_writes_a_note_after_asking_and_reads_it_back() 
         .filter_map(|t| t["function"]["name"].as_str())
         .collect();
     assert!(tools.contains(&"create_note") && !tools.contains(&"shell"), "{tools:?}");
-}
-
-/// The `(width, height)` of the images the model was sent in the user
-/// messages of `request`.
-fn images_sent(request: &Value) -> Vec<(u32, u32)> {
-    use base64::Engine as _;
-    let mut found = Vec::new();
-    for message in request["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user") {
-        for part in message["content"].as_array().into_iter().flatten() {
-            let Some(url) = part["image_url"]["url"].as_str() else { continue };
-            let data = url.strip_prefix("data:image/png;base64,").expect(url);
-            let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
-            let image = image::load_from_memory(&bytes).unwrap();
-            found.push((image.width(), image.height()));
-        }
-    }
-    found
 }
 
 #[test]

@@ -385,23 +385,6 @@ fn png(width: u32, height: u32) -> Vec<u8> {
     png.into_inner()
 }
 
-/// The images the model was sent in the user messages of `request`, as
-/// `(width, height)`.
-fn images_sent(request: &serde_json::Value) -> Vec<(u32, u32)> {
-    use base64::Engine as _;
-    let mut found = Vec::new();
-    for message in request["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user") {
-        for part in message["content"].as_array().into_iter().flatten() {
-            let Some(url) = part["image_url"]["url"].as_str() else { continue };
-            let data = url.strip_prefix("data:image/png;base64,").expect(url);
-            let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
-            let image = image::load_from_memory(&bytes).unwrap();
-            found.push((image.width(), image.height()));
-        }
-    }
-    found
-}
-
 /// Pastes `text` into the pane as a terminal does (bracketed, since axon
 /// asks for it).
 fn paste(tmux: &Tmux, text: &str) {
@@ -441,7 +424,7 @@ fn a_pasted_image_path_is_attached_and_reaches_the_model() {
     tmux.keys(&["what is this?", "Enter"]);
     tmux.wait_for(&["attached: my shot.png", "A small gradient."]);
     let requests = setup.server.requests();
-    assert_eq!(images_sent(&requests[0]), [(40, 20)], "{}", requests[0]);
+    assert_eq!(common::images_sent(&requests[0]), [(40, 20)], "{}", requests[0]);
     let sent = requests[0].to_string();
     assert!(!sent.contains("notes.txt"), "the text paste was cleared: {sent}");
     tmux.keys(&["/quit", "Enter"]);
@@ -462,7 +445,7 @@ fn an_image_mentioned_with_at_reaches_the_model() {
     tmux.keys(&["t.png please", "Enter"]);
     tmux.wait_idle(&["A mentioned gradient."]);
     let requests = setup.server.requests();
-    assert_eq!(images_sent(&requests[0]), [(48, 16)], "{}", requests[0]);
+    assert_eq!(common::images_sent(&requests[0]), [(48, 16)], "{}", requests[0]);
     tmux.keys(&["/quit", "Enter"]);
     wait_until_gone(&tmux);
 }
@@ -539,7 +522,7 @@ fn ctrl_v_attaches_the_clipboard_image_from_a_real_x_server() {
     tmux.keys(&["describe it", "Enter"]);
     tmux.wait_for(&["A clipboard gradient."]);
     let requests = setup.server.requests();
-    assert_eq!(images_sent(&requests[0]), [(30, 10)], "{}", requests[0]);
+    assert_eq!(common::images_sent(&requests[0]), [(30, 10)], "{}", requests[0]);
     tmux.keys(&["/quit", "Enter"]);
     wait_until_gone(&tmux);
 }

@@ -84,3 +84,20 @@ impl Setup {
         cmd
     }
 }
+
+/// The `(width, height)` of the images the model was sent in the user
+/// messages of `request` (OpenAI chat format, PNG data URLs).
+pub fn images_sent(request: &serde_json::Value) -> Vec<(u32, u32)> {
+    use base64::Engine as _;
+    let mut found = Vec::new();
+    for message in request["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user") {
+        for part in message["content"].as_array().into_iter().flatten() {
+            let Some(url) = part["image_url"]["url"].as_str() else { continue };
+            let data = url.strip_prefix("data:image/png;base64,").expect(url);
+            let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+            let image = image::load_from_memory(&bytes).unwrap();
+            found.push((image.width(), image.height()));
+        }
+    }
+    found
+}
