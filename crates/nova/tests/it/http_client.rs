@@ -71,7 +71,7 @@ async fn drives_the_real_api(backend: Backend) {
     assert_eq!(updated.0["data"]["message"], "reading code", "an absent message is kept");
 
     // Read back through the API itself.
-    let http = reqwest::Client::new();
+    let http = crate::support::http();
     let steps: Value = http
         .get(format!("{url}/api/executions/exec%201%2F%C3%A4/steps"))
         .send()
@@ -147,7 +147,7 @@ async fn nul_bytes_and_oversized_bodies_are_refused() {
 
 async fn refuses_nul_bytes_and_oversized_bodies(backend: Backend) {
     let (url, server) = start_api(backend).await;
-    let http = reqwest::Client::new();
+    let http = crate::support::http();
     let send = async |method: reqwest::Method, path: &str, body: String| {
         let response = http
             .request(method, format!("{url}{path}"))

@@ -51,7 +51,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 async fn call(method: reqwest::Method, url: String, body: Option<Value>) -> (u16, Value) {
-    let mut request = reqwest::Client::new().request(method, url);
+    let mut request = crate::support::http().request(method, url);
     if let Some(body) = body {
         request = request.header("content-type", "application/json").body(body.to_string());
     }

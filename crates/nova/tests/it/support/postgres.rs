@@ -149,10 +149,14 @@ fn start() -> Postgres {
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log);
-        // Not waited for: the watchdog stops the server when this binary exits.
+        // Not waited for on success: the watchdog stops the server when this
+        // binary exits. It exits itself, within a second, when the server
+        // does, which is how a failed start is told from a slow one.
         #[allow(clippy::zombie_processes)]
-        drop(server.spawn().unwrap());
+        let mut watchdog = server.spawn().unwrap();
+        let log_path = base.join(format!("postgres-{port}.log"));
         let deadline = Instant::now() + Duration::from_secs(60);
+        let mut exited = false;
         while Instant::now() < deadline {
             let ready = Command::new(bin.join("pg_isready"))
                 .args(["-q", "-h", "127.0.0.1", "-p", &port.to_string(), "-U", "nova"])
@@ -161,17 +165,30 @@ fn start() -> Postgres {
             if ready.success() {
                 return Postgres { port, bin };
             }
-            let text = std::fs::read_to_string(base.join(format!("postgres-{port}.log")))
-                .unwrap_or_default();
-            if text.contains("could not bind") || text.contains("FATAL") {
+            // A probe while the server starts up is logged as FATAL ("the
+            // database system is starting up"); only the server's own exit
+            // ends this attempt, so a second server is never started on the
+            // same data folder while the first still holds it.
+            if watchdog.try_wait().unwrap().is_some() {
+                exited = true;
                 break;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        eprintln!(
-            "PostgreSQL did not start on port {port}: {}",
-            std::fs::read_to_string(base.join(format!("postgres-{port}.log"))).unwrap_or_default()
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        if !exited {
+            // TERM, which the watchdog traps to stop the server with it.
+            let _ = Command::new("kill").arg(watchdog.id().to_string()).status();
+            let _ = watchdog.wait();
+            panic!("PostgreSQL did not answer on port {port} within 60 s: {text}");
+        }
+        // Another process took the port between free_port() and the bind:
+        // try another. Any other failure is the server's, and final.
+        assert!(
+            text.contains("could not bind"),
+            "PostgreSQL failed to start on port {port}: {text}"
         );
+        eprintln!("PostgreSQL could not bind port {port}, trying another: {text}");
     }
     panic!("PostgreSQL did not start (logs in {})", base.display());
 }
