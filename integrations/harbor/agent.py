@@ -28,9 +28,11 @@ What it guarantees:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import json
 import shlex
+import shutil
 import tempfile
 import urllib.request
 from pathlib import Path, PurePosixPath
@@ -187,13 +189,17 @@ class AxonAgent(BaseInstalledAgent):
 
     # One download per archive URL for the whole job, however many trials
     # install it (keyed by URL; the lock makes the others wait for the first).
+    # The job's process removes its downloads when it exits: they were left
+    # in the temporary folder, one archive per job.
     _downloads: ClassVar[dict[str, Path]] = {}
     _download_locks: ClassVar[dict[str, asyncio.Lock]] = {}
 
     async def _download(self, url: str) -> Path:
         async with self._download_locks.setdefault(url, asyncio.Lock()):
             if url not in self._downloads:
-                target = Path(tempfile.mkdtemp(prefix="axon-harbor-")) / Path(url).name
+                folder = Path(tempfile.mkdtemp(prefix="axon-harbor-"))
+                atexit.register(shutil.rmtree, folder, ignore_errors=True)
+                target = folder / Path(url).name
                 try:
                     await asyncio.to_thread(urllib.request.urlretrieve, url, target)
                 except OSError as e:

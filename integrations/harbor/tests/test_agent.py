@@ -202,6 +202,28 @@ class InstallTest(unittest.TestCase):
         with self.assertRaisesRegex(AxonInstallError, "refusing to install"):
             self.install(make_agent(self.scratch / "three", archive=url.replace("/axon-", "/./axon-")))
 
+    def test_a_download_is_removed_when_the_jobs_process_exits(self):
+        archive = make_archive(self.scratch, STAND_IN)
+        program = f"""
+import asyncio, functools, sys, threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from integrations.harbor.agent import AxonAgent
+handler = functools.partial(SimpleHTTPRequestHandler, directory={str(self.scratch)!r})
+server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+url = f"http://127.0.0.1:{{server.server_address[1]}}/{archive.name}"
+path = asyncio.run(AxonAgent._download(AxonAgent.__new__(AxonAgent), url))
+print(path, path.is_file(), flush=True)
+"""
+        root = Path(__file__).resolve().parents[3]
+        done = subprocess.run(
+            [sys.executable, "-c", program], cwd=root, capture_output=True, text=True, timeout=120
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        path, existed = done.stdout.split()
+        self.assertEqual(existed, "True", "the archive was downloaded")
+        self.assertFalse(Path(path).parent.exists(), f"{Path(path).parent} is left behind")
+
 
 class CommandTest(unittest.TestCase):
     def test_model_sandbox_and_instruction_reach_axon_run(self):

@@ -589,7 +589,7 @@ fn open_hands_the_page_to_the_desktops_opener_without_the_token_on_a_command_lin
         .unwrap();
     std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
-    let web = Web::start_with(&s, &["--open"], &[("PATH", path.as_str())]);
+    let mut web = Web::start_with(&s, &["--open"], &[("PATH", path.as_str())]);
     let deadline = Instant::now() + PATIENCE;
     while std::fs::read_to_string(&seen).map_or(true, |t| t.is_empty()) {
         assert!(Instant::now() < deadline, "the opener was not called; stderr: {}", web.stderr());
@@ -603,5 +603,8 @@ fn open_hands_the_page_to_the_desktops_opener_without_the_token_on_a_command_lin
         std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&page).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600, "{page:?}");
     assert!(std::fs::read_to_string(&page).unwrap().contains(&format!("url={}", web.url())));
-    drop(web);
+    // The page holds the token: the server removes it when it stops.
+    let status = terminate(&mut web);
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "stderr: {}", web.stderr());
+    assert!(!page.exists(), "{} is left behind after the server stopped", page.display());
 }
