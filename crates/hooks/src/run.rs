@@ -145,7 +145,7 @@ impl Hooks {
         if let Some(prepared) = prepared {
             prepared.apply_tokio(&mut command);
         }
-        let mut child = match command.spawn() {
+        let mut child = match axon_process::spawn_listed(&mut command) {
             Ok(child) => child,
             Err(e) => {
                 return HookOutcome::warning(format!(

@@ -8,8 +8,9 @@
 //!   commands run in); if that sandbox cannot be set up it does not start,
 //!   rather than run unconfined.
 //! - It runs in its own process group, dies with axon
-//!   ([`axon_process::die_with_parent`]), and its group is handed to
-//!   the guardian, so even `kill -9` of axon takes it along.
+//!   ([`axon_process::die_with_parent`]), and lists its group with the
+//!   guardian before it execs ([`axon_process::Listing`]), so even
+//!   `kill -9` of axon takes it along.
 //! - The first line on its stdout must be a JSON-RPC message. One that is
 //!   not (a banner, a log line, another protocol) fails the start at once
 //!   with "MCP server NAME is not speaking MCP: first bytes …" instead of
@@ -75,6 +76,7 @@ pub(crate) fn start(
             ));
         }
     };
+    let mut listing = None;
     let mut wrapped = CommandWrap::with_new(command, |c| {
         EnvPolicy::mcp_server().configure(c);
         c.envs(env)
@@ -87,11 +89,18 @@ pub(crate) fn start(
         if let Some(prepared) = prepared {
             prepared.apply_tokio(c);
         }
+        // Last: the server lists its group itself before it execs.
+        listing = Some(axon_process::Listing::prepare(c.as_std_mut()));
     });
     // Signals reach everything the server started (npx, node, …).
     #[cfg(unix)]
     wrapped.wrap(ProcessGroup::leader());
-    let mut child = wrapped.spawn().map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    let mut child = wrapped.spawn().map_err(|e| {
+        if let Some(listing) = listing.take() {
+            listing.spawn_failed();
+        }
+        format!("cannot start `{command}`: {e}")
+    })?;
     let group = child.id();
     if let Some(group) = group {
         axon_process::track_server_group(group);

@@ -133,12 +133,35 @@ for x in $g; do kill -s KILL -- "-$x" 2>/dev/null; done
 struct Guardian {
     /// Kept so the guardian is not reaped while axon runs.
     _child: Child,
+    /// Never closed while axon runs, even once the guardian is gone:
+    /// children write to its descriptor between fork and exec
+    /// ([`guardian_fd`]), and a closed number could be reused for a file
+    /// or socket they would then write into.
     input: ChildStdin,
+    alive: bool,
 }
 
 /// `None` once starting the guardian failed: the death signal still
 /// covers direct children.
 static GUARDIAN_STATE: Mutex<Option<Option<Guardian>>> = Mutex::new(None);
+
+/// The guardian's input, for a child to list its own group before it
+/// runs anything (`listing.rs`); `None` when there is no live guardian.
+#[cfg(unix)]
+pub(crate) fn guardian_fd() -> Option<std::os::fd::RawFd> {
+    use std::os::fd::AsRawFd;
+    let mut state = GUARDIAN_STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    match state.get_or_insert_with(start_guardian) {
+        Some(guardian) if guardian.alive => Some(guardian.input.as_raw_fd()),
+        _ => None,
+    }
+}
+
+/// The guardian forgets `pgid`: a child that listed itself and whose
+/// exec then failed.
+pub(crate) fn forget_group(pgid: u32) {
+    tell_guardian(&format!("-{pgid}\n"));
+}
 
 /// Asks the guardian to kill group `pgid` should axon die before
 /// [`release_group`] is called for it.
@@ -158,8 +181,8 @@ pub fn release_group(pgid: u32) {
 /// lazily, it was spawned while that command already ran: an axon killed
 /// in between (as `kill -9` right after the first command started) left
 /// the guardian with an empty list and the command's grandchildren alive.
-/// Started first, only the instant between a command's spawn and its line
-/// remains.
+/// The instant between a command's spawn and its line is closed by the
+/// child listing itself (`listing.rs`).
 pub fn start_guardian_early() {
     let mut state = GUARDIAN_STATE.lock().unwrap_or_else(PoisonError::into_inner);
     state.get_or_insert_with(start_guardian);
@@ -169,10 +192,11 @@ fn tell_guardian(line: &str) {
     let mut state = GUARDIAN_STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let guardian = state.get_or_insert_with(start_guardian);
     if let Some(running) = guardian
+        && running.alive
         && running.input.write_all(line.as_bytes()).is_err()
     {
         // It is gone; the death signal is all that is left.
-        *guardian = None;
+        running.alive = false;
     }
 }
 
@@ -190,7 +214,7 @@ fn start_guardian() -> Option<Guardian> {
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command.spawn().ok()?;
     let input = child.stdin.take()?;
-    Some(Guardian { _child: child, input })
+    Some(Guardian { _child: child, input, alive: true })
 }
 
 /// A child started in its own process group (`process_group(0)`), guarded

@@ -4,6 +4,8 @@
 //! - `group`: every child runs in a process group of its own, dies with
 //!   axon (`PR_SET_PDEATHSIG`), and is listed with the guardian, a small `sh`
 //!   that kills every listed group when axon dies however it dies.
+//! - `listing`: the child lists its group itself before it execs, so axon
+//!   dying right after a spawn cannot leave a command unlisted.
 //!   [`kill_process_group`] is the one place that signals a group.
 //! - `orphans`: what left its group (`setsid`, a daemon) is re-parented
 //!   to axon (a child subreaper), reaped while axon runs and killed when it
@@ -22,6 +24,7 @@
 pub mod capture;
 pub mod env_policy;
 mod group;
+mod listing;
 mod orphans;
 mod scratch;
 mod servers;
@@ -32,6 +35,7 @@ pub use group::{
     GroupChild, StdGroupChild, become_subreaper, die_with_parent, die_with_parent_std, guard_group,
     hide_environment, kill_process_group, release_group, start_guardian_early,
 };
+pub use listing::{Listing, spawn_listed, spawn_listed_std};
 pub use orphans::kill_orphans;
 pub use scratch::private_temp;
 pub use servers::{kill_server_group, track_server_group};

@@ -108,7 +108,7 @@ pub async fn clipboard_image() -> Result<Attachment, String> {
     axon_process::EnvPolicy::default().configure(&mut command);
     command.process_group(0);
     axon_process::die_with_parent(&mut command);
-    let mut child = match command.spawn() {
+    let mut child = match axon_process::spawn_listed(&mut command) {
         Ok(child) => child,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(format!(

@@ -57,7 +57,8 @@ fn clone_within(
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     axon_process::die_with_parent_std(&mut command);
-    let child = command.spawn().map_err(|e| format!("cannot run git (is it installed?): {e}"))?;
+    let child = axon_process::spawn_listed_std(&mut command)
+        .map_err(|e| format!("cannot run git (is it installed?): {e}"))?;
     let mut git = StdGroupChild::new(child);
     let deadline = Instant::now() + timeout;
     let status = loop {

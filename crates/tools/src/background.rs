@@ -213,9 +213,7 @@ impl Jobs {
             )));
         }
         prepared.command.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = prepared
-            .command
-            .spawn()
+        let mut child = axon_process::spawn_listed(&mut prepared.command)
             .map_err(|e| ToolError::failed(format!("Failed to start `sh`: {e}")))?;
         let Some(group) = child.id() else {
             return Err(ToolError::failed("The command ended before it could be tracked"));

@@ -196,8 +196,8 @@ impl TypedTool for Shell {
         command.stdout(Stdio::piped()).stderr(Stdio::piped());
 
         let started = Instant::now();
-        let mut child =
-            command.spawn().map_err(|e| ToolError::failed(format!("Failed to start `sh`: {e}")))?;
+        let mut child = axon_process::spawn_listed(command)
+            .map_err(|e| ToolError::failed(format!("Failed to start `sh`: {e}")))?;
         let stdout = Capture::spawn(child.stdout.take(), KEEP);
         let stderr = Capture::spawn(child.stderr.take(), KEEP);
         let mut running = GroupChild::new(child);
