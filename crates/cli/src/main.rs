@@ -23,6 +23,7 @@ mod run_cmd;
 mod sandbox_cmd;
 mod serve_cmd;
 mod sessions_cmd;
+mod signals;
 mod tool_cmd;
 mod web_cmd;
 
@@ -140,27 +141,13 @@ pub(crate) fn leave(code: u8) -> ! {
 /// orderly exit does: the terminal given back, MCP servers and what
 /// commands detached killed. Without this their default action would end
 /// axon with a `setsid` daemon still running. Ctrl-C (SIGINT) is each
-/// front end's own: it cancels the turn first.
-async fn leave_on_termination() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hangup), Ok(mut quit)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-            signal(SignalKind::quit()),
-        ) else {
-            return;
-        };
-        // The shell's convention: 128 + the signal's number.
-        let code = tokio::select! {
-            _ = term.recv() => 128 + 15,
-            _ = hangup.recv() => 128 + 1,
-            _ = quit.recv() => 128 + 3,
-        };
-        chat::terminal::leave_if_entered();
-        leave(code);
-    }
+/// front end's own: it cancels the turn first. `endings` were registered
+/// before the command started (see `signals`).
+async fn leave_on_termination(mut endings: signals::Endings) {
+    // The shell's convention: 128 + the signal's number.
+    let code = 128 + endings.next().await;
+    chat::terminal::leave_if_entered();
+    leave(u8::try_from(code).unwrap_or(exit::FAILED));
 }
 
 /// The arguments, with `--version` saying which CPU level the local model
@@ -207,8 +194,8 @@ fn main() -> ExitCode {
     // `axon mcp serve` stops gracefully on its own signals.
     let serving = matches!(&command, Command::Mcp(mcp_cmd::McpCommand::Serve(_)) | Command::Web(_));
     let code = runtime.block_on(async {
-        if !serving {
-            tokio::spawn(leave_on_termination());
+        if !serving && let Some(endings) = signals::Endings::listen(false) {
+            tokio::spawn(leave_on_termination(endings));
         }
         match command {
             Command::Chat(args) => chat::run(args).await,

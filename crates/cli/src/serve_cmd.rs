@@ -205,28 +205,21 @@ fn http_options(args: &ServeArgs) -> Result<HttpOptions> {
 
 /// Ctrl-C, SIGTERM, SIGHUP or SIGQUIT stops serving; in-flight calls are
 /// dropped with the runtime, which kills any shell they started, and main
-/// kills what they detached.
-pub(crate) async fn stop_on_signal(shutdown: CancellationToken) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let (Ok(mut term), Ok(mut hangup), Ok(mut quit)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-            signal(SignalKind::quit()),
-        ) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-                _ = hangup.recv() => {}
-                _ = quit.recv() => {}
+/// kills what they detached. The signals are caught from this call on, not
+/// from when the returned task first runs.
+pub(crate) fn stop_on_signal(shutdown: CancellationToken) -> impl Future<Output = ()> + Send {
+    let endings = crate::signals::Endings::listen(true);
+    async move {
+        match endings {
+            Some(mut endings) => {
+                endings.next().await;
             }
-            shutdown.cancel();
-            return;
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
+        shutdown.cancel();
     }
-    let _ = tokio::signal::ctrl_c().await;
-    shutdown.cancel();
 }
 
 #[cfg(test)]

@@ -63,6 +63,10 @@ pub async fn run(args: WebArgs) -> u8 {
             return exit::FAILED;
         }
     };
+    // Caught before anyone can know the address: a SIGTERM from then on
+    // stops the server in order, and the page below is removed.
+    let stop = CancellationToken::new();
+    tokio::spawn(crate::serve_cmd::stop_on_signal(stop.clone()));
     let url = server.url();
     {
         // A closed stdout must not end the server: the address is also
@@ -73,8 +77,6 @@ pub async fn run(args: WebArgs) -> u8 {
     }
     eprintln!("axon web: serving {} (Ctrl-C stops)", server.local_addr());
     let opened = if args.open { open_browser(&url, server.local_addr().port()) } else { None };
-    let stop = CancellationToken::new();
-    tokio::spawn(crate::serve_cmd::stop_on_signal(stop.clone()));
     let served = server.serve(stop).await;
     if let Some(page) = opened {
         let _ = std::fs::remove_file(page);

@@ -579,6 +579,17 @@ fn sigterm_during_a_running_command_ends_the_server_and_the_command() {
     assert!(gone, "left running: {still:?} of {children:?}");
 }
 
+/// The signals are caught before the address is printed: a SIGTERM the
+/// moment it is read stops the server in order (exit 0, its token page
+/// removed) instead of killing it.
+#[test]
+fn sigterm_as_soon_as_the_address_is_printed_stops_the_server_in_order() {
+    let s = setup(vec![]);
+    let mut web = Web::start(&s, &[]);
+    let status = terminate(&mut web);
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "stderr: {}", web.stderr());
+}
+
 #[test]
 fn open_hands_the_page_to_the_desktops_opener_without_the_token_on_a_command_line() {
     let s = setup(vec![]);
