@@ -8,10 +8,10 @@
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 // The numbers POSIX fixes for these four (Linux and macOS alike).
-pub(crate) const SIGHUP: i32 = 1;
-pub(crate) const SIGINT: i32 = 2;
-pub(crate) const SIGQUIT: i32 = 3;
-pub(crate) const SIGTERM: i32 = 15;
+const SIGHUP: i32 = 1;
+const SIGINT: i32 = 2;
+const SIGQUIT: i32 = 3;
+const SIGTERM: i32 = 15;
 
 /// Registered listeners for SIGTERM, SIGHUP (the terminal closed), SIGQUIT
 /// and, when asked for, SIGINT (Ctrl-C).

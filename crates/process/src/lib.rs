@@ -4,9 +4,9 @@
 //! - `group`: every child runs in a process group of its own, dies with
 //!   axon (`PR_SET_PDEATHSIG`), and is listed with the guardian, a small `sh`
 //!   that kills every listed group when axon dies however it dies.
+//!   [`kill_process_group`] is the one place that signals a group.
 //! - `listing`: the child lists its group itself before it execs, so axon
 //!   dying right after a spawn cannot leave a command unlisted.
-//!   [`kill_process_group`] is the one place that signals a group.
 //! - `orphans`: what left its group (`setsid`, a daemon) is re-parented
 //!   to axon (a child subreaper), reaped while axon runs and killed when it
 //!   leaves.

@@ -14,6 +14,11 @@
 //! the list; should its pid come back as another process's group before
 //! axon ends, the guardian would kill that. So the child also reports its
 //! pid to axon on a pipe of its own, and a failed spawn takes the line back.
+//!
+//! axon still writes its own `+PID` after the spawn (`guard_group`, which
+//! also tells `orphans`): it covers a child that could not list itself
+//! (its report pipe could not be made). Two `+PID` lines are harmless; one
+//! `-PID` removes both.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -104,9 +109,9 @@ pub fn spawn_listed_std(command: &mut std::process::Command) -> io::Result<std::
     command.spawn().inspect_err(|_| listing.spawn_failed())
 }
 
-#[cfg(target_os = "linux")]
 /// `+PID\n` in `line`, without allocating (this runs between fork and
 /// exec); returns its length.
+#[cfg(target_os = "linux")]
 fn group_line(pid: libc::pid_t, line: &mut [u8; 16]) -> usize {
     let mut digits = [0u8; 12];
     let mut count = 0;
@@ -127,8 +132,8 @@ fn group_line(pid: libc::pid_t, line: &mut [u8; 16]) -> usize {
     count + 2
 }
 
-#[cfg(target_os = "linux")]
 /// A close-on-exec pipe whose read end never blocks: (read, write).
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn report_pipe() -> Option<(OwnedFd, OwnedFd)> {
     let mut fds: [RawFd; 2] = [-1, -1];
